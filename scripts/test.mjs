@@ -1,0 +1,37 @@
+#!/usr/bin/env node
+// Runs every uvu test file (TypeScript through tsx) and ends with the plain line
+// "N passed, N failed, N skipped" taken from uvu's own summary, so CI can count tests.
+// Arguments narrow the run: `npm test -- sim` runs the files whose path matches "sim".
+import { spawn } from 'node:child_process';
+
+const pattern = process.argv[2] ?? '.test.ts$';
+const limitS = Number(process.env.FLUIDCAP_TEST_TIMEOUT_S ?? 1500);
+const child = spawn(process.execPath, ['node_modules/uvu/bin.js', '-r', 'tsx', 'tests', pattern], {
+  stdio: ['ignore', 'pipe', 'inherit'],
+  env: { ...process.env, FORCE_COLOR: '0' },
+});
+let out = '';
+child.stdout.on('data', (b) => {
+  process.stdout.write(b);
+  out += b.toString();
+  if (out.length > 1_000_000) out = out.slice(-100_000);
+});
+const timer = setTimeout(() => {
+  console.error(`\ntest runner: no result after ${limitS} s; killing uvu (a test left a handle open or hung)`);
+  child.kill('SIGKILL');
+}, limitS * 1000);
+child.on('close', (code, signal) => {
+  clearTimeout(timer);
+  const num = (label) => Number((out.match(new RegExp(`${label}:\\s+(\\d+)`)) ?? [])[1] ?? NaN);
+  const total = num('Total');
+  const passed = num('Passed');
+  const skipped = num('Skipped') || 0;
+  if (!Number.isFinite(total) || !Number.isFinite(passed)) {
+    console.log(`\n0 passed, 1 failed`);
+    console.error(`test runner: uvu printed no summary (exit ${code}, signal ${signal})`);
+    process.exit(1);
+  }
+  const failed = total - passed - skipped;
+  console.log(`\n${passed} passed, ${failed} failed, ${skipped} skipped`);
+  process.exit(code === 0 && failed === 0 && total > 0 ? 0 : 1);
+});
