@@ -1,0 +1,67 @@
+// Turns zod issues into the one-line problems users read: `file: path must ..., got value (type)`,
+// every problem at once, the value looked up in the raw input so it is shown as the user wrote it.
+import type { z } from 'zod';
+import { describeValue } from '../util/errors.ts';
+
+type Path = readonly PropertyKey[];
+
+/** Renders a path the way the user would write it in YAML: `search.qps.max`, `profile.promptLengths[2]`. */
+export function formatPath(path: Path, prefix: Path = []): string {
+  let out = '';
+  for (const key of [...prefix, ...path]) {
+    if (typeof key === 'number') out += `[${key}]`;
+    else out += out ? `.${String(key)}` : String(key);
+  }
+  return out || '(top level)';
+}
+
+function valueAt(raw: unknown, path: Path): unknown {
+  let v: unknown = raw;
+  for (const key of path) {
+    if (v === null || typeof v !== 'object') return undefined;
+    v = (v as Record<PropertyKey, unknown>)[key as string];
+  }
+  return v;
+}
+
+function describeIssue(issue: z.core.$ZodIssue, value: unknown): string {
+  switch (issue.code) {
+    case 'invalid_type':
+      if (value === undefined) return `is required (expected ${issue.expected})`;
+      return `must be ${article(issue.expected)}`;
+    case 'too_small':
+      return `must be ${issue.inclusive ? '>=' : '>'} ${String(issue.minimum)}${issue.origin === 'array' ? ' items' : ''}`;
+    case 'too_big':
+      return `must be ${issue.inclusive ? '<=' : '<'} ${String(issue.maximum)}${issue.origin === 'array' ? ' items' : ''}`;
+    case 'invalid_value':
+      return `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
+    case 'unrecognized_keys':
+      return `has unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.join(', ')}`;
+    case 'invalid_union':
+      return issue.message.startsWith('Invalid input') ? 'has a value of the wrong shape' : issue.message;
+    case 'not_multiple_of':
+      return `must be a multiple of ${String(issue.divisor)}`;
+    case 'invalid_format':
+      return `must be a valid ${issue.format}`;
+    default:
+      return issue.message;
+  }
+}
+
+function article(type: string): string {
+  if (type === 'int') return 'an integer';
+  return /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`;
+}
+
+/** Every issue as `file: path message, got value (type)`; `prefix` places a section inside the file. */
+export function formatIssues(issues: readonly z.core.$ZodIssue[], raw: unknown, file: string, prefix: Path = []): string[] {
+  return issues.map((issue) => {
+    if (issue.code === 'unrecognized_keys') {
+      return `${file}: ${formatPath(issue.path, prefix)} ${describeIssue(issue, undefined)}`;
+    }
+    const value = valueAt(raw, issue.path);
+    const msg = describeIssue(issue, value);
+    const got = value === undefined ? '' : `, got ${describeValue(value)}`;
+    return `${file}: ${formatPath(issue.path, prefix)} ${msg}${got}`;
+  });
+}

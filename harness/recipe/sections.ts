@@ -1,0 +1,66 @@
+// The recipe sections the capacity pipeline owns: how to profile prefills and how to search QPS.
+// Target, workload and SLO sections come from their own modules (provision, load, metrics).
+import { z } from 'zod';
+import { durationS, fraction, positiveInt } from './zodKit.ts';
+
+export const profileSchema = z
+  .strictObject({
+    /** Prompt lengths to profile; default: powers of two from 128 up to the model's context. */
+    promptLengths: z.array(positiveInt()).min(2).optional(),
+    repeats: positiveInt().default(3),
+    warmup: z.number().int().min(0).default(2),
+    requestTimeout: durationS().default(120),
+  })
+  .transform(({ requestTimeout, ...rest }) => ({ ...rest, requestTimeoutS: requestTimeout }));
+
+const qpsSchema = z
+  .strictObject({
+    start: z.number().positive().optional(),
+    min: z.number().positive().default(0.1),
+    max: z.number().positive().default(1000),
+  })
+  .superRefine((q, ctx) => {
+    if (q.max <= q.min) {
+      ctx.addIssue({ code: 'custom', path: ['max'], input: q.max, message: `must be > search.qps.min (${q.min})` });
+    }
+    if (q.start !== undefined && (q.start < q.min || q.start > q.max)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['start'],
+        input: q.start,
+        message: `must lie within search.qps.min..max (${q.min}..${q.max})`,
+      });
+    }
+  })
+  .transform((q) => ({ startQps: q.start ?? q.min, minQps: q.min, maxQps: q.max }));
+
+const probeSchema = z
+  .strictObject({
+    requests: positiveInt().default(300),
+    duration: durationS().default(600),
+    warmup: fraction().default(0.1),
+    requestTimeout: durationS().default(300),
+    stallTimeout: durationS().default(60),
+    concurrency: positiveInt().optional(),
+    workers: positiveInt().optional(),
+  })
+  .transform(({ duration, requestTimeout, stallTimeout, warmup, ...rest }) => ({
+    ...rest,
+    durationLimitS: duration,
+    requestTimeoutS: requestTimeout,
+    stallTimeoutS: stallTimeout,
+    /** Fraction of the planned requests excluded from evaluation at the start of each probe. */
+    warmupFraction: warmup,
+  }));
+
+export const searchSchema = z
+  .strictObject({
+    qps: qpsSchema.prefault({}),
+    tolerance: z.number().positive().max(1).default(0.025),
+    maxProbes: positiveInt().default(12),
+    probe: probeSchema.prefault({}),
+    earlyStop: z.boolean().default(true),
+  });
+
+export type ProfileSection = z.output<typeof profileSchema>;
+export type SearchSection = z.output<typeof searchSchema>;
