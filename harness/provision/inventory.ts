@@ -1,0 +1,174 @@
+// The host inventory (SPEC §3): which GPU machines fluidcap may use and how to reach them.
+// Validated in full before anything connects, every problem reported at once with its path.
+//
+// Interface (stable): `inventorySchema`, `parseInventory(raw, file)`, `loadInventory(file)`,
+// `resolveHosts(inventory, nameOrGroup)`, `LOCAL_HOST`, types `Inventory`, `InventoryHost`.
+//
+// ```yaml
+// hosts:
+//   - name: gpu1
+//     address: 10.0.0.5          # DNS name or IP
+//     port: 22
+//     user: ubuntu
+//     key: ~/.ssh/id_ed25519     # or `agent: true` (SSH_AUTH_SOCK) / `agent: /path/to/agent.sock`
+//     passphraseEnv: GPU1_KEY_PASSPHRASE   # name of a local env var holding the key's passphrase
+//     knownHosts: ~/.ssh/known_hosts        # default
+//     gpuProfile: h100-sxm-80gb
+//     docker: { socket: /var/run/docker.sock }
+//     hfCache: /data/hf-cache    # host path mounted as the container's Hugging Face cache
+//     labels: { rack: a }
+// groups:
+//   h100: [gpu1]
+// ```
+import { readFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { resolve, dirname } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { UserError, describeValue } from '../util/errors.ts';
+
+const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+
+const hostSchema = z
+  .strictObject({
+    name: z.string().regex(NAME_RE, 'must be letters, digits, ".", "_" or "-"').refine((n) => n !== 'local', 'must not be "local" (reserved for this machine)'),
+    address: z.string().min(1),
+    port: z.number().int().min(1).max(65535).default(22),
+    user: z.string().min(1),
+    key: z.string().min(1).optional(),
+    agent: z.union([z.boolean(), z.string().min(1)]).optional(),
+    passphraseEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name').optional(),
+    knownHosts: z.string().min(1).default('~/.ssh/known_hosts'),
+    gpuProfile: z.string().min(1).optional(),
+    docker: z.strictObject({ socket: z.string().startsWith('/', 'must be an absolute path').default('/var/run/docker.sock') }).prefault({}),
+    hfCache: z.string().min(1).optional(),
+    labels: z.record(z.string(), z.string()).default({}),
+  })
+  .superRefine((h, ctx) => {
+    if (h.key === undefined && (h.agent === undefined || h.agent === false)) {
+      ctx.addIssue({ code: 'custom', path: ['key'], input: h.key, message: 'must be set (a private key file), or set agent: true' });
+    }
+    if (h.passphraseEnv !== undefined && h.key === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['passphraseEnv'], input: h.passphraseEnv, message: 'needs key (a passphrase unlocks a key file)' });
+    }
+  });
+
+/** Inventory file schema (hosts and named groups of them). */
+export const inventorySchema = z
+  .strictObject({
+    hosts: z.array(hostSchema).min(1),
+    groups: z.record(z.string().regex(NAME_RE), z.array(z.string()).min(1)).default({}),
+  })
+  .superRefine((inv, ctx) => {
+    const names = new Set<string>();
+    inv.hosts.forEach((h, i) => {
+      if (names.has(h.name)) ctx.addIssue({ code: 'custom', path: ['hosts', i, 'name'], input: h.name, message: 'must be unique' });
+      names.add(h.name);
+    });
+    for (const [group, members] of Object.entries(inv.groups)) {
+      if (names.has(group)) ctx.addIssue({ code: 'custom', path: ['groups', group], input: group, message: 'must not share a name with a host' });
+      members.forEach((m, i) => {
+        if (!names.has(m)) ctx.addIssue({ code: 'custom', path: ['groups', group, i], input: m, message: `must name a host in hosts (${[...names].join(', ')})` });
+      });
+    }
+  });
+
+export type InventoryHost = z.output<typeof hostSchema> & { local?: false };
+export type Inventory = z.output<typeof inventorySchema> & { file: string };
+
+/** The machine fluidcap runs on: the local Docker socket, no SSH. */
+export interface LocalHost {
+  name: 'local';
+  local: true;
+  docker: { socket: string };
+  gpuProfile?: string;
+  hfCache?: string;
+}
+export const LOCAL_HOST: LocalHost = { name: 'local', local: true, docker: { socket: '/var/run/docker.sock' } };
+export type Host = InventoryHost | LocalHost;
+
+/** Expands `~/` the way ssh does, for key, knownHosts and hfCache paths. */
+export function expandHome(path: string, home = homedir()): string {
+  return path === '~' ? home : path.startsWith('~/') ? resolve(home, path.slice(2)) : path;
+}
+
+function pathOf(path: PropertyKey[], raw: unknown): string {
+  // Hosts are a list: name them by their `name` when they have one, so messages read hosts[gpu1].port.
+  let node: unknown = raw;
+  return path
+    .map((p, i) => {
+      const here = node;
+      node = here !== null && typeof here === 'object' ? (here as Record<PropertyKey, unknown>)[p as string] : undefined;
+      if (typeof p === 'number') {
+        const name = i > 0 && path[i - 1] === 'hosts' ? (node as { name?: unknown } | undefined)?.name : undefined;
+        return typeof name === 'string' ? `[${name}]` : `[${p}]`;
+      }
+      return i === 0 ? String(p) : `.${String(p)}`;
+    })
+    .join('');
+}
+
+function valueAt(raw: unknown, path: PropertyKey[]): unknown {
+  let node = raw;
+  for (const p of path) node = node !== null && typeof node === 'object' ? (node as Record<PropertyKey, unknown>)[p as string] : undefined;
+  return node;
+}
+
+/** Validates a decoded inventory; every problem as `file: path message, got value (type)`. */
+export function parseInventory(raw: unknown, file: string): { ok: true; inventory: Inventory } | { ok: false; problems: string[] } {
+  const result = inventorySchema.safeParse(raw);
+  if (result.success) {
+    const dir = dirname(resolve(file));
+    const hosts = result.data.hosts.map((h) => ({
+      ...h,
+      key: h.key === undefined ? undefined : resolve(dir, expandHome(h.key)),
+      knownHosts: resolve(dir, expandHome(h.knownHosts)),
+    }));
+    return { ok: true, inventory: { ...result.data, hosts, file } };
+  }
+  const problems = result.error.issues.map((issue) => {
+    const input = 'input' in issue && issue.input !== undefined ? issue.input : valueAt(raw, issue.path);
+    let message = issue.message;
+    if (issue.code === 'unrecognized_keys') message = `has unknown field(s) ${issue.keys.join(', ')}`;
+    else if (!/^(must|has|needs)\b/.test(message)) message = `must be valid: ${message}`;
+    const where = issue.path.length > 0 ? `${pathOf(issue.path, raw)} ` : '';
+    return `${file}: ${where}${message}, got ${describeValue(input)}`;
+  });
+  return { ok: false, problems };
+}
+
+/** Reads and validates an inventory file; throws one UserError listing every problem. */
+export async function loadInventory(file: string): Promise<Inventory> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    throw new UserError(`${file}: cannot read the inventory (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+  }
+  let raw: unknown;
+  try {
+    raw = parseYaml(text);
+  } catch (err) {
+    throw new UserError(`${file}: not valid YAML: ${(err as Error).message.split('\n')[0]}`);
+  }
+  const result = parseInventory(raw, file);
+  if (!result.ok) {
+    const n = result.problems.length;
+    throw new UserError(`${file} has ${n} problem${n === 1 ? '' : 's'}:\n  ${result.problems.join('\n  ')}`);
+  }
+  return result.inventory;
+}
+
+/** The hosts a recipe's `target.host` names: `local`, one host, or every host of a group. */
+export function resolveHosts(inventory: Inventory | undefined, nameOrGroup: string): Host[] {
+  if (nameOrGroup === 'local') return [LOCAL_HOST];
+  if (inventory === undefined) {
+    throw new UserError(`target.host is ${describeValue(nameOrGroup)}: pass an inventory with --hosts to say how to reach it`);
+  }
+  const host = inventory.hosts.find((h) => h.name === nameOrGroup);
+  if (host) return [host];
+  const group = inventory.groups[nameOrGroup];
+  if (group) return group.map((m) => inventory.hosts.find((h) => h.name === m)!);
+  const known = [...inventory.hosts.map((h) => h.name), ...Object.keys(inventory.groups)];
+  throw new UserError(`target.host must name a host or group in ${inventory.file} (${known.join(', ')}) or "local", got ${describeValue(nameOrGroup)}`);
+}
