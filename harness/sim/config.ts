@@ -1,0 +1,212 @@
+// The simulated engine's options (camelCase mirrors of the `fluidcap sim serve` flags), validated
+// all at once into a resolved config. Every problem names the flag and the value with its type.
+import { z } from 'zod';
+import { loadGpuProfile, type GpuProfile } from '../catalog/gpus.ts';
+import { findModel, listModels, modelSizes, type ModelSpec } from '../catalog/models.ts';
+import { describeValue, UserError } from '../util/errors.ts';
+import { parseDurationS } from '../util/duration.ts';
+import { blocksFor, kvBlocksForMemory } from './kvCache.ts';
+import type { SchedulerPolicy } from './scheduler.ts';
+
+// Options of startSimServer and of the CLI (after yargs turns flags into camelCase).
+export interface SimServerOptions {
+  model?: string;
+  gpu?: string;
+  scheduler?: SchedulerPolicy;
+  host?: string;
+  port?: number;
+  timeScale?: number;
+  tensorParallel?: number;
+  gpuMemoryUtilization?: number;
+  maxNumSeqs?: number;
+  maxNumBatchedTokens?: number;
+  chunkSize?: number;
+  maxModelLen?: number;
+  servedModelName?: string;
+  /** Fixes the number of KV blocks (as vLLM's --num-gpu-blocks-override); for preemption tests. */
+  numGpuBlocksOverride?: number;
+  /** Seconds (or a duration string) before the engine is ready. */
+  startDelay?: number | string;
+  traceIterations?: string;
+  faultCrashAfter?: number;
+  faultStallFraction?: number;
+  faultStallFor?: number | string;
+  faultHttp429Fraction?: number;
+  faultHttp500Fraction?: number;
+  faultMalformedSseFraction?: number;
+  faultExitAtStart?: boolean;
+  faultSeed?: number;
+  /** Where gpu-profiles/*.yaml live (default: the repository's). */
+  gpuProfilesDir?: string;
+  /** Log sink for the engine's stdout lines (default: silent in-process). */
+  log?: (line: string) => void;
+  /** Seconds between vLLM-style throughput log lines; 0 = none. */
+  logStatsInterval?: number;
+}
+
+// Fault-injection settings after validation.
+export interface FaultConfig {
+  crashAfter: number | null;
+  stallFraction: number;
+  stallForS: number;
+  http429Fraction: number;
+  http500Fraction: number;
+  malformedSseFraction: number;
+  exitAtStart: boolean;
+  seed: number;
+}
+
+// Everything the server and engine need, checked and defaulted.
+export interface SimConfig {
+  model: ModelSpec;
+  servedModelName: string;
+  gpu: GpuProfile;
+  scheduler: SchedulerPolicy;
+  host: string;
+  port: number;
+  timeScale: number;
+  tensorParallel: number;
+  gpuMemoryUtilization: number;
+  maxNumSeqs: number;
+  maxNumBatchedTokens: number;
+  chunkSize: number;
+  maxModelLen: number;
+  totalKvBlocks: number;
+  startDelayS: number;
+  traceIterations: string | null;
+  logStatsIntervalS: number;
+  faults: FaultConfig;
+}
+
+const DURATION_HINT = 'must be a duration such as 25ms, 2s or 10m';
+const duration = z.preprocess((v) => (v === undefined ? v : parseDurationS(v) ?? v), z.number(DURATION_HINT).min(0, 'must be >= 0'));
+const int = (min: number) => z.number('must be a number').int('must be an integer').min(min, `must be >= ${min}`);
+const fraction = z.number('must be a number').min(0, 'must be between 0 and 1').max(1, 'must be between 0 and 1');
+
+const optionsSchema = z.object({
+  model: z.string('must be a model name').default('tiny'),
+  gpu: z.string('must be a GPU profile name').default('h100-sxm-80gb'),
+  scheduler: z.enum(['vllm', 'sarathi'], 'must be vllm or sarathi').default('vllm'),
+  host: z.string('must be a host name or address').min(1, 'must not be empty').default('127.0.0.1'),
+  port: int(0).max(65535, 'must be <= 65535').default(8000),
+  timeScale: z.number('must be a number').gt(0, 'must be > 0').refine(Number.isFinite, 'must be finite').default(1),
+  tensorParallel: int(1).default(1),
+  gpuMemoryUtilization: z.number('must be a number').gt(0, 'must be > 0 and <= 1').max(1, 'must be > 0 and <= 1').default(0.9),
+  maxNumSeqs: int(1).default(256),
+  maxNumBatchedTokens: int(1).optional(),
+  chunkSize: int(1).default(512),
+  maxModelLen: int(1).optional(),
+  servedModelName: z.string('must be a name').min(1, 'must not be empty').optional(),
+  numGpuBlocksOverride: int(1).optional(),
+  startDelay: duration.default(0),
+  traceIterations: z.string('must be a file path').optional(),
+  faultCrashAfter: int(1).optional(),
+  faultStallFraction: fraction.default(0),
+  faultStallFor: duration.default(1),
+  faultHttp429Fraction: fraction.default(0),
+  faultHttp500Fraction: fraction.default(0),
+  faultMalformedSseFraction: fraction.default(0),
+  faultExitAtStart: z.boolean('must be true or false').default(false),
+  faultSeed: int(0).default(0),
+  gpuProfilesDir: z.string().optional(),
+  logStatsInterval: z.number('must be a number').min(0, 'must be >= 0').default(0),
+});
+
+function flag(key: PropertyKey): string {
+  return '--' + String(key).replace(/[A-Z]/g, (c) => '-' + c.toLowerCase());
+}
+
+// Validates options and derives KV capacity; throws one UserError listing every problem.
+export function resolveSimConfig(options: SimServerOptions): SimConfig {
+  const { log: _log, ...plain } = options;
+  const problems: string[] = [];
+  let parsed = optionsSchema.safeParse(plain);
+  if (!parsed.success) {
+    const failed = new Set<PropertyKey>();
+    for (const i of parsed.error.issues) {
+      const key = i.path[0] ?? '';
+      failed.add(key);
+      problems.push(`${flag(key)} ${i.message}, got ${describeValue((plain as Record<PropertyKey, unknown>)[key])}`);
+    }
+    // Check the rest with defaults in place of the bad values, so every problem is reported at once.
+    const rest = Object.fromEntries(Object.entries(plain).filter(([k]) => !failed.has(k)));
+    parsed = optionsSchema.safeParse(rest);
+    if (!parsed.success) throw new UserError(`sim: ${problems.join('; ')}`);
+  }
+  const o = parsed.data;
+  const model = findModel(o.model);
+  if (!model) problems.push(`--model ${describeValue(o.model)} is not in the catalog; known: ${listModels().join(', ')} (or their Hugging Face ids)`);
+  let gpu: GpuProfile | null = null;
+  try {
+    gpu = loadGpuProfile(o.gpu, o.gpuProfilesDir);
+  } catch (err) {
+    problems.push(`--gpu: ${(err as Error).message}`);
+  }
+  if (!model || !gpu) throw new UserError(`sim: ${problems.join('; ')}`);
+
+  const tp = o.tensorParallel;
+  if (model.heads % tp !== 0 || model.kvHeads % tp !== 0) {
+    problems.push(`--tensor-parallel must divide the model's ${model.heads} attention heads and ${model.kvHeads} KV heads, got ${describeValue(tp)}`);
+  }
+  const maxModelLen = o.maxModelLen ?? model.maxContextTokens;
+  if (maxModelLen > model.maxContextTokens) {
+    problems.push(`--max-model-len must be <= ${model.name}'s context of ${model.maxContextTokens} tokens, got ${describeValue(maxModelLen)}`);
+  }
+  const maxNumBatchedTokens = o.maxNumBatchedTokens ?? Math.max(4096, maxModelLen);
+  if (o.scheduler === 'vllm' && maxNumBatchedTokens < maxModelLen) {
+    problems.push(`--max-num-batched-tokens must be >= --max-model-len (${maxModelLen}) with the vllm scheduler (whole prompts are prefilled in one iteration), got ${describeValue(maxNumBatchedTokens)}`);
+  }
+  const sizes = modelSizes(model);
+  const weightsGiB = sizes.weightBytes / 2 ** 30 / tp;
+  const usableGiB = gpu.memoryGiB * o.gpuMemoryUtilization;
+  const memoryBlocks = kvBlocksForMemory({
+    memoryGiB: gpu.memoryGiB,
+    gpuMemoryUtilization: o.gpuMemoryUtilization,
+    weightBytes: sizes.weightBytes,
+    kvBytesPerToken: sizes.kvBytesPerToken,
+    tensorParallel: tp,
+  });
+  const totalKvBlocks = o.numGpuBlocksOverride ?? memoryBlocks;
+  if (weightsGiB >= usableGiB) {
+    problems.push(
+      `--model ${model.name} does not fit: ${weightsGiB.toFixed(1)} GiB of bf16 weights per GPU at --tensor-parallel ${tp}, ` +
+        `but ${gpu.name} offers ${gpu.memoryGiB} GiB × --gpu-memory-utilization ${o.gpuMemoryUtilization} = ${usableGiB.toFixed(1)} GiB`,
+    );
+  } else if (totalKvBlocks - Math.floor(totalKvBlocks * 0.01) < blocksFor(maxModelLen)) {
+    problems.push(
+      `KV cache too small: ${totalKvBlocks} blocks of 16 tokens (${totalKvBlocks * 16} tokens) cannot hold one sequence of --max-model-len ${maxModelLen}; ` +
+        `raise --gpu-memory-utilization or --tensor-parallel, or lower --max-model-len`,
+    );
+  }
+  if (problems.length) throw new UserError(`sim: ${problems.join('; ')}`);
+
+  return {
+    model,
+    servedModelName: o.servedModelName ?? o.model,
+    gpu,
+    scheduler: o.scheduler,
+    host: o.host,
+    port: o.port,
+    timeScale: o.timeScale,
+    tensorParallel: tp,
+    gpuMemoryUtilization: o.gpuMemoryUtilization,
+    maxNumSeqs: o.maxNumSeqs,
+    maxNumBatchedTokens,
+    chunkSize: o.chunkSize,
+    maxModelLen,
+    totalKvBlocks,
+    startDelayS: o.startDelay,
+    traceIterations: o.traceIterations ?? null,
+    logStatsIntervalS: o.logStatsInterval,
+    faults: {
+      crashAfter: o.faultCrashAfter ?? null,
+      stallFraction: o.faultStallFraction,
+      stallForS: o.faultStallFor,
+      http429Fraction: o.faultHttp429Fraction,
+      http500Fraction: o.faultHttp500Fraction,
+      malformedSseFraction: o.faultMalformedSseFraction,
+      exitAtStart: o.faultExitAtStart,
+      seed: o.faultSeed,
+    },
+  };
+}

@@ -1,0 +1,447 @@
+// The simulated engine's OpenAI-compatible HTTP server (node:http). `startSimServer` runs it in
+// process for tests and for `fluidcap sim serve`. Tokens stream as SSE, one chunk per request per
+// iteration, each stamped with `fluidcap_emit_ns` (CLOCK_MONOTONIC) at the moment it is written.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createWriteStream, type WriteStream } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { resolveSimConfig, type SimConfig, type SimServerOptions } from './config.ts';
+import { SimEngine, type IterationTrace } from './engine.ts';
+import { faultPlanner, type FaultPlan } from './faults.ts';
+import { errorBody, parseCompletionRequest, type ApiError, type ParsedRequest } from './openaiRequest.ts';
+import { fireAt } from './preciseTimer.ts';
+import { newSimRequest, type SimRequest } from './request.ts';
+import type { ScheduledBatch, TokenEvent } from './scheduler.ts';
+import { naturalLength, outputToken, wordIds, countWords } from './text.ts';
+import { createVllmMetrics } from './vllmMetrics.ts';
+
+export type { SimServerOptions } from './config.ts';
+
+// What startSimServer returns.
+export interface SimServerHandle {
+  url: string;
+  port: number;
+  config: SimConfig;
+  /** Resolves when the engine is ready (after --start-delay). */
+  ready: Promise<void>;
+  /** Resolves with why the server stopped: `closed` by close(), `crashed` by --fault-crash-after. */
+  done: Promise<'closed' | 'crashed'>;
+  close(): Promise<void>;
+}
+
+// Thrown when --fault-exit-at-start makes start-up fail the way an out-of-memory engine does.
+export class SimStartupError extends Error {
+  override name = 'SimStartupError';
+}
+
+// Per-HTTP-request callback for one engine request's tokens; returns the emit time when it wrote.
+type TokenHandler = (event: TokenEvent) => bigint | null;
+
+const MAX_BODY_BYTES = 64 * 1024 * 1024;
+
+// Starts the server (port 0 picks a free one) and resolves once it listens. Rejects with UserError
+// on bad options and SimStartupError under --fault-exit-at-start.
+export async function startSimServer(options: SimServerOptions = {}): Promise<SimServerHandle> {
+  const config = resolveSimConfig(options);
+  const log = options.log ?? (() => {});
+  if (config.faults.exitAtStart) {
+    throw new SimStartupError(
+      `torch.OutOfMemoryError: CUDA out of memory while loading ${config.model.name} on ${config.gpu.name} (simulated by --fault-exit-at-start)`,
+    );
+  }
+  const startNs = process.hrtime.bigint();
+  const created = Math.floor(Date.now() / 1000);
+  const handlers = new Map<SimRequest, TokenHandler>();
+  const arrivalNs = new Map<SimRequest, bigint>();
+  const lastTokenNs = new Map<SimRequest, bigint>();
+  let traceStream: WriteStream | null = config.traceIterations ? createWriteStream(config.traceIterations) : null;
+  let seq = 0;
+  let completedRequests = 0;
+  let promptTokensSinceLog = 0;
+  let generationTokensSinceLog = 0;
+  let crashed = false;
+  let closed = false;
+  let resolveDone: (why: 'closed' | 'crashed') => void = () => {};
+  const done = new Promise<'closed' | 'crashed'>((r) => (resolveDone = r));
+
+  const metrics = createVllmMetrics(config.servedModelName, {
+    running: () => engine.scheduler.running.length,
+    waiting: () => engine.scheduler.waiting.length,
+    kvUsedFraction: () => engine.scheduler.kv.usedFraction,
+  });
+
+  const sink = (events: TokenEvent[], batch: ScheduledBatch) => {
+    const nowNs = process.hrtime.bigint();
+    for (const r of batch.firstScheduled) {
+      const a = arrivalNs.get(r);
+      if (a !== undefined) metrics.queueTime.observe(Number(nowNs - a) / 1e9);
+    }
+    const prefillTokens = batch.prefills.reduce((s, p) => s + p.chunkTokens, 0);
+    metrics.promptTokens.inc(prefillTokens);
+    metrics.generationTokens.inc(events.length);
+    metrics.iterationTokens.observe(prefillTokens + batch.decodes.length);
+    if (batch.preempted.length) metrics.preemptions.inc(batch.preempted.length);
+    promptTokensSinceLog += prefillTokens;
+    generationTokensSinceLog += events.length;
+    let firstWriteNs: bigint | null = null;
+    let lastWriteNs: bigint | null = null;
+    for (const ev of events) {
+      const a = arrivalNs.get(ev.req);
+      if (a !== undefined) {
+        if (ev.tokenIndex === 0) metrics.ttft.observe(Number(nowNs - a) / 1e9);
+        else {
+          const prev = lastTokenNs.get(ev.req) ?? a;
+          metrics.tpot.observe(Number(nowNs - prev) / 1e9);
+          metrics.interTokenLatency.observe(Number(nowNs - prev) / 1e9);
+        }
+        lastTokenNs.set(ev.req, nowNs);
+        if (ev.finished) {
+          metrics.e2e.observe(Number(nowNs - a) / 1e9);
+          metrics.requestSuccess.inc(1, { finished_reason: ev.req.endReason });
+          metrics.promptTokensPerRequest.observe(ev.req.promptTokens);
+          metrics.generationTokensPerRequest.observe(ev.req.generatedTokens);
+        }
+      }
+      const handler = handlers.get(ev.req);
+      const emitted = handler ? handler(ev) : null;
+      if (emitted !== null) {
+        if (firstWriteNs === null) firstWriteNs = emitted;
+        lastWriteNs = emitted;
+      }
+      if (ev.finished) {
+        handlers.delete(ev.req);
+        arrivalNs.delete(ev.req);
+        lastTokenNs.delete(ev.req);
+      }
+    }
+    return firstWriteNs !== null && lastWriteNs !== null ? { firstWriteNs, lastWriteNs } : undefined;
+  };
+
+  const onIteration = traceStream
+    ? (t: IterationTrace) => {
+        traceStream?.write(
+          JSON.stringify({
+            index: t.index,
+            plannedStartNs: String(t.plannedStartNs),
+            actualStartNs: String(t.actualStartNs),
+            durationNs: String(t.durationNs),
+            actualEndNs: t.actualEndNs === undefined ? null : String(t.actualEndNs),
+            firstWriteNs: t.firstWriteNs === undefined ? null : String(t.firstWriteNs),
+            lastWriteNs: t.lastWriteNs === undefined ? null : String(t.lastWriteNs),
+            prefillTokens: t.prefillTokens,
+            prefills: t.prefills,
+            decodes: t.decodes,
+            preempted: t.preempted,
+          }) + '\n',
+        );
+      }
+    : undefined;
+
+  const engine = new SimEngine(
+    {
+      model: config.model,
+      gpu: config.gpu,
+      tensorParallel: config.tensorParallel,
+      timeScale: config.timeScale,
+      limits: { policy: config.scheduler, maxNumSeqs: config.maxNumSeqs, maxNumBatchedTokens: config.maxNumBatchedTokens, chunkSize: config.chunkSize },
+      totalKvBlocks: config.totalKvBlocks,
+    },
+    { nowNs: () => process.hrtime.bigint(), fireAt, defer: (fn) => setImmediate(fn) },
+    sink,
+    onIteration,
+  );
+
+  const planFaults = faultPlanner(config.faults);
+
+  const requestFinished = () => {
+    completedRequests += 1;
+    if (config.faults.crashAfter !== null && completedRequests >= config.faults.crashAfter && !crashed) {
+      crashed = true;
+      // Let the last response's bytes leave before the "process" dies.
+      setImmediate(() => {
+        log(`fluidcap sim: simulated crash after ${completedRequests} requests (--fault-crash-after ${config.faults.crashAfter})`);
+        void shutdown('crashed');
+      });
+    }
+  };
+
+  const sendJson = (res: ServerResponse, status: number, body: string) => {
+    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+    res.end(body);
+  };
+  const sendError = (res: ServerResponse, err: ApiError) => sendJson(res, err.status, errorBody(err));
+
+  const handleGenerate = (api: 'completions' | 'chat', body: unknown, res: ServerResponse) => {
+    const parsed = parseCompletionRequest(api, body, {
+      servedModelName: config.servedModelName,
+      maxModelLen: config.maxModelLen,
+      vocabSize: config.model.vocabSize,
+    });
+    if ('status' in parsed) return sendError(res, parsed);
+    const fault = planFaults();
+    if (fault.httpStatus === 429) {
+      return sendError(res, { status: 429, type: 'RateLimitError', message: 'Too many requests (simulated by --fault-http-429-fraction)' });
+    }
+    if (fault.httpStatus === 500) {
+      return sendError(res, { status: 500, type: 'InternalServerError', message: 'Internal server error (simulated by --fault-http-500-fraction)' });
+    }
+    serveGeneration(parsed, fault, res);
+  };
+
+  const serveGeneration = (req: ParsedRequest, fault: FaultPlan, res: ServerResponse) => {
+    const id = (req.api === 'chat' ? 'chatcmpl-' : 'cmpl-') + randomBytes(12).toString('hex');
+    const object = req.api === 'chat' ? 'chat.completion.chunk' : 'text_completion';
+    const head = `{"id":"${id}","object":"${object}","created":${created},"model":${JSON.stringify(config.servedModelName)},"choices":[`;
+    const usageNull = req.includeUsage ? ',"usage":null' : '';
+    const nowNs = process.hrtime.bigint();
+    const engineReqs = req.prompts.map((p) => {
+      const natural = Math.max(req.minTokens, naturalLength(p.seed));
+      const stops = !req.ignoreEos && natural < req.maxTokens;
+      const r = newSimRequest(seq++, p.promptTokens, stops ? natural : req.maxTokens, stops ? 'stop' : 'length');
+      arrivalNs.set(r, nowNs);
+      return r;
+    });
+    const texts = engineReqs.map(() => [] as string[]);
+    let remaining = engineReqs.length;
+    let finishedAll = false;
+    const malformedAt = fault.malformed ? Math.max(1, Math.floor(engineReqs[0].targetOutputTokens / 2)) : -1;
+    let stallUntilNs: bigint | null = null;
+    const held: Array<() => void> = [];
+    let stallTimer: NodeJS.Timeout | null = null;
+
+    const usageJson = () => {
+      const promptTokens = engineReqs.reduce((s, r) => s + r.promptTokens, 0);
+      const completionTokens = engineReqs.reduce((s, r) => s + r.generatedTokens, 0);
+      return `{"prompt_tokens":${promptTokens},"total_tokens":${promptTokens + completionTokens},"completion_tokens":${completionTokens}}`;
+    };
+
+    if (req.stream) {
+      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
+      res.flushHeaders();
+    }
+
+    const finishStream = () => {
+      if (req.includeUsage) {
+        res.write(`data: {"id":"${id}","object":"${object}","created":${created},"model":${JSON.stringify(config.servedModelName)},"choices":[],"usage":${usageJson()},"fluidcap_emit_ns":"${process.hrtime.bigint()}"}\n\n`);
+      }
+      res.end('data: [DONE]\n\n');
+    };
+
+    const writeToken = (choice: number, ev: TokenEvent, text: string): bigint => {
+      const finish = ev.finished ? `"${ev.req.endReason}"` : 'null';
+      let emitNs: bigint;
+      if (req.api === 'chat') {
+        if (ev.tokenIndex === 0) {
+          emitNs = process.hrtime.bigint();
+          res.write(`data: ${head}{"index":${choice},"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]${usageNull},"fluidcap_emit_ns":"${emitNs}"}\n\n`);
+        }
+        emitNs = process.hrtime.bigint();
+        res.write(`data: ${head}{"index":${choice},"delta":{"content":${JSON.stringify(text)}},"logprobs":null,"finish_reason":${finish}}]${usageNull},"fluidcap_emit_ns":"${emitNs}"}\n\n`);
+      } else {
+        emitNs = process.hrtime.bigint();
+        res.write(`data: ${head}{"index":${choice},"text":${JSON.stringify(text)},"logprobs":null,"finish_reason":${finish},"stop_reason":null}]${usageNull},"fluidcap_emit_ns":"${emitNs}"}\n\n`);
+      }
+      return emitNs;
+    };
+
+    const onAllFinished = () => {
+      finishedAll = true;
+      if (req.stream) finishStream();
+      else {
+        const choices = engineReqs.map((r, i) => {
+          const text = texts[i].join('');
+          return req.api === 'chat'
+            ? { index: i, message: { role: 'assistant', content: text, tool_calls: [] }, logprobs: null, finish_reason: r.endReason, stop_reason: null }
+            : { index: i, text, logprobs: null, finish_reason: r.endReason, stop_reason: null, prompt_logprobs: null };
+        });
+        const body = JSON.stringify({
+          id,
+          object: req.api === 'chat' ? 'chat.completion' : 'text_completion',
+          created,
+          model: config.servedModelName,
+          choices,
+          usage: JSON.parse(usageJson()),
+        });
+        sendJson(res, 200, body);
+      }
+      requestFinished();
+    };
+
+    engineReqs.forEach((r, choice) => {
+      const seed = req.prompts[choice].seed;
+      handlers.set(r, (ev) => {
+        const text = outputToken(seed, ev.tokenIndex);
+        texts[choice].push(text);
+        if (ev.finished) remaining -= 1;
+        const last = remaining === 0;
+        if (!req.stream) {
+          if (last) onAllFinished();
+          return null;
+        }
+        const write = () => {
+          if (choice === 0 && ev.tokenIndex === malformedAt) {
+            res.write(`data: {"id":"${id}","object":"${object}","choices":[{"index":${choice},"te\n\n`);
+          } else writeToken(choice, ev, text);
+          if (last) onAllFinished();
+        };
+        if (stallUntilNs !== null && process.hrtime.bigint() < stallUntilNs) {
+          held.push(write);
+          return null;
+        }
+        const before = process.hrtime.bigint();
+        write();
+        if (fault.stallS > 0 && stallUntilNs === null && ev.tokenIndex === 0 && choice === 0 && !last) {
+          stallUntilNs = before + BigInt(Math.round(fault.stallS * 1e9));
+          stallTimer = setTimeout(() => {
+            stallTimer = null;
+            for (const w of held.splice(0)) if (!res.destroyed) w();
+          }, fault.stallS * 1000);
+        }
+        return before;
+      });
+      engine.submit(r);
+    });
+
+    res.on('close', () => {
+      if (stallTimer) clearTimeout(stallTimer);
+      if (finishedAll) return;
+      for (const r of engineReqs) {
+        handlers.delete(r);
+        arrivalNs.delete(r);
+        lastTokenNs.delete(r);
+        engine.abort(r);
+      }
+    });
+  };
+
+  const handleTokenize = (body: unknown, res: ServerResponse) => {
+    const b = (body ?? {}) as { prompt?: unknown; messages?: Array<{ content?: unknown }> };
+    let text: string;
+    if (typeof b.prompt === 'string') text = b.prompt;
+    else if (Array.isArray(b.messages)) text = b.messages.map((m) => (typeof m?.content === 'string' ? m.content : '')).join(' ');
+    else return sendError(res, { status: 400, type: 'BadRequestError', message: 'tokenize needs a string prompt or messages' });
+    const tokens = wordIds(text, config.model.vocabSize);
+    sendJson(res, 200, JSON.stringify({ count: countWords(text), max_model_len: config.maxModelLen, tokens }));
+  };
+
+  let ready = false;
+  const heldUntilReady: Array<() => void> = [];
+
+  const route = (req: IncomingMessage, res: ServerResponse) => {
+    const path = (req.url ?? '/').split('?')[0];
+    const method = req.method ?? 'GET';
+    if (method === 'GET' && path === '/health') return void res.writeHead(200).end();
+    if (method === 'GET' && path === '/metrics') {
+      const text = metrics.registry.render();
+      res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
+      return void res.end(text);
+    }
+    if (method === 'GET' && path === '/version') return sendJson(res, 200, JSON.stringify({ version: 'fluidcap-sim-0.1.0' }));
+    if (method === 'GET' && path === '/v1/models') {
+      return sendJson(
+        res,
+        200,
+        JSON.stringify({
+          object: 'list',
+          data: [{ id: config.servedModelName, object: 'model', created, owned_by: 'fluidcap-sim', root: config.model.hfId, parent: null, max_model_len: config.maxModelLen }],
+        }),
+      );
+    }
+    const isPost = method === 'POST';
+    const apiPath = path === '/v1/completions' ? 'completions' : path === '/v1/chat/completions' ? 'chat' : path === '/tokenize' ? 'tokenize' : null;
+    if (!apiPath) return sendJson(res, 404, JSON.stringify({ detail: 'Not Found' }));
+    if (!isPost) return sendJson(res, 405, JSON.stringify({ detail: 'Method Not Allowed' }));
+    const parts: Buffer[] = [];
+    let size = 0;
+    req.on('data', (b: Buffer) => {
+      size += b.length;
+      if (size > MAX_BODY_BYTES) {
+        sendError(res, { status: 413, type: 'BadRequestError', message: 'request body too large' });
+        req.destroy();
+      } else parts.push(b);
+    });
+    req.on('end', () => {
+      if (res.headersSent || closed) return;
+      let body: unknown;
+      try {
+        body = JSON.parse(Buffer.concat(parts).toString('utf8'));
+      } catch (err) {
+        return sendError(res, { status: 400, type: 'BadRequestError', message: `request body is not valid JSON: ${(err as Error).message}` });
+      }
+      if (apiPath === 'tokenize') handleTokenize(body, res);
+      else handleGenerate(apiPath, body, res);
+    });
+  };
+
+  const server = createServer((req, res) => {
+    if (ready) route(req, res);
+    else heldUntilReady.push(() => route(req, res));
+  });
+  server.keepAliveTimeout = 5000;
+
+  let statsTimer: NodeJS.Timeout | null = null;
+  let readyTimer: NodeJS.Timeout | null = null;
+
+  const shutdown = async (why: 'closed' | 'crashed') => {
+    if (closed) return;
+    closed = true;
+    engine.stop();
+    if (statsTimer) clearInterval(statsTimer);
+    if (readyTimer) clearTimeout(readyTimer);
+    const closing = new Promise<void>((r) => server.close(() => r()));
+    server.closeAllConnections();
+    await closing;
+    if (traceStream) {
+      const s = traceStream;
+      traceStream = null;
+      await new Promise<void>((r) => s.end(() => r()));
+    }
+    resolveDone(why);
+  };
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const hostForUrl = config.host.includes(':') ? `[${config.host}]` : config.host;
+  const url = `http://${hostForUrl}:${port}`;
+
+  const readyPromise = new Promise<void>((resolve) => {
+    const becomeReady = () => {
+      readyTimer = null;
+      if (closed) return resolve();
+      ready = true;
+      log(`fluidcap sim: listening on ${url} (model ${config.servedModelName}, gpu ${config.gpu.name}, scheduler ${config.scheduler})`);
+      for (const h of heldUntilReady.splice(0)) h();
+      resolve();
+    };
+    if (config.startDelayS > 0) {
+      log(`fluidcap sim: loading ${config.model.name} on ${config.gpu.name}; ready in ${config.startDelayS} s (port ${port} bound, requests held until then, as vLLM does)`);
+      readyTimer = setTimeout(becomeReady, config.startDelayS * 1000);
+    } else becomeReady();
+  });
+
+  if (config.logStatsIntervalS > 0) {
+    let lastNs = process.hrtime.bigint();
+    statsTimer = setInterval(() => {
+      const now = process.hrtime.bigint();
+      const s = Number(now - lastNs) / 1e9;
+      lastNs = now;
+      log(
+        `fluidcap sim: avg prompt throughput: ${(promptTokensSinceLog / s).toFixed(1)} tokens/s, avg generation throughput: ${(generationTokensSinceLog / s).toFixed(1)} tokens/s, ` +
+          `running: ${engine.scheduler.running.length} reqs, waiting: ${engine.scheduler.waiting.length} reqs, KV cache usage: ${(engine.scheduler.kv.usedFraction * 100).toFixed(1)}%, ` +
+          `preemptions: ${engine.scheduler.preemptionsTotal}`,
+      );
+      promptTokensSinceLog = 0;
+      generationTokensSinceLog = 0;
+    }, config.logStatsIntervalS * 1000);
+    statsTimer.unref();
+  }
+  void startNs;
+
+  return { url, port, config, ready: readyPromise, done, close: () => shutdown('closed') };
+}
