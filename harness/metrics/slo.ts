@@ -1,0 +1,191 @@
+// The recipe's `slo` section: Metron's fluidity SLO plus the baselines of the papers (TTFT, TBT,
+// TPOT, E2E percentiles and scheduling delay = TTFT − predicted prefill). Parsed once into seconds
+// with `S` names; every SLO keeps `source`, the text the user wrote (or canonical text such as
+// `ttft p90 <= 2s`), so reports quote the SLO the user asked for, k6-threshold style.
+import { z } from 'zod';
+import { formatDurationS, parseDurationS } from '../util/duration.ts';
+
+/** Fluidity SLO: at least `percentile`% of requests reach fluidity >= minFluidity. */
+export interface FluiditySlo {
+  tbtDeadlineS: number;
+  ttftSlackS: number;
+  minFluidity: number;
+  percentile: number;
+  source: string;
+}
+
+/** A latency baseline: the `percentile`-th percentile of the metric must be <= maxS. */
+export interface PercentileSlo {
+  percentile: number;
+  maxS: number;
+  source: string;
+}
+
+export type LatencySloName = 'ttft' | 'tbt' | 'tpot' | 'e2e' | 'schedulingDelay';
+export type SloName = 'fluidity' | LatencySloName;
+export const LATENCY_SLO_NAMES: readonly LatencySloName[] = ['ttft', 'tbt', 'tpot', 'e2e', 'schedulingDelay'];
+export const SLO_NAMES: readonly SloName[] = ['fluidity', ...LATENCY_SLO_NAMES];
+
+/** The resolved `slo` section (every SLO optional, at least one present). */
+export interface Slo {
+  fluidity?: FluiditySlo;
+  ttft?: PercentileSlo;
+  tbt?: PercentileSlo;
+  tpot?: PercentileSlo;
+  e2e?: PercentileSlo;
+  schedulingDelay?: PercentileSlo;
+}
+
+/** Metron's defaults: 25 ms TBT deadline, 0.3 s TTFT slack, fluidity >= 0.9 for P99 of requests. */
+export const DEFAULT_FLUIDITY: Omit<FluiditySlo, 'source'> = {
+  tbtDeadlineS: 0.025,
+  ttftSlackS: 0.3,
+  minFluidity: 0.9,
+  percentile: 99,
+};
+
+const DURATION_HINT = 'a duration such as 25ms, 2s or 10m';
+
+interface Written {
+  s: number;
+  text: string;
+}
+
+// A duration field that remembers how it was written, so canonical source text quotes the user.
+const duration = (positive: boolean) =>
+  z.unknown().transform((v, ctx): Written => {
+    const s = parseDurationS(v);
+    if (s === null || s < 0 || (positive && s === 0)) {
+      const bound = positive ? ' > 0' : ' >= 0';
+      const message = s === null ? `must be ${DURATION_HINT}` : `must be ${DURATION_HINT}${bound}`;
+      ctx.addIssue({ code: 'custom', message, input: v });
+      return z.NEVER;
+    }
+    return { s, text: typeof v === 'string' ? v.trim() : formatDurationS(s) };
+  });
+
+const percentileField = z
+  .number({ error: 'must be a percentile: a number > 0 and <= 100' })
+  .gt(0, { error: 'must be a percentile: a number > 0 and <= 100' })
+  .lte(100, { error: 'must be a percentile: a number > 0 and <= 100' });
+
+const sourceField = z.string({ error: 'must be text (the SLO as the user wrote it)' }).optional();
+
+const fluiditySchema = z
+  .strictObject({
+    tbtDeadline: duration(true).optional(),
+    ttftSlack: duration(false).optional(),
+    minFluidity: z
+      .number({ error: 'must be a number within 0..1' })
+      .min(0, { error: 'must be a number within 0..1' })
+      .max(1, { error: 'must be a number within 0..1' })
+      .optional(),
+    percentile: percentileField.optional(),
+    source: sourceField,
+  })
+  .transform((f): FluiditySlo => {
+    const tbtDeadlineS = f.tbtDeadline?.s ?? DEFAULT_FLUIDITY.tbtDeadlineS;
+    const ttftSlackS = f.ttftSlack?.s ?? DEFAULT_FLUIDITY.ttftSlackS;
+    const minFluidity = f.minFluidity ?? DEFAULT_FLUIDITY.minFluidity;
+    const percentile = f.percentile ?? DEFAULT_FLUIDITY.percentile;
+    const source =
+      f.source ??
+      fluiditySource(
+        { tbtDeadlineS, ttftSlackS, minFluidity, percentile },
+        f.tbtDeadline?.text,
+        f.ttftSlack?.text,
+      );
+    return { tbtDeadlineS, ttftSlackS, minFluidity, percentile, source };
+  });
+
+// Shorthand `ttft: "p90 <= 2s"`: the string itself is the source text.
+const SHORTHAND_RE = /^\s*p(\d+(?:\.\d+)?)\s*<=\s*(\S+)\s*$/i;
+
+const latencySchema = (name: LatencySloName) =>
+  z.preprocess(
+    (v, ctx) => {
+      if (typeof v !== 'string') return v;
+      const m = SHORTHAND_RE.exec(v);
+      if (!m) {
+        ctx.addIssue({ code: 'custom', message: `must be { percentile, max } or text such as "p99 <= 200ms"`, input: v });
+        return z.NEVER;
+      }
+      return { percentile: Number(m[1]), max: m[2], source: `${name} ${v.trim()}` };
+    },
+    z
+      .strictObject({
+        percentile: percentileField.optional(),
+        max: duration(false),
+        source: sourceField,
+      })
+      .transform((o): PercentileSlo => {
+        const percentile = o.percentile ?? 99;
+        return { percentile, maxS: o.max.s, source: o.source ?? `${name} p${percentile} <= ${o.max.text}` };
+      }),
+  );
+
+/** zod schema of the recipe's `slo` section; its output is the resolved Slo. */
+export const sloSchema = z
+  .strictObject({
+    fluidity: fluiditySchema.optional(),
+    ttft: latencySchema('ttft').optional(),
+    tbt: latencySchema('tbt').optional(),
+    tpot: latencySchema('tpot').optional(),
+    e2e: latencySchema('e2e').optional(),
+    schedulingDelay: latencySchema('schedulingDelay').optional(),
+  })
+  .refine((s) => SLO_NAMES.some((k) => s[k] !== undefined), {
+    error: `must name at least one SLO (${SLO_NAMES.join(', ')})`,
+  })
+  .transform((s): Slo => {
+    const out: Slo = {};
+    for (const k of SLO_NAMES) if (s[k] !== undefined) (out as Record<string, unknown>)[k] = s[k];
+    return out;
+  });
+
+/** Canonical text of a fluidity SLO, quoting durations as written when known. */
+export function fluiditySource(
+  f: Omit<FluiditySlo, 'source'>,
+  tbtDeadlineText = formatDurationS(f.tbtDeadlineS),
+  ttftSlackText = formatDurationS(f.ttftSlackS),
+): string {
+  return `fluidity p${f.percentile} >= ${f.minFluidity} (tbt deadline ${tbtDeadlineText}, ttft slack ${ttftSlackText})`;
+}
+
+/** The fluidity SLO analyze uses when a run has none configured. */
+export function defaultFluiditySlo(): FluiditySlo {
+  return { ...DEFAULT_FLUIDITY, source: fluiditySource(DEFAULT_FLUIDITY) };
+}
+
+/** Command-line overrides of the fluidity SLO (already parsed to seconds). */
+export interface SloOverrides {
+  tbtDeadlineS?: number;
+  ttftSlackS?: number;
+  percentile?: number;
+  minFluidity?: number;
+}
+
+/**
+ * Applies --tbt-deadline / --ttft-slack / --percentile / --min-fluidity to a resolved Slo (a fresh
+ * object; the input is not touched). The fluidity SLO is created from defaults when absent, and its
+ * source says which flags changed it.
+ */
+export function applySloOverrides(slo: Slo, overrides: SloOverrides): Slo {
+  const flags: string[] = [];
+  if (overrides.tbtDeadlineS !== undefined) flags.push(`--tbt-deadline ${formatDurationS(overrides.tbtDeadlineS)}`);
+  if (overrides.ttftSlackS !== undefined) flags.push(`--ttft-slack ${formatDurationS(overrides.ttftSlackS)}`);
+  if (overrides.percentile !== undefined) flags.push(`--percentile ${overrides.percentile}`);
+  if (overrides.minFluidity !== undefined) flags.push(`--min-fluidity ${overrides.minFluidity}`);
+  if (flags.length === 0) return { ...slo };
+  const base = slo.fluidity ?? defaultFluiditySlo();
+  const f = {
+    tbtDeadlineS: overrides.tbtDeadlineS ?? base.tbtDeadlineS,
+    ttftSlackS: overrides.ttftSlackS ?? base.ttftSlackS,
+    minFluidity: overrides.minFluidity ?? base.minFluidity,
+    percentile: overrides.percentile ?? base.percentile,
+  };
+  return { ...slo, fluidity: { ...f, source: `${fluiditySource(f)} [${flags.join(' ')}]` } };
+}
+
+export { evaluateSlo, evaluateSloColumns, meetsSlo } from './sloCheck.ts';
+export type { SloResult, SloEvaluation, SloReport } from './sloCheck.ts';
