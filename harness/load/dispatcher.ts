@@ -1,0 +1,103 @@
+// Executes a share of a probe plan on one event loop: each request is sent at its planned time
+// (timed from the probe's single start, never "send, then sleep"), or waits for a concurrency slot
+// and records that wait. Runs inside a worker thread or in-process; it only sends and hands back raw exchanges.
+import { StreamClient, type StreamClientOptions } from './streamClient.ts';
+import { apiPath, requestBody, type PromptOptions } from './prompt.ts';
+import type { RawExchange } from './exchange.ts';
+import type { PlannedRequest } from './plan.ts';
+
+export interface DispatchOptions {
+  client: StreamClientOptions;
+  prompt: PromptOptions;
+  /** Most requests in flight on this loop at once (its share of the probe's cap); none when undefined. */
+  concurrency?: number;
+}
+
+export interface DispatchHooks {
+  onSent(id: string): void;
+  onEnd(raw: RawExchange): void;
+}
+
+/** A running dispatch: stop() ends sending and cancels in flight; `done` resolves with how many were never sent. */
+export interface Dispatch {
+  stop(reason: string): void;
+  done: Promise<{ unsent: number }>;
+}
+
+/** Starts sending `requests` (ascending by scheduledS) at their planned times. */
+export function startDispatch(requests: readonly PlannedRequest[], options: DispatchOptions, hooks: DispatchHooks): Dispatch {
+  const client = new StreamClient(options.client);
+  const startNs = options.client.startNs;
+  const path = apiPath(options.prompt.api);
+  const cap = options.concurrency ?? Infinity;
+  const waiting: { req: PlannedRequest; body: string }[] = [];
+  let next = 0;
+  let finished = false;
+  let sent = 0;
+  let stopped = false;
+  let timer: NodeJS.Timeout | null = null;
+  let resolveDone!: (v: { unsent: number }) => void;
+  const done = new Promise<{ unsent: number }>((r) => (resolveDone = r));
+  // Bodies are built one request ahead, so the send instant does only the socket work.
+  let nextBody: string | null = null;
+  const bodyOf = (r: PlannedRequest) => requestBody(options.prompt, r.index, r.promptTokens, r.maxTokens);
+
+  const nowNs = () => Number(process.hrtime.bigint() - startNs);
+  const finishIfDone = () => {
+    if (finished) return;
+    if ((stopped || (next === requests.length && waiting.length === 0)) && client.inFlight === 0) {
+      finished = true;
+      if (timer) clearTimeout(timer);
+      timer = null;
+      client.close();
+      resolveDone({ unsent: requests.length - sent });
+    }
+  };
+  const sendNow = (req: PlannedRequest, body: string, slotWaitNs: number) => {
+    sent++;
+    client.send(
+      { id: req.id, index: req.index, scheduledNs: Math.round(req.scheduledS * 1e9), slotWaitNs, promptTokens: req.promptTokens, maxTokens: req.maxTokens, path, body },
+      (raw) => {
+        hooks.onEnd(raw);
+        if (!stopped && waiting.length > 0 && client.inFlight < cap) {
+          const w = waiting.shift()!;
+          sendNow(w.req, w.body, Math.max(0, nowNs() - Math.round(w.req.scheduledS * 1e9)));
+        }
+        finishIfDone();
+      },
+    );
+    hooks.onSent(req.id);
+  };
+  const tick = () => {
+    timer = null;
+    if (stopped) return;
+    let now = nowNs();
+    while (next < requests.length && requests[next].scheduledS * 1e9 <= now) {
+      const req = requests[next++];
+      const body = nextBody ?? bodyOf(req);
+      nextBody = null;
+      if (client.inFlight < cap) sendNow(req, body, 0);
+      else waiting.push({ req, body });
+      now = nowNs();
+    }
+    if (next < requests.length) {
+      nextBody ??= bodyOf(requests[next]);
+      const delayMs = (requests[next].scheduledS * 1e9 - nowNs()) / 1e6;
+      timer = setTimeout(tick, Math.max(0, delayMs));
+    } else finishIfDone();
+  };
+
+  tick();
+  return {
+    stop(reason) {
+      if (stopped) return;
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      timer = null;
+      waiting.length = 0;
+      client.cancelAll(reason);
+      finishIfDone();
+    },
+    done,
+  };
+}

@@ -1,0 +1,126 @@
+// Client health and token-count drift, stated in every probe summary: numbers a probe must not
+// be trusted without (issue 7). Pure: computed from records and the workers' loop-delay figures.
+import { percentiles } from '../metrics/percentile.ts';
+import type { TimelineRecord } from '../timeline/record.ts';
+
+/** The client's own timing error and whether the probe can be trusted with it. */
+export interface ClientHealth {
+  eventLoopDelayP99S: number;
+  eventLoopDelayMaxS: number;
+  dispatchLagP99S: number | null;
+  dispatchLagMaxS: number | null;
+  /** Receive time minus the engine's emit time per chunk; null when the engine sends no `fluidcap_emit_ns`. */
+  recvMinusEmit: { p50S: number; p99S: number; maxS: number; samples: number } | null;
+  /** The error compared with the tolerance: max(receive − emit p99 (or loop delay p99 without it), dispatch lag p99). */
+  clientErrorS: number;
+  toleranceS: number;
+  verdict: 'valid' | 'invalid';
+  reason: string;
+}
+
+/** Default tolerance: 2 ms or 10% of the TBT deadline, whichever is smaller. */
+export function defaultClientToleranceS(tbtDeadlineS?: number): number {
+  return tbtDeadlineS === undefined ? 0.002 : Math.min(0.002, 0.1 * tbtDeadlineS);
+}
+
+const round = (s: number) => Math.round(s * 1e7) / 1e7;
+
+/** Judges client health from per-loop delay p99s (ns), dispatch lags (s) and receive − emit samples (ns). */
+export function judgeClientHealth(input: {
+  eldP99Ns: number[];
+  eldMaxNs: number[];
+  dispatchLagS: ArrayLike<number>;
+  recvMinusEmitNs: ArrayLike<number>;
+  toleranceS: number;
+}): ClientHealth {
+  const eldP99S = Math.max(0, ...input.eldP99Ns) / 1e9;
+  const eldMaxS = Math.max(0, ...input.eldMaxNs) / 1e9;
+  const lag = input.dispatchLagS.length > 0 ? percentiles(input.dispatchLagS, [99, 100]) : null;
+  const rme = input.recvMinusEmitNs.length > 0 ? percentiles(input.recvMinusEmitNs, [50, 99, 100]) : null;
+  const recvMinusEmit = rme ? { p50S: round(rme[50] / 1e9), p99S: round(rme[99] / 1e9), maxS: round(rme[100] / 1e9), samples: input.recvMinusEmitNs.length } : null;
+  const timingErrorS = recvMinusEmit ? recvMinusEmit.p99S : eldP99S;
+  const lagP99S = lag ? lag[99] : 0;
+  const clientErrorS = Math.max(timingErrorS, lagP99S);
+  const valid = clientErrorS <= input.toleranceS;
+  const what = recvMinusEmit ? 'receive−emit p99' : 'event-loop delay p99 (engine sends no emit times)';
+  const reason = valid
+    ? `client error ${ms(clientErrorS)} within tolerance ${ms(input.toleranceS)} (${what} ${ms(timingErrorS)}, dispatch lag p99 ${ms(lagP99S)})`
+    : `client error ${ms(clientErrorS)} exceeds tolerance ${ms(input.toleranceS)} (${what} ${ms(timingErrorS)}, dispatch lag p99 ${ms(lagP99S)}): numbers from this probe are not trusted`;
+  return {
+    eventLoopDelayP99S: round(eldP99S),
+    eventLoopDelayMaxS: round(eldMaxS),
+    dispatchLagP99S: lag ? round(lag[99]) : null,
+    dispatchLagMaxS: lag ? round(lag[100]) : null,
+    recvMinusEmit,
+    clientErrorS: round(clientErrorS),
+    toleranceS: input.toleranceS,
+    verdict: valid ? 'valid' : 'invalid',
+    reason,
+  };
+}
+
+const ms = (s: number) => `${(s * 1000).toFixed(3)} ms`;
+
+/** Whether the engine produced the token counts asked for, per the server's `usage`. */
+export interface TokenDrift {
+  tolerance: number;
+  /** Ok requests whose usage could be compared. */
+  checked: number;
+  usageMissing: number;
+  promptOutside: number;
+  outputOutside: number;
+  /** Ok requests whose streamed chunk tokens disagree with usage (multi-token chunks counted as one). */
+  chunkCountMismatch: number;
+  maxPromptDriftFrac: number;
+  maxOutputDriftFrac: number;
+  verdict: 'ok' | 'drift' | 'unmeasured';
+  note: string;
+}
+
+/** Compares requested with reported token counts over the ok requests. */
+export function judgeTokenDrift(records: readonly TimelineRecord[], tolerance: number): TokenDrift {
+  let checked = 0;
+  let usageMissing = 0;
+  let promptOutside = 0;
+  let outputOutside = 0;
+  let chunkCountMismatch = 0;
+  let maxP = 0;
+  let maxO = 0;
+  for (const r of records) {
+    if (r.status !== 'ok') continue;
+    const up = r.usagePromptTokens;
+    const uo = r.usageOutputTokens;
+    if (typeof up !== 'number' || typeof uo !== 'number') {
+      usageMissing++;
+      continue;
+    }
+    checked++;
+    const dp = Math.abs(up - r.promptTokens) / r.promptTokens;
+    const dO = Math.abs(uo - r.maxTokens) / r.maxTokens;
+    maxP = Math.max(maxP, dp);
+    maxO = Math.max(maxO, dO);
+    if (dp > tolerance) promptOutside++;
+    if (dO > tolerance) outputOutside++;
+    if (uo !== r.outputTokens) chunkCountMismatch++;
+  }
+  const verdict = checked === 0 ? 'unmeasured' : promptOutside + outputOutside > 0 ? 'drift' : 'ok';
+  const note =
+    verdict === 'unmeasured'
+      ? 'the engine reported no usage: requested token counts could not be checked'
+      : verdict === 'drift'
+        ? `token counts drift beyond ${tolerance * 100}%: ${promptOutside} prompts and ${outputOutside} outputs of ${checked} (max ${(maxP * 100).toFixed(1)}% / ${(maxO * 100).toFixed(1)}%)`
+        : `prompt and output token counts within ${tolerance * 100}% of the plan for all ${checked} checked requests`;
+  const chunkNote = chunkCountMismatch > 0 ? `; ${chunkCountMismatch} requests streamed multi-token chunks the client counted as one token each (TBT samples of those are approximate)` : '';
+  return {
+    tolerance,
+    checked,
+    usageMissing,
+    promptOutside,
+    outputOutside,
+    chunkCountMismatch,
+    maxPromptDriftFrac: round(maxP),
+    maxOutputDriftFrac: round(maxO),
+    verdict,
+    note: note + chunkNote,
+  };
+}

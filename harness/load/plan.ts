@@ -1,0 +1,119 @@
+// The probe planner: turns a workload, a rate and a size into plain data (every request's planned
+// send time and token lengths) before the probe starts, so runners only execute and `--dry-run`
+// can print it. Pure: same inputs, same plan, byte for byte.
+import { arrivalTimesS } from './arrivals.ts';
+import { PRESETS, lengthSampler, truncateVidur, type LengthDist } from './lengths.ts';
+import { createRng, deriveSeed, permutation, type Rng } from './rng.ts';
+import type { TraceTable } from './traceCsv.ts';
+import type { WorkloadSpec } from './workloadSpec.ts';
+
+/** One request of the plan: when to send it and how long its prompt and output are. */
+export interface PlannedRequest {
+  id: string;
+  index: number;
+  scheduledS: number;
+  promptTokens: number;
+  maxTokens: number;
+}
+
+/** Everything a runner needs to execute a probe; archived as-is so a probe can be replayed. */
+export interface ProbePlan {
+  seed: number;
+  rateQps: number;
+  api: WorkloadSpec['api'];
+  promptFormat: WorkloadSpec['prompts']['format'];
+  arrivals: WorkloadSpec['arrivals'];
+  tokenDriftTolerance: number;
+  /** The time limit the plan was cut at (Infinity when only a request count was given). */
+  durationLimitS: number;
+  requests: PlannedRequest[];
+}
+
+export interface PlanInput {
+  workload: WorkloadSpec;
+  rateQps: number;
+  /** Planned request count; stops earlier if the duration limit comes first. */
+  requests?: number;
+  durationS?: number;
+  /** Overrides workload.seed (the capacity pipeline may derive one per probe). */
+  seed?: number;
+  /** The model's context: prompt + output never exceed it (Vidur's truncation when they would). */
+  maxContextTokens: number;
+  /** The workload's trace file, loaded by traceFile.ts, when lengths name one. */
+  trace?: TraceTable;
+  /** Prefix of request ids, e.g. the probe number "03" gives "03-0017". */
+  idPrefix?: string;
+}
+
+/** Plans a probe: arrival times from the arrival process, lengths from the length source. */
+export function planProbe(input: PlanInput): ProbePlan {
+  const { workload, rateQps, maxContextTokens } = input;
+  const seed = input.seed ?? workload.seed;
+  const maxCount = input.requests ?? Infinity;
+  const durationLimitS = input.durationS ?? Infinity;
+  if (workload.lengths.kind === 'trace' && !input.trace) throw new Error('planProbe: the workload names a trace; load it with loadWorkloadTrace()');
+  const times = arrivalTimesS({
+    arrivals: workload.arrivals,
+    rateQps,
+    maxCount,
+    durationS: durationLimitS,
+    rng: createRng(deriveSeed(seed, 'arrivals')),
+    traceArrivedS: input.trace?.arrivedS ? Array.from(input.trace.arrivedS) : undefined,
+  });
+  const nextLengths = lengthSource(workload, input.trace, maxContextTokens, createRng(deriveSeed(seed, 'lengths')));
+  const prefix = input.idPrefix ?? '00';
+  const width = Math.max(4, String(times.length - 1).length);
+  const requests = times.map((scheduledS, index) => {
+    const [promptTokens, maxTokens] = nextLengths();
+    return { id: `${prefix}-${String(index).padStart(width, '0')}`, index, scheduledS, promptTokens, maxTokens };
+  });
+  return {
+    seed,
+    rateQps,
+    api: workload.api,
+    promptFormat: workload.api === 'chat' ? 'text' : workload.prompts.format,
+    arrivals: workload.arrivals,
+    tokenDriftTolerance: workload.tokenDriftTolerance,
+    durationLimitS,
+    requests,
+  };
+}
+
+/** Returns a generator of [promptTokens, outputTokens] pairs for the workload's length source. */
+function lengthSource(workload: WorkloadSpec, trace: TraceTable | undefined, maxContextTokens: number, rng: Rng): () => [number, number] {
+  const lengths = workload.lengths;
+  if (lengths.kind === 'trace') {
+    const table = trace!;
+    // Trace replay keeps rows with their arrival times; otherwise rows are drawn in a seeded order (as Vidur does).
+    const inOrder = workload.arrivals.process === 'trace';
+    let order = inOrder ? null : permutation(rng, table.rows);
+    let i = 0;
+    return () => {
+      if (i === table.rows) {
+        i = 0;
+        if (!inOrder) order = permutation(rng, table.rows);
+      }
+      const row = order ? order[i] : i;
+      i++;
+      return truncateVidur(table.promptTokens[row], table.outputTokens[row], maxContextTokens);
+    };
+  }
+  let prompt: LengthDist;
+  let output: LengthDist;
+  let capTokens = maxContextTokens;
+  if (lengths.kind === 'preset') {
+    const p = PRESETS[lengths.preset];
+    prompt = { dist: 'quantiles', ...p.prompt, min: 1, max: 1 << 20 };
+    output = { dist: 'quantiles', ...p.output, min: 1, max: 1 << 20 };
+    if (p.maxTotalTokens !== undefined) capTokens = Math.min(capTokens, p.maxTotalTokens);
+  } else {
+    prompt = lengths.prompt;
+    output = lengths.output;
+    if (lengths.maxTotalTokens !== undefined) capTokens = Math.min(capTokens, lengths.maxTotalTokens);
+  }
+  const drawPrompt = lengthSampler(prompt, rng);
+  const drawOutput = lengthSampler(output, rng);
+  // Pairs over the cap are cut by Vidur's proportional rule: it keeps the published medians and
+  // p90s (a redraw would pull the arxiv-4k prompt p90 from 3702 down to ~3440).
+  return () => truncateVidur(drawPrompt(), drawOutput(), capTokens);
+}

@@ -1,0 +1,33 @@
+// One receiving event loop in a worker thread: runs a dispatcher over its share of the plan and
+// posts each raw exchange (bytes transferred, not copied) to the main thread, which decodes and
+// writes. Measures its own event-loop delay so every probe can state its client health.
+import { parentPort } from 'node:worker_threads';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { startDispatch, type Dispatch, type DispatchOptions } from './dispatcher.ts';
+import type { PlannedRequest } from './plan.ts';
+import type { ToWorker, FromWorker } from './workerProtocol.ts';
+
+const port = parentPort!;
+let dispatch: Dispatch | null = null;
+const post = (m: FromWorker, transfer?: ArrayBuffer[]) => port.postMessage(m, transfer ?? []);
+
+port.on('message', (m: ToWorker) => {
+  if (m.type === 'start') start(m.requests, m.options);
+  else if (m.type === 'stop') dispatch?.stop(m.reason);
+});
+
+post({ type: 'ready' });
+
+function start(requests: PlannedRequest[], options: DispatchOptions): void {
+  const eld = monitorEventLoopDelay({ resolution: 1 });
+  eld.enable();
+  dispatch = startDispatch(requests, options, {
+    onSent: (id) => post({ type: 'sent', id }),
+    onEnd: (raw) => post({ type: 'end', raw }, [raw.bytes.buffer as ArrayBuffer, raw.readNs.buffer as ArrayBuffer, raw.readEnd.buffer as ArrayBuffer]),
+  });
+  void dispatch.done.then(({ unsent }) => {
+    eld.disable();
+    post({ type: 'finished', unsent, eldP50Ns: eld.percentile(50), eldP99Ns: eld.percentile(99), eldMaxNs: eld.max });
+    port.close();
+  });
+}

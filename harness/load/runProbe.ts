@@ -1,0 +1,304 @@
+// Runs one load probe from its plan: receiving workers send on schedule, this thread decodes each
+// finished exchange and appends its timeline line at once, scrapes /metrics, calls the early-stop
+// hook, and returns counts, client health and token drift. A probe ends when every planned request
+// has ended, or at an early stop / abort (in flight → `cancelled`, everything received kept).
+import { Worker } from 'node:worker_threads';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import { TimelineWriter } from '../timeline/writer.ts';
+import type { RequestStatus, TimelineRecord } from '../timeline/record.ts';
+import { decodeExchange } from './decode.ts';
+import { startDispatch, type DispatchOptions } from './dispatcher.ts';
+import { startScraper } from './metricsScraper.ts';
+import { defaultClientToleranceS, judgeClientHealth, judgeTokenDrift, type ClientHealth, type TokenDrift } from './health.ts';
+import type { RawExchange } from './exchange.ts';
+import type { PlannedRequest, ProbePlan } from './plan.ts';
+import type { PromptOptions } from './prompt.ts';
+import type { FromWorker, ToWorker } from './workerProtocol.ts';
+
+/** What the early-stop hook sees each time a request ends (records: read-only, live). */
+export interface ProbeProgress {
+  records: readonly TimelineRecord[];
+  planned: number;
+  /** Planned requests whose scheduled time has passed. */
+  scheduled: number;
+  sent: number;
+  inFlight: number;
+  ended: number;
+  elapsedS: number;
+}
+
+export interface ProbeOptions {
+  outDir: string;
+  baseUrl: string;
+  model: string;
+  /** Overrides the plan's API (normally from the workload). */
+  api?: 'completions' | 'chat';
+  /** The key's value; sent as a bearer token, never logged or written. */
+  apiKey?: string;
+  requestTimeoutS?: number;
+  stallTimeoutS?: number;
+  /** Most requests in flight; waits are recorded (`slotWaitS`) and count in TTFT. */
+  concurrency?: number;
+  /** Receiving worker threads; 0 runs in this thread (small probes, tests). Default: cores − 1, at least 1. */
+  workers?: number;
+  /** Fraction of planned requests (by index) marked `warmup: true` for evaluators to skip. */
+  warmupFraction?: number;
+  signal?: AbortSignal;
+  /** Called as requests end; a string ends the probe with that reason. */
+  shouldStop?: (progress: ProbeProgress) => string | null;
+  /** Client-error tolerance; default min(2 ms, 10% of tbtDeadlineS). */
+  clientToleranceS?: number;
+  tbtDeadlineS?: number;
+  tokenDriftTolerance?: number;
+  /** /metrics scraping: URL (default <baseUrl origin>/metrics), interval (default 2 s); false turns it off. */
+  metricsUrl?: string | false;
+  scrapeIntervalS?: number;
+  /** Prompt writing beyond the plan (see prompt.ts). */
+  tokensPerWord?: number;
+  continuousUsage?: boolean;
+  tokenIdRange?: [number, number];
+  extraBody?: Record<string, unknown>;
+}
+
+/** Side effects a caller may replace (tests, the capacity pipeline's logger). */
+export interface ProbeDeps {
+  log?: (line: string) => void;
+}
+
+/** Everything a probe summary states about the run itself (metrics are computed from the timelines). */
+export interface ProbeResult {
+  rateQps: number;
+  seed: number;
+  planned: number;
+  sent: number;
+  notSent: number;
+  byStatus: Record<RequestStatus, number>;
+  warmupRequests: number;
+  startedAt: string;
+  durationS: number;
+  /** Why the probe ended early (hook reason, or "cancelled: …" on abort); null when it ran to the end. */
+  earlyStop: string | null;
+  cancelled: boolean;
+  workers: number;
+  clientHealth: ClientHealth;
+  tokenDrift: TokenDrift;
+  serverMetrics: { available: boolean; scrapes: number; file: string | null; note: string | null };
+  timelinesFile: string;
+}
+
+/** Runs the plan against the engine at options.baseUrl; never throws for request failures. */
+export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: ProbeDeps = {}): Promise<ProbeResult> {
+  const log = deps.log ?? (() => {});
+  const workerCount = options.workers ?? Math.max(1, Math.min(8, availableParallelism() - 1));
+  const timelinesFile = join(options.outDir, 'timelines.jsonl');
+  const writer = new TimelineWriter(timelinesFile);
+  const planned = plan.requests.length;
+  const warmupCount = Math.floor((options.warmupFraction ?? 0) * planned);
+  const records: TimelineRecord[] = [];
+  const byStatus: Record<RequestStatus, number> = { ok: 0, error: 0, timeout: 0, cancelled: 0 };
+  const lagS: number[] = [];
+  const rme: number[] = [];
+  const sentIds = new Set<string>();
+  const endedIds = new Set<string>();
+  let sent = 0;
+  let notSent = 0;
+  let earlyStop: string | null = null;
+  let cancelled = false;
+  const promptOptions: PromptOptions = {
+    api: options.api ?? plan.api,
+    model: options.model,
+    format: (options.api ?? plan.api) === 'chat' ? 'text' : plan.promptFormat,
+    seed: plan.seed,
+    tokensPerWord: options.tokensPerWord,
+    continuousUsage: options.continuousUsage,
+    tokenIdRange: options.tokenIdRange,
+    extraBody: options.extraBody,
+  };
+
+  // Workers boot first (tsx compiles them), so the clock starts only once all can send.
+  const shares: PlannedRequest[][] = Array.from({ length: Math.max(1, workerCount) }, () => []);
+  plan.requests.forEach((r, i) => shares[i % shares.length].push(r));
+  const workers = workerCount > 0 ? await Promise.all(shares.map(() => bootWorker())) : [];
+  const mainEld = monitorEventLoopDelay({ resolution: 1 });
+  mainEld.enable();
+  const startNs = process.hrtime.bigint() + 20_000_000n;
+  const startedAt = new Date(Date.now() + 20).toISOString();
+  const elapsedS = () => Number(process.hrtime.bigint() - startNs) / 1e9;
+  const metricsUrl = options.metricsUrl === false ? null : (options.metricsUrl ?? new URL('/metrics', options.baseUrl).href);
+  const scraper = metricsUrl
+    ? startScraper({ metricsUrl, file: join(options.outDir, 'server-metrics.jsonl'), intervalS: options.scrapeIntervalS ?? 2, startNs, apiKey: options.apiKey })
+    : null;
+
+  const stops: ((reason: string) => void)[] = [];
+  const stopAll = (reason: string) => stops.forEach((s) => s(reason));
+  const onSent = (id: string) => {
+    sent++;
+    sentIds.add(id);
+  };
+  const onEnd = (raw: RawExchange) => {
+    const { record, recvMinusEmitNs } = decodeExchange(raw, startNs);
+    if (raw.index < warmupCount) record.warmup = true;
+    writer.append(record);
+    records.push(record);
+    endedIds.add(record.id);
+    byStatus[record.status]++;
+    if (raw.sentNs !== null) lagS.push(Math.max(0, (raw.sentNs - raw.scheduledNs - raw.slotWaitNs) / 1e9));
+    for (const v of recvMinusEmitNs) rme.push(v);
+    if (earlyStop === null && options.shouldStop) {
+      const now = elapsedS();
+      let scheduled = 0;
+      while (scheduled < planned && plan.requests[scheduled].scheduledS <= now) scheduled++;
+      const reason = options.shouldStop({ records, planned, scheduled, sent, inFlight: sent - records.length, ended: records.length, elapsedS: now });
+      if (reason) {
+        earlyStop = reason;
+        log(`probe: early stop after ${records.length} requests: ${reason}`);
+        stopAll(`early stop: ${reason}`);
+      }
+    }
+  };
+  const onAbort = () => {
+    cancelled = true;
+    earlyStop ??= 'cancelled: interrupted by the user';
+    stopAll('cancelled by the user');
+  };
+  if (options.signal?.aborted) onAbort();
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+
+  const dispatchOptions = (share: number): DispatchOptions => ({
+    client: { baseUrl: options.baseUrl, apiKey: options.apiKey, requestTimeoutS: options.requestTimeoutS ?? 300, stallTimeoutS: options.stallTimeoutS ?? 60, startNs },
+    prompt: promptOptions,
+    concurrency: options.concurrency === undefined ? undefined : Math.max(1, Math.floor(options.concurrency / share)),
+  });
+  const eldP99Ns: number[] = [];
+  const eldMaxNs: number[] = [];
+  try {
+    if (workers.length === 0) {
+      const d = startDispatch(plan.requests, dispatchOptions(1), { onSent, onEnd });
+      stops.push((reason) => d.stop(reason));
+      if (cancelled) d.stop('cancelled by the user');
+      notSent = (await d.done).unsent;
+    } else {
+      const results = await Promise.all(
+        workers.map((w, i) => {
+          // Slots are split evenly; the remainder goes to the first workers so the total is the cap.
+          const opts = dispatchOptions(workers.length);
+          if (options.concurrency !== undefined) opts.concurrency = Math.max(1, Math.floor(options.concurrency / workers.length) + (i < options.concurrency % workers.length ? 1 : 0));
+          return runShare(w, shares[i], opts, { onSent, onEnd }, stops, cancelled);
+        }),
+      );
+      for (const r of results) {
+        notSent += r.unsent;
+        eldP99Ns.push(r.eldP99Ns);
+        eldMaxNs.push(r.eldMaxNs);
+      }
+    }
+  } finally {
+    options.signal?.removeEventListener('abort', onAbort);
+    await Promise.all(workers.map((w) => w.terminate()));
+    mainEld.disable();
+    // A worker that died leaves requests sent but never ended: they are written as errors, not lost.
+    for (const id of sentIds) {
+      if (endedIds.has(id)) continue;
+      const r = plan.requests.find((p) => p.id === id)!;
+      const record: TimelineRecord = { id, scheduledS: r.scheduledS, sentS: r.scheduledS, promptTokens: r.promptTokens, maxTokens: r.maxTokens, outputTokens: 0, chunks: [], status: 'error', httpStatus: null, error: 'receiving worker exited before the request ended' };
+      writer.append(record);
+      records.push(record);
+      byStatus.error++;
+    }
+    writer.close();
+  }
+  const durationS = elapsedS();
+  const scraped = scraper ? await scraper.stop() : null;
+  if (workers.length === 0) {
+    eldP99Ns.push(mainEld.percentile(99));
+    eldMaxNs.push(mainEld.max);
+  }
+  const clientHealth = judgeClientHealth({
+    eldP99Ns,
+    eldMaxNs,
+    dispatchLagS: lagS,
+    recvMinusEmitNs: rme,
+    toleranceS: options.clientToleranceS ?? defaultClientToleranceS(options.tbtDeadlineS),
+  });
+  const tokenDrift = judgeTokenDrift(records, options.tokenDriftTolerance ?? plan.tokenDriftTolerance);
+  return {
+    rateQps: plan.rateQps,
+    seed: plan.seed,
+    planned,
+    sent,
+    notSent,
+    byStatus,
+    warmupRequests: warmupCount,
+    startedAt,
+    durationS: Math.round(durationS * 1e6) / 1e6,
+    earlyStop,
+    cancelled,
+    workers: workers.length,
+    clientHealth,
+    tokenDrift,
+    serverMetrics: {
+      available: scraped?.available ?? false,
+      scrapes: scraped?.scrapes ?? 0,
+      file: scraped?.available ? join(options.outDir, 'server-metrics.jsonl') : null,
+      note: scraped === null ? 'scraping off' : scraped.available ? null : `no server metrics: ${scraped.lastError ?? 'no scrape completed'}`,
+    },
+    timelinesFile,
+  };
+}
+
+const WORKER_URL = new URL('./workerEntry.mjs', import.meta.url);
+
+/** Starts a receiving worker and waits until it has loaded. */
+function bootWorker(): Promise<Worker> {
+  return new Promise((resolve, reject) => {
+    const w = new Worker(WORKER_URL);
+    const onError = (e: Error) => reject(e);
+    w.once('error', onError);
+    w.once('message', (m: FromWorker) => {
+      w.off('error', onError);
+      if (m.type === 'ready') resolve(w);
+      else reject(new Error(`worker sent ${m.type} before ready`));
+    });
+  });
+}
+
+/** Hands a worker its share and relays its messages until it finishes (or dies). */
+function runShare(
+  w: Worker,
+  share: PlannedRequest[],
+  options: DispatchOptions,
+  hooks: { onSent(id: string): void; onEnd(raw: RawExchange): void },
+  stops: ((reason: string) => void)[],
+  alreadyCancelled: boolean,
+): Promise<{ unsent: number; eldP99Ns: number; eldMaxNs: number }> {
+  return new Promise((resolve) => {
+    let finished = false;
+    let sentHere = 0;
+    const post = (m: ToWorker) => w.postMessage(m);
+    stops.push((reason) => {
+      if (!finished) post({ type: 'stop', reason });
+    });
+    w.on('message', (m: FromWorker) => {
+      if (m.type === 'sent') {
+        sentHere++;
+        hooks.onSent(m.id);
+      }
+      else if (m.type === 'end') hooks.onEnd(m.raw);
+      else if (m.type === 'finished') {
+        finished = true;
+        resolve({ unsent: m.unsent, eldP99Ns: m.eldP99Ns, eldMaxNs: m.eldMaxNs });
+      }
+    });
+    const onGone = () => {
+      if (finished) return;
+      finished = true;
+      resolve({ unsent: share.length - sentHere, eldP99Ns: 0, eldMaxNs: 0 });
+    };
+    w.on('error', onGone);
+    w.on('exit', onGone);
+    post({ type: 'start', requests: share, options });
+    if (alreadyCancelled) post({ type: 'stop', reason: 'cancelled by the user' });
+  });
+}

@@ -1,0 +1,57 @@
+// One isolated request, sent now and awaited: what prefill profiling uses (max_tokens 1, one at a
+// time) to read a TTFT. Same client and decoder as probes, so the numbers are comparable.
+import { StreamClient } from './streamClient.ts';
+import { decodeExchange } from './decode.ts';
+import { apiPath, requestBody, type PromptOptions } from './prompt.ts';
+import type { TimelineRecord } from '../timeline/record.ts';
+
+export interface SendOneRequest {
+  promptTokens: number;
+  maxTokens: number;
+  /** Varies the prompt content (prompt caches must not hit across profiling repeats). */
+  index: number;
+  id?: string;
+}
+
+export interface SendOneOptions extends Omit<PromptOptions, 'seed'> {
+  baseUrl: string;
+  apiKey?: string;
+  seed?: number;
+  requestTimeoutS?: number;
+  stallTimeoutS?: number;
+}
+
+/** The request's timeline (times from its send) and TTFT in seconds (null unless a token arrived). */
+export interface SendOneResult {
+  record: TimelineRecord;
+  ttftS: number | null;
+  e2eS: number;
+}
+
+/** Sends one streamed request and resolves when it has ended; never rejects for request failures. */
+export async function sendOne(request: SendOneRequest, options: SendOneOptions): Promise<SendOneResult> {
+  const startNs = process.hrtime.bigint();
+  const client = new StreamClient({
+    baseUrl: options.baseUrl,
+    apiKey: options.apiKey,
+    requestTimeoutS: options.requestTimeoutS ?? 300,
+    stallTimeoutS: options.stallTimeoutS ?? 60,
+    startNs,
+    maxSockets: 1,
+  });
+  const prompt: PromptOptions = { ...options, seed: options.seed ?? 0 };
+  const body = requestBody(prompt, request.index, request.promptTokens, request.maxTokens);
+  try {
+    const raw = await new Promise<import('./exchange.ts').RawExchange>((resolve) =>
+      client.send(
+        { id: request.id ?? `one-${request.index}`, index: request.index, scheduledNs: 0, slotWaitNs: 0, promptTokens: request.promptTokens, maxTokens: request.maxTokens, path: apiPath(options.api), body },
+        resolve,
+      ),
+    );
+    const { record } = decodeExchange(raw, startNs);
+    const first = record.chunks[0];
+    return { record, ttftS: first ? first[0] - record.scheduledS : null, e2eS: raw.endNs / 1e9 };
+  } finally {
+    client.close();
+  }
+}

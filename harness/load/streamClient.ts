@@ -1,0 +1,181 @@
+// The streaming HTTP client. Hot path per read: take process.hrtime.bigint(), keep the Buffer,
+// refresh the stall clock — nothing else. Decoding happens after the request ends (decode.ts),
+// on another thread when workers are used. Failures end as data in the RawExchange; it never throws.
+import http from 'node:http';
+import https from 'node:https';
+import type { EndReason, RawExchange } from './exchange.ts';
+
+export interface StreamClientOptions {
+  baseUrl: string;
+  /** Sent as `Authorization: Bearer …`; never logged or archived. */
+  apiKey?: string;
+  requestTimeoutS: number;
+  /** Longest silence allowed after sending before the request ends as `timeout`. */
+  stallTimeoutS: number;
+  /** The probe's start on this process's monotonic clock; all times are ns after it. */
+  startNs: bigint;
+  maxSockets?: number;
+}
+
+/** What to send: the planned request, its path and its already-built body. */
+export interface OutgoingRequest {
+  id: string;
+  index: number;
+  scheduledNs: number;
+  slotWaitNs: number;
+  promptTokens: number;
+  maxTokens: number;
+  path: string;
+  body: string;
+}
+
+interface Active {
+  req: http.ClientRequest;
+  sentNs: number;
+  lastReadNs: number;
+  finish: (reason: EndReason, error: string | null) => void;
+}
+
+/** Sends streamed requests over one keep-alive agent and times every read; see the file comment. */
+export class StreamClient {
+  private readonly agent: http.Agent;
+  private readonly active = new Set<Active>();
+  private sweeper: NodeJS.Timeout | null = null;
+  private readonly base: URL;
+  private readonly transport: typeof http | typeof https;
+  private readonly timeoutNs: number;
+  private readonly stallNs: number;
+
+  constructor(private readonly options: StreamClientOptions) {
+    this.base = new URL(options.baseUrl);
+    this.transport = this.base.protocol === 'https:' ? https : http;
+    const AgentClass = this.base.protocol === 'https:' ? https.Agent : http.Agent;
+    this.agent = new AgentClass({ keepAlive: true, maxSockets: options.maxSockets ?? 100_000, maxFreeSockets: 1024, scheduling: 'lifo' });
+    this.timeoutNs = options.requestTimeoutS * 1e9;
+    this.stallNs = options.stallTimeoutS * 1e9;
+  }
+
+  get inFlight(): number {
+    return this.active.size;
+  }
+
+  /** Sends one request now; `onEnd` gets its raw exchange exactly once. */
+  send(out: OutgoingRequest, onEnd: (raw: RawExchange) => void): void {
+    const startNs = this.options.startNs;
+    const reads: Buffer[] = [];
+    const times: number[] = [];
+    let bytes = 0;
+    let httpStatus: number | null = null;
+    let contentType: string | null = null;
+    let done = false;
+    const headers: Record<string, string | number> = {
+      'content-type': 'application/json',
+      accept: 'text/event-stream',
+      'content-length': Buffer.byteLength(out.body),
+    };
+    if (this.options.apiKey) headers.authorization = `Bearer ${this.options.apiKey}`;
+    const url = new URL(joinPath(this.base.pathname, out.path), this.base);
+    const sentNs = Number(process.hrtime.bigint() - startNs);
+    const req = this.transport.request(url, { method: 'POST', agent: this.agent, headers });
+    const entry: Active = {
+      req,
+      sentNs,
+      lastReadNs: sentNs,
+      finish: (reason, error) => {
+        if (done) return;
+        done = true;
+        this.active.delete(entry);
+        if (reason !== 'end') req.destroy();
+        const endNs = Number(process.hrtime.bigint() - startNs);
+        // A fresh ArrayBuffer (never Node's shared pool), so it can be transferred to another thread.
+        const all = new Uint8Array(bytes);
+        const readEnd = new Int32Array(times.length);
+        for (let i = 0, acc = 0; i < reads.length; i++) {
+          all.set(reads[i], acc);
+          readEnd[i] = acc += reads[i].length;
+        }
+        onEnd({
+          id: out.id,
+          index: out.index,
+          scheduledNs: out.scheduledNs,
+          sentNs,
+          slotWaitNs: out.slotWaitNs,
+          httpStatus,
+          contentType,
+          readNs: Float64Array.from(times),
+          readEnd,
+          bytes: all,
+          endNs,
+          endReason: reason,
+          error,
+          promptTokens: out.promptTokens,
+          maxTokens: out.maxTokens,
+        });
+      },
+    };
+    this.active.add(entry);
+    this.ensureSweeper();
+    req.on('response', (res) => {
+      httpStatus = res.statusCode ?? null;
+      contentType = (res.headers['content-type'] as string | undefined) ?? null;
+      res.on('data', (b: Buffer) => {
+        // The receive timestamp comes first, before anything touches the bytes.
+        const t = Number(process.hrtime.bigint() - startNs);
+        times.push(t);
+        reads.push(b);
+        bytes += b.length;
+        entry.lastReadNs = t;
+      });
+      res.on('end', () => entry.finish('end', null));
+      res.on('error', (e) => entry.finish('error', describeError(e)));
+      res.on('close', () => {
+        if (!res.complete) entry.finish('error', 'connection closed mid-response');
+      });
+    });
+    req.on('error', (e) => entry.finish('error', describeError(e)));
+    req.end(out.body);
+  }
+
+  /** Ends every request in flight as `cancelled` (Ctrl-C, early stop), keeping what was received. */
+  cancelAll(reason = 'cancelled'): void {
+    for (const a of [...this.active]) a.finish('cancelled', reason);
+  }
+
+  /** Cancels what is left and releases sockets and the sweeper. */
+  close(): void {
+    this.cancelAll('client closed');
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.sweeper = null;
+    this.agent.destroy();
+  }
+
+  /** One timer checks every request's deadlines, so the per-read path never touches a timer. */
+  private ensureSweeper(): void {
+    if (this.sweeper) return;
+    const periodMs = Math.min(250, Math.max(10, Math.min(this.timeoutNs, this.stallNs) / 1e6 / 10));
+    this.sweeper = setInterval(() => {
+      if (this.active.size === 0) {
+        clearInterval(this.sweeper!);
+        this.sweeper = null;
+        return;
+      }
+      const now = Number(process.hrtime.bigint() - this.options.startNs);
+      for (const a of [...this.active]) {
+        if (now - a.sentNs > this.timeoutNs) a.finish('timeout', `no complete answer within the request timeout of ${this.options.requestTimeoutS}s`);
+        else if (now - a.lastReadNs > this.stallNs) a.finish('stall', `stalled: no bytes for ${this.options.stallTimeoutS}s`);
+      }
+    }, periodMs);
+    this.sweeper.unref();
+  }
+}
+
+/** Joins a base URL's path and an API path; a base ending in /v1 (OpenAI style) is not doubled. */
+function joinPath(basePath: string, path: string): string {
+  const base = basePath.replace(/\/+$/, '');
+  return base.endsWith('/v1') && path.startsWith('/v1/') ? base + path.slice(3) : base + path;
+}
+
+function describeError(e: Error): string {
+  const code = (e as NodeJS.ErrnoException).code;
+  return code ? `${code}: ${e.message}` : e.message;
+}
