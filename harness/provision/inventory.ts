@@ -16,6 +16,7 @@
 //     gpuProfile: h100-sxm-80gb
 //     docker: { socket: /var/run/docker.sock }
 //     hfCache: /data/hf-cache    # host path mounted as the container's Hugging Face cache
+//     nvidiaSmi: nvidia-smi      # or a path
 //     labels: { rack: a }
 // groups:
 //   h100: [gpu1]
@@ -42,6 +43,8 @@ const hostSchema = z
     gpuProfile: z.string().min(1).optional(),
     docker: z.strictObject({ socket: z.string().startsWith('/', 'must be an absolute path').default('/var/run/docker.sock') }).prefault({}),
     hfCache: z.string().min(1).optional(),
+    /** nvidia-smi on the host (a path when it is not on the SSH session's PATH). */
+    nvidiaSmi: z.string().min(1).default('nvidia-smi'),
     labels: z.record(z.string(), z.string()).default({}),
   })
   .superRefine((h, ctx) => {
@@ -83,8 +86,9 @@ export interface LocalHost {
   docker: { socket: string };
   gpuProfile?: string;
   hfCache?: string;
+  nvidiaSmi: string;
 }
-export const LOCAL_HOST: LocalHost = { name: 'local', local: true, docker: { socket: '/var/run/docker.sock' } };
+export const LOCAL_HOST: LocalHost = { name: 'local', local: true, docker: { socket: '/var/run/docker.sock' }, nvidiaSmi: 'nvidia-smi' };
 export type Host = InventoryHost | LocalHost;
 
 /** Expands `~/` the way ssh does, for key, knownHosts and hfCache paths. */

@@ -1,0 +1,173 @@
+// Engine adapters: a validated target becomes a plain-data container spec (exact argv, env names,
+// GPUs, IPC, mounts, labels, name, port). `--dry-run` prints it; the launcher executes it. Pure.
+//
+// Interface (stable): `renderContainerSpec(target, { runId, ... }) → ContainerSpec | null` (null for
+// engine endpoint: nothing to launch), `formatDockerRun(spec)` (the equivalent `docker run` line).
+import { UserError, describeValue } from '../util/errors.ts';
+import type { TargetSpec } from './targetSpec.ts';
+
+export const RUN_LABEL = 'fluidcap.run';
+export const CONTAINER_HF_CACHE = '/root/.cache/huggingface';
+/** Where the Hugging Face cache lives on a host whose inventory entry does not say (~ = remote $HOME). */
+export const DEFAULT_HOST_HF_CACHE = '~/.cache/huggingface';
+const RUN_ID_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,100}$/;
+
+export interface ContainerMount {
+  /** Host path; a leading `~/` is the remote user's home, resolved at launch. */
+  source: string;
+  target: string;
+  readOnly: boolean;
+}
+
+/** Everything needed to start one engine container, as data. */
+export interface ContainerSpec {
+  runId: string;
+  engine: 'vllm' | 'sarathi' | 'sim';
+  /** Deterministic, so a leftover of the same run is found and replaced, never duplicated. */
+  name: string;
+  /** As the recipe wrote it (tag or @sha256 digest); the launcher records the resolved digest. */
+  image: string;
+  /** Arguments after the image's entrypoint (vLLM's OpenAI server, or `fluidcap sim serve`). */
+  argv: string[];
+  /** Non-secret environment. */
+  env: Record<string, string>;
+  /** Secrets by name only: container variable ← local environment variable, read at launch. */
+  secretEnv: { name: string; fromEnv: string }[];
+  /** GPU device ids for Docker's device request (`--gpus '"device=0,1"'`); null: no GPU. */
+  gpuDeviceIds: string[] | null;
+  /** `host` for tensor parallelism (NCCL needs shared memory across workers). */
+  ipcMode: 'host' | null;
+  shmSizeBytes: number | null;
+  mounts: ContainerMount[];
+  labels: Record<string, string>;
+  /** The engine listens on the host's network: no port mapping, the port is the host's. */
+  networkMode: 'host';
+  port: number;
+  readyTimeoutS: number;
+}
+
+export interface RenderOptions {
+  runId: string;
+  /** The host's GPU profile (inventory), used when the target names none. */
+  hostGpuProfile?: string;
+  /** The host's Hugging Face cache (inventory `hfCache`). */
+  hostHfCache?: string;
+  /** Model catalog lookup for the simulated engine; unknown names fail here, before launch. */
+  modelCatalog?: (name: string) => unknown;
+}
+
+const GiB = 1024 ** 3;
+const num = (n: number) => String(n);
+
+// vLLM's OpenAI server flags (vllm serve / python -m vllm.entrypoints.openai.api_server).
+function vllmArgv(t: TargetSpec): string[] {
+  const a = t.engineArgs;
+  const argv = [
+    '--model', t.model!,
+    '--host', '0.0.0.0',
+    '--port', num(t.port),
+    '--tensor-parallel-size', num(t.tensorParallel),
+    '--gpu-memory-utilization', num(a.gpuMemoryUtilization),
+    '--max-num-seqs', num(a.maxNumSeqs),
+  ];
+  if (a.maxModelLen !== undefined) argv.push('--max-model-len', num(a.maxModelLen));
+  if (t.engine === 'sarathi') {
+    // Sarathi-Serve as the papers ran it in vLLM: chunked prefill, the chunk size as the per-iteration token budget.
+    argv.push('--enable-chunked-prefill', '--max-num-batched-tokens', num(a.chunkSize ?? 512));
+  } else {
+    // The prefill-prioritizing baseline: whole prompts, decodes paused during prefills.
+    argv.push('--no-enable-chunked-prefill');
+    if (a.maxNumBatchedTokens !== undefined) argv.push('--max-num-batched-tokens', num(a.maxNumBatchedTokens));
+  }
+  if (a.loadFormat !== undefined) argv.push('--load-format', a.loadFormat);
+  if (a.dtype !== undefined) argv.push('--dtype', a.dtype);
+  return [...argv, ...a.extraArgs];
+}
+
+const FAULT_FLAGS: [key: string, flag: string][] = [
+  ['crashAfter', '--fault-crash-after'],
+  ['stallFraction', '--fault-stall-fraction'],
+  ['stallForS', '--fault-stall-for'],
+  ['http429Fraction', '--fault-http-429-fraction'],
+  ['http500Fraction', '--fault-http-500-fraction'],
+  ['malformedSseFraction', '--fault-malformed-sse-fraction'],
+  ['startDelayS', '--start-delay'],
+  ['seed', '--fault-seed'],
+];
+
+// `fluidcap sim serve` flags (the image's entrypoint supplies `sim serve`).
+function simArgv(t: TargetSpec, gpuProfile: string | undefined): string[] {
+  const a = t.engineArgs;
+  const sim = t.sim ?? { timeScale: 1, scheduler: 'vllm' as const, faults: {} as Record<string, unknown> };
+  const argv = ['--host', '0.0.0.0', '--port', num(t.port), '--model', t.model!];
+  if (gpuProfile !== undefined) argv.push('--gpu', gpuProfile);
+  argv.push(
+    '--scheduler', sim.scheduler,
+    '--time-scale', num(sim.timeScale),
+    '--tensor-parallel', num(t.tensorParallel),
+    '--gpu-memory-utilization', num(a.gpuMemoryUtilization),
+    '--max-num-seqs', num(a.maxNumSeqs),
+  );
+  if (a.maxNumBatchedTokens !== undefined) argv.push('--max-num-batched-tokens', num(a.maxNumBatchedTokens));
+  if (a.chunkSize !== undefined) argv.push('--chunk-size', num(a.chunkSize));
+  if (a.maxModelLen !== undefined) argv.push('--max-model-len', num(a.maxModelLen));
+  const faults = sim.faults as Record<string, unknown>;
+  if (faults.exitAtStart === true) argv.push('--fault-exit-at-start');
+  for (const [key, flag] of FAULT_FLAGS) if (faults[key] !== undefined) argv.push(flag, String(faults[key]));
+  return [...argv, ...a.extraArgs];
+}
+
+/** The container spec for a target, or null when the engine is an existing endpoint. */
+export function renderContainerSpec(target: TargetSpec, opts: RenderOptions): ContainerSpec | null {
+  if (target.engine === 'endpoint') return null;
+  if (!RUN_ID_RE.test(opts.runId)) {
+    throw new UserError(`run id must be letters, digits, ".", "_" or "-" (it names the container), got ${describeValue(opts.runId)}`);
+  }
+  const engine = target.engine;
+  const gpuProfile = target.gpuProfile ?? opts.hostGpuProfile;
+  if (engine === 'sim' && opts.modelCatalog && opts.modelCatalog(target.model!) === undefined) {
+    throw new UserError(`target.model must name a model in the simulated engine's catalog, got ${describeValue(target.model)}`);
+  }
+  const gpuEngine = engine === 'vllm' || engine === 'sarathi';
+  const tensorParallel = gpuEngine && target.tensorParallel > 1;
+  const secretEnv = Object.entries(target.secrets).map(([name, fromEnv]) => ({ name, fromEnv }));
+  return {
+    runId: opts.runId,
+    engine,
+    name: `fluidcap-${opts.runId}-${engine}`,
+    image: target.image ?? 'fluidcap/sim:dev',
+    argv: gpuEngine ? vllmArgv(target) : simArgv(target, gpuProfile),
+    env: gpuEngine ? { HF_HOME: CONTAINER_HF_CACHE } : {},
+    secretEnv,
+    gpuDeviceIds: gpuEngine ? target.gpus.map(String) : null,
+    ipcMode: tensorParallel ? 'host' : null,
+    shmSizeBytes: gpuEngine && !tensorParallel ? Math.round(target.shmSizeGiB * GiB) : null,
+    mounts: gpuEngine ? [{ source: opts.hostHfCache ?? DEFAULT_HOST_HF_CACHE, target: CONTAINER_HF_CACHE, readOnly: false }] : [],
+    labels: {
+      [RUN_LABEL]: opts.runId,
+      'fluidcap.engine': engine,
+      'fluidcap.model': target.model!,
+      'fluidcap.port': num(target.port),
+      ...(gpuEngine ? { 'fluidcap.gpus': target.gpus.join(',') } : {}),
+    },
+    networkMode: 'host',
+    port: target.port,
+    readyTimeoutS: target.readyTimeoutS,
+  };
+}
+
+const shellQuote = (s: string) => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
+
+/** The equivalent `docker run` command, for people reading a dry run (never executed). */
+export function formatDockerRun(spec: ContainerSpec): string {
+  const parts = ['docker', 'run', '-d', '--name', spec.name, '--network', spec.networkMode];
+  if (spec.gpuDeviceIds) parts.push('--gpus', `"device=${spec.gpuDeviceIds.join(',')}"`);
+  if (spec.ipcMode) parts.push('--ipc', spec.ipcMode);
+  if (spec.shmSizeBytes) parts.push('--shm-size', `${spec.shmSizeBytes / GiB}g`);
+  for (const m of spec.mounts) parts.push('-v', `${m.source}:${m.target}${m.readOnly ? ':ro' : ''}`);
+  for (const [k, v] of Object.entries(spec.env)) parts.push('-e', `${k}=${v}`);
+  for (const s of spec.secretEnv) parts.push('-e', s.name === s.fromEnv ? s.name : `${s.name}=$${s.fromEnv}`);
+  for (const [k, v] of Object.entries(spec.labels)) parts.push('--label', `${k}=${v}`);
+  parts.push(spec.image, ...spec.argv);
+  return parts.map(shellQuote).join(' ');
+}

@@ -1,0 +1,123 @@
+// One object per host that hides whether it is this machine or a remote one: a Docker client, a
+// way to run commands (SSH exec or a local process, argv arrays only), the address load is sent
+// to, and a reconnect for teardown after the network dropped.
+import { homedir } from 'node:os';
+import { connect as netConnect } from 'node:net';
+import type Docker from 'dockerode';
+import { execa } from 'execa';
+import { UserError } from '../util/errors.ts';
+import type { Host, InventoryHost } from './inventory.ts';
+import { connectHost, type ConnectOptions, type ExecResult, type HostConnection } from './sshConnection.ts';
+import { dockerFor, localDocker } from './dockerAgent.ts';
+
+export interface HostHandle {
+  host: Host;
+  /** Address the engine is reached at directly (its host network). */
+  address: string;
+  docker: Docker;
+  /** Null for the local host. */
+  connection: HostConnection | null;
+  exec(command: string, args: string[], opts?: { timeoutS?: number }): Promise<ExecResult>;
+  /** Home directory of the user containers are started for (resolves `~/` in mounts). */
+  home(): Promise<string>;
+  /** True when something accepts TCP connections on 127.0.0.1:port of the host. */
+  portTaken(port: number): Promise<boolean>;
+  /** Resolves with a reason when the host becomes unreachable (never for the local host). */
+  lost: Promise<Error>;
+  close(): Promise<void>;
+}
+
+async function localExec(command: string, args: string[], opts: { timeoutS?: number } = {}): Promise<ExecResult> {
+  const r = await execa(command, args, { reject: false, timeout: opts.timeoutS ? opts.timeoutS * 1000 : undefined, stdin: 'ignore' });
+  const notFound = (r as { code?: string }).code === 'ENOENT';
+  return { stdout: String(r.stdout ?? ''), stderr: String(r.stderr ?? ''), code: notFound ? 127 : (r.exitCode ?? null), signal: r.signal ?? null };
+}
+
+function tcpAccepts(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = netConnect({ host, port });
+    const done = (v: boolean) => {
+      s.destroy();
+      resolve(v);
+    };
+    s.setTimeout(2000, () => done(false));
+    s.once('connect', () => done(true));
+    s.once('error', () => done(false));
+  });
+}
+
+/** Explains a Docker socket that cannot be used over SSH: missing daemon or missing permission. */
+export async function explainDockerFailure(conn: HostConnection, socket: string, err: Error): Promise<string> {
+  const who = `${conn.host.user} on ${conn.host.name}`;
+  const exists = await conn.exec('test', ['-S', socket]).catch(() => null);
+  if (exists && exists.code !== 0) return `no Docker socket at ${socket} on ${conn.host.name} (is Docker installed and running? set docker.socket if it lives elsewhere)`;
+  const writable = await conn.exec('test', ['-w', socket]).catch(() => null);
+  if (writable && writable.code !== 0) {
+    return `${who} has no permission to use Docker (${socket} is not writable; add the user to the docker group: sudo usermod -aG docker ${conn.host.user}, then log in again)`;
+  }
+  return `cannot reach Docker at ${socket} on ${conn.host.name}: ${err.message}`;
+}
+
+/** Connects to a host (SSH + Docker for inventory hosts; the local socket for `local`) and checks Docker answers. */
+export async function openHost(host: Host, opts: ConnectOptions = {}): Promise<HostHandle> {
+  if (host.local) {
+    const docker = localDocker(host.docker.socket);
+    try {
+      await docker.ping();
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      throw new UserError(
+        code === 'EACCES'
+          ? `no permission to use the local Docker socket ${host.docker.socket} (add this user to the docker group)`
+          : `cannot reach the local Docker daemon at ${host.docker.socket}: ${(err as Error).message} (is dockerd running?)`,
+      );
+    }
+    return {
+      host,
+      address: '127.0.0.1',
+      docker,
+      connection: null,
+      exec: localExec,
+      home: async () => homedir(),
+      portTaken: (port) => tcpAccepts('127.0.0.1', port),
+      lost: new Promise<Error>(() => {}),
+      close: async () => {},
+    };
+  }
+  const conn = await connectHost(host as InventoryHost, opts);
+  const docker = dockerFor(conn);
+  try {
+    await docker.ping();
+  } catch (err) {
+    const message = await explainDockerFailure(conn, host.docker.socket, err as Error);
+    await conn.close();
+    throw new UserError(message, { cause: err });
+  }
+  let homeDir: string | undefined;
+  return {
+    host,
+    address: (host as InventoryHost).address,
+    docker,
+    connection: conn,
+    exec: (command, args, execOpts) => conn.exec(command, args, execOpts),
+    async home() {
+      if (homeDir === undefined) {
+        const r = await conn.exec('printenv', ['HOME']);
+        homeDir = r.code === 0 && r.stdout.trim().startsWith('/') ? r.stdout.trim() : (host as InventoryHost).user === 'root' ? '/root' : `/home/${(host as InventoryHost).user}`;
+      }
+      return homeDir;
+    },
+    async portTaken(port) {
+      // A direct-tcpip channel to 127.0.0.1:port opens only when something listens there.
+      try {
+        const ch = await conn.forwardOut('127.0.0.1', port);
+        ch.destroy();
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    lost: conn.closed.then((reason) => reason ?? new Error('closed')),
+    close: () => conn.close(),
+  };
+}
