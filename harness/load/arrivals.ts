@@ -24,8 +24,8 @@ export interface ArrivalInput {
 /** Planned arrival times in seconds from the probe start, ascending, the first at 0. */
 export function arrivalTimesS(input: ArrivalInput): number[] {
   const { arrivals, rateQps, maxCount, durationS, rng } = input;
-  if (!(maxCount < Infinity) && !(durationS < Infinity)) throw new Error('arrivals need a request count or a duration');
   if (arrivals.process === 'trace') return traceTimesS(input);
+  if (!(maxCount < Infinity) && !(durationS < Infinity)) throw new Error('arrivals need a request count or a duration');
   if (!(rateQps > 0)) throw new Error(`arrivals need a positive rate, got ${rateQps}`);
   const meanGapS = 1 / rateQps;
   const gap: () => number =
