@@ -1,11 +1,28 @@
-// Placeholder until the verb's issue lands; replaced by its owner.
+// `fluidcap clean <inventory.yaml>`: removes containers fluidcap labelled and left behind.
 import type { VerbFactory } from '../command.ts';
-import { UserError } from '../../util/errors.ts';
+import { loadInventory } from '../../provision/inventory.ts';
+import { cleanLeftovers } from '../../provision/cleanLeftovers.ts';
 
-export const cleanCommand: VerbFactory = () => ({
+export const cleanCommand: VerbFactory = (setExit) => ({
   command: 'clean <inventory>',
-  describe: '(not built yet)',
-  handler: () => {
-    throw new UserError('"clean" is not built yet');
+  describe: 'remove containers that fluidcap labelled and left behind on the inventory hosts',
+  builder: (y) =>
+    y
+      .positional('inventory', { type: 'string', demandOption: true, describe: 'inventory YAML file' })
+      .option('run', { type: 'string', describe: 'only this run id (label fluidcap.run=<id>)' })
+      .option('local', { type: 'boolean', default: false, describe: 'also clean this machine (local Docker socket)' })
+      .option('json', { type: 'boolean', default: false, describe: 'print one JSON array' }),
+  handler: async (args) => {
+    const argv = args as unknown as { inventory: string; run?: string; local: boolean; json: boolean };
+    const inventory = await loadInventory(argv.inventory);
+    const results = await cleanLeftovers(inventory, { runId: argv.run, includeLocal: argv.local });
+    if (argv.json) process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
+    else {
+      for (const r of results) {
+        const what = r.error ? `FAILED: ${r.error}` : r.removed.length === 0 ? 'nothing to remove' : `removed ${r.removed.join(', ')}`;
+        process.stdout.write(`${r.host}: ${what}${r.remaining.length > 0 ? `; STILL THERE: ${r.remaining.join(', ')}` : ''}\n`);
+      }
+    }
+    if (results.some((r) => r.error !== null || r.remaining.length > 0)) setExit(1);
   },
 });

@@ -1,11 +1,37 @@
-// Placeholder until the verb's issue lands; replaced by its owner.
+// `fluidcap hosts check <inventory.yaml>`: SSH, Docker and GPU facts and problems for each host.
 import type { VerbFactory } from '../command.ts';
-import { UserError } from '../../util/errors.ts';
+import { loadInventory } from '../../provision/inventory.ts';
+import { checkHosts, type HostCheck } from '../../provision/checkHosts.ts';
 
-export const hostsCommand: VerbFactory = () => ({
-  command: 'hosts',
-  describe: '(not built yet)',
-  handler: () => {
-    throw new UserError('"hosts" is not built yet');
+function formatCheck(c: HostCheck): string {
+  const lines = [`${c.host}: ${c.ok ? 'ok' : 'PROBLEMS'}`];
+  if (c.ssh) lines.push(`  ssh     host key ${c.ssh.hostKey}; connect ${c.ssh.connectMs} ms, exec ${c.ssh.execMs} ms`);
+  if (c.docker) lines.push(`  docker  ${c.docker.version} (API ${c.docker.apiVersion}), runtimes ${c.docker.runtimes.join(', ') || 'none'}, ping ${c.docker.pingMs} ms`);
+  if (c.gpu?.available) {
+    for (const g of c.gpu.gpus) {
+      lines.push(`  gpu ${g.index}   ${g.name}, ${g.memoryUsedMiB}/${g.memoryTotalMiB} MiB used, driver ${g.driverVersion}, util ${g.utilizationPct ?? 'n/a'}%, ${g.powerW ?? 'n/a'} W`);
+    }
+  } else if (c.gpu) lines.push(`  gpu     ${c.gpu.reason}`);
+  if (c.leftovers.length > 0) lines.push(`  leftovers ${c.leftovers.join(', ')}`);
+  for (const p of c.problems) lines.push(`  problem: ${p}`);
+  return lines.join('\n');
+}
+
+export const hostsCommand: VerbFactory = (setExit) => ({
+  command: 'hosts <action> <inventory>',
+  describe: 'check each inventory host: SSH, Docker and GPU facts (action: check)',
+  builder: (y) =>
+    y
+      .positional('action', { choices: ['check'] as const, describe: 'what to do with the hosts' })
+      .positional('inventory', { type: 'string', demandOption: true, describe: 'inventory YAML file' })
+      .option('json', { type: 'boolean', default: false, describe: 'print one JSON array' })
+      .option('local', { type: 'boolean', default: false, describe: 'also check this machine (local Docker socket)' })
+      .option('accept-new-host-key', { type: 'boolean', default: false, describe: 'pin the key of a host missing from known_hosts' }),
+  handler: async (args) => {
+    const argv = args as unknown as { inventory: string; json: boolean; local: boolean; acceptNewHostKey: boolean };
+    const inventory = await loadInventory(argv.inventory);
+    const checks = await checkHosts(inventory, { includeLocal: argv.local, connect: { acceptNewHostKey: argv.acceptNewHostKey } });
+    process.stdout.write(argv.json ? `${JSON.stringify(checks, null, 2)}\n` : `${checks.map(formatCheck).join('\n')}\n`);
+    if (checks.some((c) => !c.ok)) setExit(1);
   },
 });
