@@ -17,21 +17,15 @@
 // whose columns are rank-deficient is skipped: an optimum with a smaller support then exists.
 // Columns are scaled (x = P / Pmax) before solving so 1, x, x² are all O(1) and the solve is well
 // conditioned even for 128k-token prompts; scaling by a positive number keeps the signs.
+import { predictPrefillS, type PrefillFit } from '../metrics/prefill.ts';
+
+// The fit.json shape and D_p(P) live in metrics (the deadlines use them); re-exported for callers.
+export { predictPrefillS, type PrefillFit };
 
 /** One isolated prefill: the prompt length and its measured prefill time (TTFT of a 1-token request). */
 export interface PrefillPoint {
   promptTokens: number;
   prefillS: number;
-}
-
-/** The fitted curve, the shape stored in profile/fit.json (plus the optional TTFT slack). */
-export interface PrefillFit {
-  a: number;
-  b: number;
-  c: number;
-  r2: number;
-  n: number;
-  ttftSlackS?: number;
 }
 
 /** Repeat statistics at one prompt length, kept so the report can show the noise behind the fit. */
@@ -140,11 +134,6 @@ export function fitPrefill(points: readonly PrefillPoint[], bounds: Partial<FitB
     problems,
     ok: problems.length === 0,
   };
-}
-
-/** Predicted prefill time for P prompt tokens (metrics' predictPrefillS is the same formula). */
-export function predictPrefillS(fit: Pick<PrefillFit, 'a' | 'b' | 'c'>, promptTokens: number): number {
-  return fit.a + fit.b * promptTokens + fit.c * promptTokens * promptTokens;
 }
 
 /** The profile/fit.json object (common brief), so every writer stores the same fields. */
