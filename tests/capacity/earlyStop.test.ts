@@ -15,6 +15,7 @@ import { evaluateSlo } from '../../harness/metrics/sloCheck.ts';
 import { fluidityIndex } from '../../harness/metrics/fluidity.ts';
 import type { Slo } from '../../harness/metrics/slo.ts';
 import type { TimelineRecord } from '../../harness/timeline/record.ts';
+import type { ProbeOptions } from '../../harness/load/runProbe.ts';
 import { simulateQueue, replay, fullVerdict, lcg } from './earlyStopSim.ts';
 
 const fit = { a: 0.05, b: 0, c: 0 }; // the simulated queue's prefill is a flat 50 ms
@@ -27,6 +28,11 @@ function record(id: string, ttftS: number, tokens: number, gapS = 0.01, status: 
   for (let k = 0; k < tokens; k++) chunks.push([ttftS + k * gapS, 1]);
   return { id, scheduledS: 0, sentS: 0, promptTokens: 100, maxTokens: tokens, outputTokens: tokens, chunks, status, httpStatus: 200, error: null };
 }
+
+test('the hook plugs into the load runner as is (type-checked by tsc)', () => {
+  const hook: NonNullable<ProbeOptions['shouldStop']> = makeEarlyStop(fluiditySlo, { requests: [], warmupRequests: 0, rateQps: 1, fit });
+  assert.is(hook({ records: [], planned: 0, scheduled: 0, sent: 0, inFlight: 0, ended: 0, elapsedS: 0 }), null);
+});
 
 test('budgets: nearest-rank examples from the brief', () => {
   assert.is(fluidityBudget(300, 99, 0.9), 3);
