@@ -4,7 +4,7 @@
 import { homedir } from 'node:os';
 import { connect as netConnect } from 'node:net';
 import type Docker from 'dockerode';
-import { execa } from 'execa';
+import { execFile } from 'node:child_process';
 import { UserError } from '../util/errors.ts';
 import type { Host, InventoryHost } from './inventory.ts';
 import { connectHost, type ConnectOptions, type ExecResult, type HostConnection } from './sshConnection.ts';
@@ -27,10 +27,15 @@ export interface HostHandle {
   close(): Promise<void>;
 }
 
-async function localExec(command: string, args: string[], opts: { timeoutS?: number } = {}): Promise<ExecResult> {
-  const r = await execa(command, args, { reject: false, timeout: opts.timeoutS ? opts.timeoutS * 1000 : undefined, stdin: 'ignore' });
-  const notFound = (r as { code?: string }).code === 'ENOENT';
-  return { stdout: String(r.stdout ?? ''), stderr: String(r.stderr ?? ''), code: notFound ? 127 : (r.exitCode ?? null), signal: r.signal ?? null };
+// node's execFile rather than execa: the test runner loads sources as CommonJS, where execa (ESM only) cannot be required.
+function localExec(command: string, args: string[], opts: { timeoutS?: number } = {}): Promise<ExecResult> {
+  return new Promise((resolve) => {
+    execFile(command, args, { timeout: opts.timeoutS ? opts.timeoutS * 1000 : 0, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
+      const e = err as (NodeJS.ErrnoException & { code?: string | number; signal?: string }) | null;
+      const code = e === null ? 0 : e.code === 'ENOENT' ? 127 : typeof e.code === 'number' ? e.code : null;
+      resolve({ stdout: String(stdout), stderr: String(stderr), code, signal: e?.signal ?? null });
+    });
+  });
 }
 
 function tcpAccepts(host: string, port: number): Promise<boolean> {

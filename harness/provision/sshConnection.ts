@@ -183,6 +183,8 @@ export async function connectHost(host: InventoryHost, opts: ConnectOptions = {}
     throw new UserError(describeConnectError(err as Error, host, label), { cause: err });
   }
   const client = ssh.connection!;
+  // Small API requests and keep-alive probes must not wait for Nagle's algorithm (~40 ms stalls).
+  client.setNoDelay(true);
 
   let open = true;
   let closedByUs = false;

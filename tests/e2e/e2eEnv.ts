@@ -1,0 +1,70 @@
+// Where the end-to-end tests find the real sshd and Docker that scripts/ci/setup-e2e.sh started
+// (.tmp/e2e/env, also read directly so `npm test` works after a local setup without sourcing it).
+import { existsSync, readFileSync } from 'node:fs';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import type { InventoryHost } from '../../harness/provision/inventory.ts';
+
+export interface E2eEnv {
+  sshHost: string;
+  sshPort: number;
+  user: string;
+  key: string;
+  knownHosts: string;
+  sshdPidFile: string;
+  sshdConfig: string;
+  image: string;
+}
+
+function fromFile(): Record<string, string> {
+  const file = new URL('../../.tmp/e2e/env', import.meta.url);
+  if (!existsSync(file)) return {};
+  return Object.fromEntries(
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('='))
+      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+  );
+}
+
+/** The e2e environment, or null (after printing the SKIP line, or registering a failing test under FLUIDCAP_E2E=require). */
+export function e2eEnv(what: string): E2eEnv | null {
+  const e = { ...fromFile(), ...process.env };
+  const ok = e.FLUIDCAP_E2E_SSH_PORT && e.FLUIDCAP_E2E_KEY && e.FLUIDCAP_E2E_KNOWN_HOSTS && existsSync(e.FLUIDCAP_E2E_KEY) && existsSync('/var/run/docker.sock');
+  if (!ok) {
+    if (process.env.FLUIDCAP_E2E === 'require') {
+      test(`${what}: e2e environment present (FLUIDCAP_E2E=require)`, () => {
+        assert.unreachable('no sshd/docker: run scripts/ci/setup-e2e.sh (writes .tmp/e2e/env)');
+      });
+    } else {
+      console.log('SKIP e2e: no sshd/docker (set FLUIDCAP_E2E=require to fail instead)');
+    }
+    return null;
+  }
+  return {
+    sshHost: e.FLUIDCAP_E2E_SSH_HOST ?? '127.0.0.1',
+    sshPort: Number(e.FLUIDCAP_E2E_SSH_PORT),
+    user: e.FLUIDCAP_E2E_SSH_USER ?? 'root',
+    key: e.FLUIDCAP_E2E_KEY!,
+    knownHosts: e.FLUIDCAP_E2E_KNOWN_HOSTS!,
+    sshdPidFile: e.FLUIDCAP_E2E_SSHD_PID_FILE ?? '',
+    sshdConfig: e.FLUIDCAP_E2E_SSHD_CONFIG ?? '',
+    image: e.FLUIDCAP_E2E_IMAGE ?? 'fluidcap/sim:dev',
+  };
+}
+
+/** The e2e sshd as an inventory host. */
+export function e2eHost(env: E2eEnv, overrides: Partial<InventoryHost> = {}): InventoryHost {
+  return {
+    name: 'e2e',
+    address: env.sshHost,
+    port: env.sshPort,
+    user: env.user,
+    key: env.key,
+    knownHosts: env.knownHosts,
+    docker: { socket: '/var/run/docker.sock' },
+    labels: {},
+    nvidiaSmi: 'nvidia-smi',
+    ...overrides,
+  };
+}
