@@ -112,7 +112,8 @@ export class SummaryAccumulator {
     return meets;
   }
 
-  summarize(): RequestSummary {
+  /** durationS here overrides the constructor's (known only once every request is in). */
+  summarize(overrides: { durationS?: number } = {}): RequestSummary {
     const method = this.opts.method ?? 'nearest-rank';
     const cols = this.cols.build();
     const cache: SortedCache = {};
@@ -128,7 +129,7 @@ export class SummaryAccumulator {
     for (const c of columns) cache[c] = sortedSucceeded(cols, c);
     cache.fluidity = { sorted: sortedCopy(cols.fluidity), notApplicable: 0 };
     const dist = (c: LatencyColumn) => distribution((cache[c] as { sorted: Float64Array }).sorted, method);
-    const durationS = this.opts.durationS ?? this.lastEndS;
+    const durationS = overrides.durationS ?? this.opts.durationS ?? this.lastEndS;
     const perS = (x: number) => (durationS > 0 ? x / durationS : 0);
     const f = this.opts.slo.fluidity;
     return {

@@ -1,11 +1,94 @@
-// Placeholder until the verb's issue lands; replaced by its owner.
+// `fluidcap analyze <runDir | timelines.jsonl>`: recompute every metric from archived timelines,
+// no server needed. Exit codes: 0 = every line was valid; 1 = some lines were bad (reported on
+// stderr, the metrics of the valid lines printed); 2 = nothing usable (missing/empty/all-bad file,
+// bad flag), one clear message and no stack trace. An SLO that fails is a result, not an error:
+// it is printed (and in --json) but does not change the exit code.
 import type { VerbFactory } from '../command.ts';
-import { UserError } from '../../util/errors.ts';
+import { UserError, describeValue } from '../../util/errors.ts';
+import { parseDurationS } from '../../util/duration.ts';
+import { analyzeTarget } from '../../analyze/analyzeRun.ts';
+import { PERCENTILE_METHODS, type PercentileMethod } from '../../metrics/percentile.ts';
 
-export const analyzeCommand: VerbFactory = () => ({
+interface AnalyzeArgs {
+  target: string;
+  tbtDeadline?: string;
+  ttftDeadline?: string;
+  ttftSlack?: string;
+  percentile?: number;
+  minFluidity?: number;
+  percentileMethod: string;
+  json: boolean;
+}
+
+function durationFlag(flag: string, value: string | undefined, positive: boolean): number | undefined {
+  if (value === undefined) return undefined;
+  const s = parseDurationS(value);
+  if (s === null || s < 0 || (positive && s === 0)) {
+    throw new UserError(
+      `--${flag} must be a duration such as 25ms, 2s or 10m${positive ? ' > 0' : ' >= 0'}, got ${describeValue(value)}`,
+    );
+  }
+  return s;
+}
+
+function numberFlag(flag: string, value: unknown, ok: (v: number) => boolean, expected: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number' || !Number.isFinite(value) || !ok(value)) {
+    throw new UserError(`--${flag} must be ${expected}, got ${describeValue(value)}`);
+  }
+  return value;
+}
+
+// stdout with backpressure; a closed pipe (`| head`) ends output quietly instead of crashing.
+function stdoutWriter(): (text: string) => Promise<void> {
+  let closed = false;
+  process.stdout.on('error', () => {
+    closed = true;
+  });
+  return (text) =>
+    new Promise((resolve) => {
+      if (closed || process.stdout.destroyed) return resolve();
+      if (process.stdout.write(text)) resolve();
+      else {
+        process.stdout.once('drain', resolve);
+        process.stdout.once('close', resolve);
+      }
+    });
+}
+
+export const analyzeCommand: VerbFactory = (setExit) => ({
   command: 'analyze <target>',
-  describe: '(not built yet)',
-  handler: () => {
-    throw new UserError('"analyze" is not built yet');
+  describe: 'Recompute every metric from archived timelines (a run directory or one timelines.jsonl)',
+  builder: (y) =>
+    y
+      .positional('target', { type: 'string', describe: 'run directory (results/<run>) or a timelines.jsonl file' })
+      .option('tbt-deadline', { type: 'string', describe: 'TBT deadline D_d for the fluidity-index, e.g. 25ms' })
+      .option('ttft-deadline', { type: 'string', describe: 'fixed first-token deadline D_p for every request (instead of the prefill fit + slack)' })
+      .option('ttft-slack', { type: 'string', describe: "slack added to the fit's predicted prefill (default: the run's, else 0.3s)" })
+      .option('percentile', { type: 'number', describe: 'fluidity SLO percentile of requests (default 99)' })
+      .option('min-fluidity', { type: 'number', describe: 'fluidity each of those requests must reach (default 0.9)' })
+      .option('percentile-method', { type: 'string', default: 'nearest-rank', describe: 'nearest-rank | linear (exact, stated in the output)' })
+      .option('json', { type: 'boolean', default: false, describe: 'print {"requests":[...],"summary":{...}} (SPEC §2)' })
+      .epilog(
+        'Exit codes: 0 all lines valid; 1 some lines bad (each reported on stderr with file:line, field and value; metrics of the valid lines still printed); 2 nothing usable or a bad flag.',
+      ),
+  handler: async (raw) => {
+    const argv = raw as unknown as AnalyzeArgs;
+    if (!(PERCENTILE_METHODS as readonly string[]).includes(argv.percentileMethod)) {
+      throw new UserError(`--percentile-method must be one of ${PERCENTILE_METHODS.join(', ')}, got ${describeValue(argv.percentileMethod)}`);
+    }
+    const overrides = {
+      tbtDeadlineS: durationFlag('tbt-deadline', argv.tbtDeadline, true),
+      ttftDeadlineS: durationFlag('ttft-deadline', argv.ttftDeadline, true),
+      ttftSlackS: durationFlag('ttft-slack', argv.ttftSlack, false),
+      percentile: numberFlag('percentile', argv.percentile, (v) => v > 0 && v <= 100, 'a percentile > 0 and <= 100'),
+      minFluidity: numberFlag('min-fluidity', argv.minFluidity, (v) => v >= 0 && v <= 1, 'a number within 0..1'),
+    };
+    for (const k of Object.keys(overrides) as (keyof typeof overrides)[]) if (overrides[k] === undefined) delete overrides[k];
+    const outcome = await analyzeTarget(
+      { target: argv.target, json: argv.json, method: argv.percentileMethod as PercentileMethod, overrides },
+      { write: stdoutWriter(), warn: (line) => process.stderr.write(`${line}\n`) },
+    );
+    if (outcome.exitCode !== 0) setExit(outcome.exitCode);
   },
 });
