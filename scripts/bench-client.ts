@@ -1,0 +1,87 @@
+// npm run bench:client — how much timing error the client itself adds. The simulated engine runs
+// in its own process; for 100/500/1000/2000 concurrent streams, with 1 receiving worker and with N,
+// prints receive−emit p50/p99/max (from the engine's fluidcap_emit_ns), dispatch lag p99,
+// event-loop delay p99 and tokens/s. Options: --streams 100,500 --workers 1,2 --output 200
+// --time-scale 1 --model tiny. Keep runs short on a shared machine.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { planProbe } from '../harness/load/plan.ts';
+import { runProbe } from '../harness/load/runProbe.ts';
+import { workloadSchema } from '../harness/load/workloadSpec.ts';
+
+const { values } = parseArgs({
+  options: {
+    streams: { type: 'string', default: '100,500,1000,2000' },
+    workers: { type: 'string', default: `1,${Math.max(2, availableParallelism())}` },
+    output: { type: 'string', default: '200' },
+    prompt: { type: 'string', default: '64' },
+    'time-scale': { type: 'string', default: '1' },
+    model: { type: 'string', default: 'tiny' },
+    'ramp-s': { type: 'string', default: '0.5' },
+  },
+});
+const streamCounts = values.streams.split(',').map(Number);
+const workerCounts = values.workers.split(',').map(Number);
+const outputTokens = Number(values.output);
+
+/** Starts `fluidcap sim serve` in its own process and resolves with its URL. */
+function startSim(maxSeqs: number): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(
+    process.execPath,
+    ['bin/fluidcap.js', 'sim', 'serve', '--port', '0', '--model', values.model, '--time-scale', values['time-scale'],
+      '--max-num-seqs', String(maxSeqs), '--max-num-batched-tokens', String(Math.max(8192, maxSeqs * Number(values.prompt))), '--log-stats-interval', '0'],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (b: Buffer) => {
+      out += b.toString();
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m) resolve({ url: m[1], child });
+    });
+    child.once('exit', (code) => reject(new Error(`sim exited with ${code} before listening: ${out}`)));
+  });
+}
+
+const ms = (s: number | null | undefined) => (s === null || s === undefined ? '   n/a' : (s * 1000).toFixed(2).padStart(6));
+const maxStreams = Math.max(...streamCounts);
+const sim = await startSim(maxStreams);
+console.log(`simulated engine (own process) at ${sim.url}, model ${values.model}, time scale ${values['time-scale']}; ${outputTokens} output tokens per stream; ${availableParallelism()} cores`);
+console.log('streams workers   tokens/s  recv−emit p50    p99    max (ms)  dispatch-lag p99  loop-delay p99  ok/total  verdict');
+try {
+  for (const streams of streamCounts) {
+    for (const workers of workerCounts) {
+      const workload = workloadSchema.parse({ lengths: { prompt: Number(values.prompt), output: outputTokens }, arrivals: { process: 'constant' }, seed: streams });
+      // All streams start within the ramp, so they are all in flight together for most of the run.
+      const plan = planProbe({ workload, rateQps: streams / Number(values['ramp-s']), requests: streams, maxContextTokens: 1 << 20 });
+      const dir = mkdtempSync(join(tmpdir(), 'fluidcap-bench-'));
+      try {
+        const r = await runProbe(plan, { outDir: dir, baseUrl: sim.url, model: values.model, workers, metricsUrl: false, requestTimeoutS: 600, stallTimeoutS: 60 });
+        const { readFileSync } = await import('node:fs');
+        let tokens = 0;
+        let first = Infinity;
+        let last = 0;
+        for (const line of readFileSync(r.timelinesFile, 'utf8').trim().split('\n')) {
+          const rec = JSON.parse(line) as { chunks: [number, number][] };
+          for (const [t, k] of rec.chunks) {
+            tokens += k;
+            first = Math.min(first, t);
+            last = Math.max(last, t);
+          }
+        }
+        const h = r.clientHealth;
+        const rme = h.recvMinusEmit;
+        console.log(
+          `${String(streams).padStart(7)} ${String(workers).padStart(7)} ${Math.round(tokens / (last - first)).toString().padStart(10)}  ${ms(rme?.p50S)}  ${ms(rme?.p99S)} ${ms(rme?.maxS)}        ${ms(h.dispatchLagP99S)}          ${ms(h.eventLoopDelayP99S)}    ${r.byStatus.ok}/${r.planned}  ${h.verdict}`,
+        );
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }
+  }
+} finally {
+  sim.child.kill('SIGTERM');
+}
