@@ -48,13 +48,14 @@ const hostSchema = z
     labels: z.record(z.string(), z.string()).default({}),
   })
   .superRefine((h, ctx) => {
+    if (h.key === undefined && h.agent === undefined && typeof h.name !== 'string') return;
     if (h.key === undefined && (h.agent === undefined || h.agent === false)) {
       ctx.addIssue({ code: 'custom', path: ['key'], input: h.key, message: 'must be set (a private key file), or set agent: true' });
     }
     if (h.passphraseEnv !== undefined && h.key === undefined) {
       ctx.addIssue({ code: 'custom', path: ['passphraseEnv'], input: h.passphraseEnv, message: 'needs key (a passphrase unlocks a key file)' });
     }
-  });
+  }, { when: (p) => typeof p.value === 'object' && p.value !== null });
 
 /** Inventory file schema (hosts and named groups of them). */
 export const inventorySchema = z
@@ -63,18 +64,21 @@ export const inventorySchema = z
     groups: z.record(z.string().regex(NAME_RE), z.array(z.string()).min(1)).default({}),
   })
   .superRefine((inv, ctx) => {
+    if (!Array.isArray(inv.hosts)) return;
     const names = new Set<string>();
     inv.hosts.forEach((h, i) => {
+      if (typeof h?.name !== 'string') return;
       if (names.has(h.name)) ctx.addIssue({ code: 'custom', path: ['hosts', i, 'name'], input: h.name, message: 'must be unique' });
       names.add(h.name);
     });
-    for (const [group, members] of Object.entries(inv.groups)) {
+    for (const [group, members] of Object.entries(inv.groups ?? {})) {
+      if (!Array.isArray(members)) continue;
       if (names.has(group)) ctx.addIssue({ code: 'custom', path: ['groups', group], input: group, message: 'must not share a name with a host' });
       members.forEach((m, i) => {
-        if (!names.has(m)) ctx.addIssue({ code: 'custom', path: ['groups', group, i], input: m, message: `must name a host in hosts (${[...names].join(', ')})` });
+        if (typeof m === 'string' && !names.has(m)) ctx.addIssue({ code: 'custom', path: ['groups', group, i], input: m, message: `must name a host in hosts (${[...names].join(', ')})` });
       });
     }
-  });
+  }, { when: (p) => typeof p.value === 'object' && p.value !== null });
 
 export type InventoryHost = z.output<typeof hostSchema> & { local?: false };
 export type Inventory = z.output<typeof inventorySchema> & { file: string };
@@ -132,10 +136,11 @@ export function parseInventory(raw: unknown, file: string): { ok: true; inventor
   }
   const problems = result.error.issues.map((issue) => {
     const input = 'input' in issue && issue.input !== undefined ? issue.input : valueAt(raw, issue.path);
-    let message = issue.message;
-    if (issue.code === 'unrecognized_keys') message = `has unknown field(s) ${issue.keys.join(', ')}`;
-    else if (!/^(must|has|needs)\b/.test(message)) message = `must be valid: ${message}`;
     const where = issue.path.length > 0 ? `${pathOf(issue.path, raw)} ` : '';
+    if (issue.code === 'unrecognized_keys') return `${file}: ${where}has unknown field(s) ${issue.keys.join(', ')}`;
+    let message = issue.message;
+    if (issue.code === 'invalid_type') message = `must be ${issue.expected === 'array' ? 'a list' : `a ${issue.expected}`}`;
+    else if (!/^(must|has|needs)\b/.test(message)) message = `must be valid: ${message}`;
     return `${file}: ${where}${message}, got ${describeValue(input)}`;
   });
   return { ok: false, problems };
