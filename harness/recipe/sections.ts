@@ -10,8 +10,18 @@ export const profileSchema = z
     repeats: positiveInt().default(3),
     warmup: z.number().int().min(0).default(2),
     requestTimeout: durationS().default(120),
+    /** The fit is refused below this R². */
+    minR2: z.number().min(0).max(1).default(0.95),
+    /** Repeats at one length may vary by this coefficient of variation... */
+    maxRepeatCv: z.number().positive().default(0.2),
+    /** ...unless their standard deviation is below this: a shared host's scheduling jitter is ~ms. */
+    noiseFloor: durationS({ allowZero: true }).default(0.005),
   })
-  .transform(({ requestTimeout, ...rest }) => ({ ...rest, requestTimeoutS: requestTimeout }));
+  .transform(({ requestTimeout, noiseFloor, minR2, maxRepeatCv, ...rest }) => ({
+    ...rest,
+    requestTimeoutS: requestTimeout,
+    fitBounds: { minR2, maxRepeatCv, noiseFloorS: noiseFloor },
+  }));
 
 const qpsSchema = z
   .strictObject({

@@ -1,11 +1,99 @@
-// Placeholder until the verb's issue lands; replaced by its owner.
+// `fluidcap run <recipe.yaml>`: the capacity pipeline, or its resolved plan with --dry-run.
+// Ctrl-C stops the probe in progress, keeps what it received, releases the engine, prints the
+// resume command and exits 130; a second Ctrl-C exits at once.
+import { stringify } from 'yaml';
 import type { VerbFactory } from '../command.ts';
 import { UserError } from '../../util/errors.ts';
+import { dryRun, runCapacity } from '../../capacity/runCapacity.ts';
+import { createProgress } from '../../capacity/progress.ts';
+import { loadInventory } from '../../provision/inventory.ts';
+import { formatDockerRun } from '../../provision/containerSpec.ts';
+import type { RunPlan } from '../../capacity/runPlan.ts';
 
-export const runCommand: VerbFactory = () => ({
-  command: 'run <recipe>',
-  describe: '(not built yet)',
-  handler: () => {
-    throw new UserError('"run" is not built yet');
+interface RunArgs {
+  recipe?: string;
+  hosts?: string;
+  out: string;
+  resume?: string;
+  dryRun: boolean;
+  json: boolean;
+  earlyStop?: boolean;
+  acceptNewHostKey: boolean;
+}
+
+function describePlan(plan: RunPlan): string {
+  const lines = [stringify({ ...plan, profile: { ...plan.profile, requests: `${plan.profile.requests.length} requests` } }, { aliasDuplicateObjects: false }).trimEnd()];
+  if (plan.engine.kind === 'container') lines.push('', `# equivalent docker command (not executed):`, `# ${formatDockerRun(plan.engine.spec)}`);
+  return lines.join('\n') + '\n';
+}
+
+export const runCommand: VerbFactory = (setExit) => ({
+  command: 'run [recipe]',
+  describe: 'find the highest request rate that meets the recipe\'s SLO (provision, profile, search, archive, report)',
+  builder: (y) =>
+    y
+      .positional('recipe', { type: 'string', describe: 'recipe YAML file' })
+      .option('hosts', { type: 'string', describe: 'inventory YAML naming the GPU hosts' })
+      .option('out', { type: 'string', default: 'results', describe: 'directory that receives the run directory' })
+      .option('resume', { type: 'string', describe: 'continue an interrupted run directory' })
+      .option('dry-run', { type: 'boolean', default: false, describe: 'print the resolved plan and exit' })
+      .option('json', { type: 'boolean', default: false, describe: 'print the plan or capacity.json as JSON' })
+      .option('early-stop', { type: 'boolean', describe: 'override search.earlyStop (--no-early-stop runs every probe to its end)' })
+      .option('accept-new-host-key', { type: 'boolean', default: false, describe: 'pin the key of a host missing from known_hosts' }),
+  handler: async (raw) => {
+    const args = raw as unknown as RunArgs;
+    if (!args.recipe && !args.resume) throw new UserError('run needs a recipe file (or --resume <runDir>)');
+    if (args.dryRun) {
+      if (!args.recipe) throw new UserError('--dry-run needs a recipe file');
+      const plan = await dryRun(args.recipe);
+      process.stdout.write(args.json ? JSON.stringify(plan, null, 2) + '\n' : describePlan(plan));
+      return;
+    }
+    const inventory = args.hosts ? await loadInventory(args.hosts) : undefined;
+    const abort = new AbortController();
+    let interrupts = 0;
+    const onSignal = (signal: NodeJS.Signals) => {
+      interrupts += 1;
+      if (interrupts > 1) {
+        process.stderr.write(`\nfluidcap: second ${signal}: exiting now (the engine may be left running: fluidcap clean)\n`);
+        process.exit(130);
+      }
+      process.stderr.write(`\nfluidcap: ${signal}: stopping the current probe and releasing the engine (again to force)\n`);
+      abort.abort();
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+    const progress = createProgress(process.stderr);
+    try {
+      const outcome = await runCapacity({
+        recipeFile: args.recipe ?? '',
+        outDir: args.out,
+        resumeDir: args.resume,
+        inventory,
+        connect: { acceptNewHostKey: args.acceptNewHostKey },
+        signal: abort.signal,
+        log: (line) => progress.log(line),
+        progress,
+        earlyStop: args.earlyStop,
+      });
+      if (outcome.status === 'interrupted') {
+        process.stderr.write(`fluidcap: run interrupted (${outcome.reason}); data kept in ${outcome.runDir}\n`);
+        process.stderr.write(`resume with: fluidcap run --resume ${outcome.runDir}\n`);
+        setExit(130);
+        return;
+      }
+      const cap = outcome.capacity!;
+      if (args.json) process.stdout.write(JSON.stringify(cap, null, 2) + '\n');
+      else {
+        process.stdout.write(
+          `capacity: ${cap.capacityQps} QPS (${cap.reason})\n` +
+            `bracket: pass ${cap.bracket.passQps ?? '-'} / fail ${cap.bracket.failQps ?? '-'} QPS, ${cap.probes.length} probes, ${cap.probeTimeS.toFixed(0)} s of load\n` +
+            `results: ${outcome.runDir} (capacity.json, report.md, report.html)\n`,
+        );
+      }
+    } finally {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    }
   },
 });

@@ -1,0 +1,89 @@
+// Brings up the engine a run plan names, whichever way it is launched (local child process,
+// container on a host through Docker over SSH or the local socket, or an existing endpoint), and
+// gives the pipeline one shape to use and release.
+import { join } from 'node:path';
+import { startLocalSim } from '../provision/localProcess.ts';
+import { launchEngine, type Engine, type EngineExit } from '../provision/launcher.ts';
+import { resolveHosts, type Inventory } from '../provision/inventory.ts';
+import type { ConnectOptions } from '../provision/sshConnection.ts';
+import type { TargetSpec } from '../provision/targetSpec.ts';
+import type { RunPlan } from './runPlan.ts';
+
+export interface EngineSession {
+  baseUrl: string;
+  /** Model name requests carry (from the plan, or the endpoint's first listed model). */
+  servedModel: string;
+  apiKey: string | undefined;
+  facts: Record<string, unknown>;
+  timeToReadyS: number | null;
+  /** Called once if the engine dies before stop() (the probe in progress ends with errors). */
+  onExit(cb: (message: string) => void): void;
+  /** Samples GPU telemetry into `file` while a probe runs, when the host has nvidia-smi. */
+  startGpuTelemetry(file: string): () => Promise<void>;
+  /** Releases the engine; `verified` says no container with the run's label is left. */
+  stop(): Promise<{ verified: boolean; problems: string[] }>;
+}
+
+export interface SessionOptions {
+  runDir: string;
+  target: TargetSpec;
+  inventory?: Inventory;
+  connect?: ConnectOptions;
+  log: (line: string) => void;
+  signal?: AbortSignal;
+}
+
+/** Launches (or attaches to) the plan's engine and resolves once it answers. */
+export async function startEngineSession(plan: RunPlan, opts: SessionOptions): Promise<EngineSession> {
+  const launch = plan.engine;
+  if (launch.kind === 'local-process') {
+    opts.log(`starting the simulated engine locally: fluidcap sim serve ${launch.argv.join(' ')}`);
+    const local = await startLocalSim(launch.argv, { logPath: join(opts.runDir, 'server.log'), readyTimeoutS: opts.target.readyTimeoutS });
+    let stopped = false;
+    return {
+      baseUrl: local.baseUrl,
+      servedModel: plan.servedModel,
+      apiKey: undefined,
+      facts: { engine: 'sim', launch: 'local-process', pid: local.pid, baseUrl: local.baseUrl, gpu: { available: false, reason: 'simulated engine: no GPU' } },
+      timeToReadyS: local.timeToReadyS,
+      onExit(cb) {
+        void local.exited.then(({ exitCode, signal }) => {
+          if (!stopped) cb(`the simulated engine exited (code ${exitCode ?? 'none'}${signal ? `, signal ${signal}` : ''})`);
+        });
+      },
+      startGpuTelemetry: () => async () => {},
+      async stop() {
+        stopped = true;
+        await local.stop();
+        return { verified: true, problems: [] };
+      },
+    };
+  }
+
+  const host = launch.kind === 'endpoint' ? resolveHosts(undefined, 'local')[0] : resolveHosts(opts.inventory, launch.host)[0];
+  const apiKey = launch.kind === 'endpoint' && launch.apiKeyEnv ? process.env[launch.apiKeyEnv] : undefined;
+  const engine: Engine = await launchEngine(launch.kind === 'endpoint' ? { engine: 'endpoint', url: launch.url } : launch.spec, host, {
+    runDir: opts.runDir,
+    log: opts.log,
+    signal: opts.signal,
+    connect: opts.connect,
+    access: opts.target.access,
+    gpuIdle: opts.target.gpuIdle,
+  });
+  const servedModel = opts.target.model ?? engine.facts.models[0] ?? plan.servedModel;
+  return {
+    baseUrl: engine.baseUrl,
+    servedModel,
+    apiKey,
+    facts: { ...engine.facts },
+    timeToReadyS: engine.facts.timeToReadyS,
+    onExit(cb) {
+      engine.onExit((e: EngineExit) => cb(e.message));
+    },
+    startGpuTelemetry: (file) => engine.startGpuTelemetry(file),
+    async stop() {
+      const report = await engine.stop();
+      return { verified: report.remaining.length === 0 && report.problems.length === 0, problems: report.problems };
+    },
+  };
+}

@@ -1,0 +1,154 @@
+// Declaration apart from execution: a validated recipe resolves to this plain-data plan (engine
+// launch, profile requests, search bounds, SLO, probe settings). `--dry-run` prints it; the runner
+// executes it. Pure: the caller supplies the run id and the catalog lookups.
+import type { Recipe } from '../recipe/parse.ts';
+import type { Slo } from '../metrics/slo.ts';
+import { renderContainerSpec, type ContainerSpec } from '../provision/containerSpec.ts';
+import { planProfile, type ProfilePlan } from './profilePlan.ts';
+import type { SearchBounds } from './search.ts';
+import { UserError } from '../util/errors.ts';
+
+/** How the engine comes up: a local child process (sim without image), a container, or nothing. */
+export type EngineLaunch =
+  | { kind: 'local-process'; argv: string[] }
+  | { kind: 'container'; host: string; spec: ContainerSpec }
+  | { kind: 'endpoint'; url: string; apiKeyEnv: string | null };
+
+export interface ProbeSettings {
+  requests: number;
+  durationLimitS: number;
+  warmupFraction: number;
+  requestTimeoutS: number;
+  stallTimeoutS: number;
+  concurrency: number | null;
+  workers: number | null;
+  earlyStop: boolean;
+}
+
+export interface RunPlan {
+  runId: string;
+  recipeName: string;
+  recipeFile: string;
+  engine: EngineLaunch;
+  /** The name requests carry in `model` (vLLM serves the HF id; the sim its catalog name). */
+  servedModel: string;
+  maxContextTokens: number;
+  gpuProfile: string | null;
+  gpuCount: number;
+  profile: ProfilePlan;
+  search: SearchBounds;
+  probe: ProbeSettings;
+  slo: Slo;
+  /** Baseline SLOs every probe is also judged under (Metron Fig. 6), each with its own name. */
+  baselines: Record<string, Slo>;
+  seed: number;
+}
+
+export interface PlanContext {
+  runId: string;
+  /** Context length of a catalog model, or null when the catalog does not know it. */
+  modelContext: (model: string) => number | null;
+}
+
+/** SLO entries carry the user's own text when the recipe file has it. */
+export function sloWithSources(slo: Slo, sloText: Record<string, string>): Slo {
+  const out: Record<string, unknown> = {};
+  for (const [name, entry] of Object.entries(slo)) {
+    if (entry === undefined) continue;
+    out[name] = { ...entry, source: sloText[name] ?? entry.source };
+  }
+  return out as Slo;
+}
+
+/**
+ * The papers' baseline definitions, judged on the same probes: each latency SLO the recipe names
+ * on its own, and defaults tied to the fluidity SLO for those it does not (TBT P99 and TPOT P99 at
+ * the TBT deadline; scheduling delay P99 within the TTFT slack; TTFT P99 within 2 s, Vidur's bound).
+ */
+export function baselineSlos(slo: Slo): Record<string, Slo> {
+  const f = slo.fluidity;
+  const out: Record<string, Slo> = {};
+  const ttft = slo.ttft ?? { percentile: 99, maxS: 2, source: 'ttft p99 <= 2s (default baseline)' };
+  const tbt =
+    slo.tbt ?? (f ? { percentile: 99, maxS: f.tbtDeadlineS, source: `tbt p99 <= ${f.tbtDeadlineS * 1000}ms (default baseline)` } : undefined);
+  const tpot =
+    slo.tpot ?? (f ? { percentile: 99, maxS: f.tbtDeadlineS, source: `tpot p99 <= ${f.tbtDeadlineS * 1000}ms (default baseline)` } : undefined);
+  const sched =
+    slo.schedulingDelay ??
+    (f ? { percentile: 99, maxS: f.ttftSlackS, source: `schedulingDelay p99 <= ${f.ttftSlackS}s (default baseline)` } : undefined);
+  if (f) out['fluidity'] = { fluidity: f };
+  out['ttft+tbt'] = tbt ? { ttft, tbt } : { ttft };
+  if (tpot) out['tpot'] = { tpot };
+  if (sched) out['schedulingDelay'] = { schedulingDelay: sched };
+  if (slo.e2e) out['e2e'] = { e2e: slo.e2e };
+  return out;
+}
+
+/** Resolves the recipe into the plan; throws UserError for what only the catalog can tell. */
+export function planRun(recipe: Recipe, ctx: PlanContext): RunPlan {
+  const t = recipe.target;
+  const model = t.model ?? 'endpoint-default';
+  const catalogContext = t.model ? ctx.modelContext(t.model) : null;
+  if (t.engine === 'sim' && catalogContext === null) {
+    throw new UserError(`${recipe.source.file}: target.model must name a model of the simulated engine's catalog, got "${t.model}" (string)`);
+  }
+  const maxContextTokens = t.engineArgs.maxModelLen ?? catalogContext ?? 4096;
+
+  let engine: EngineLaunch;
+  if (t.engine === 'endpoint') {
+    engine = { kind: 'endpoint', url: t.endpoint!.url.replace(/\/$/, ''), apiKeyEnv: t.endpoint!.apiKeyEnv ?? null };
+  } else {
+    const spec = renderContainerSpec(t, { runId: ctx.runId })!;
+    if (t.engine === 'sim' && t.image === undefined) {
+      // No image: the engine runs as a child process here, on a free loopback port.
+      engine = { kind: 'local-process', argv: withListenAddress(spec.argv, '127.0.0.1', 0) };
+    } else {
+      engine = { kind: 'container', host: t.host, spec };
+    }
+  }
+
+  const profile = planProfile(recipe.profile, { maxContextTokens });
+  if (profile.problems.length > 0) {
+    throw new UserError(`${recipe.source.file}: profile cannot run: ${profile.problems.join('; ')}`);
+  }
+  const slo = sloWithSources(recipe.slo as Slo, recipe.source.sloText);
+  const p = recipe.search.probe;
+  return {
+    runId: ctx.runId,
+    recipeName: recipe.name,
+    recipeFile: recipe.source.file,
+    engine,
+    servedModel: model,
+    maxContextTokens,
+    gpuProfile: t.gpuProfile ?? null,
+    gpuCount: t.engine === 'endpoint' ? 0 : t.tensorParallel,
+    profile,
+    search: { qps: recipe.search.qps, tolerance: recipe.search.tolerance, maxProbes: recipe.search.maxProbes },
+    probe: {
+      requests: p.requests,
+      durationLimitS: p.durationLimitS,
+      warmupFraction: p.warmupFraction,
+      requestTimeoutS: p.requestTimeoutS,
+      stallTimeoutS: p.stallTimeoutS,
+      concurrency: p.concurrency ?? null,
+      workers: p.workers ?? null,
+      earlyStop: recipe.search.earlyStop,
+    },
+    slo,
+    baselines: baselineSlos(slo),
+    seed: recipe.workload.seed,
+  };
+}
+
+/** Replaces the values of --host and --port in an argv (the container spec listens on 0.0.0.0). */
+function withListenAddress(argv: readonly string[], host: string, port: number): string[] {
+  const out = [...argv];
+  const set = (flag: string, value: string) => {
+    const i = out.indexOf(flag);
+    if (i >= 0) out[i + 1] = value;
+    else out.push(flag, value);
+  };
+  set('--host', host);
+  set('--port', String(port));
+  return out;
+}

@@ -1,0 +1,73 @@
+// Reads a recipe file: YAML syntax errors with line and column, then schema problems, then the
+// checks that need the disk (GPU profile, trace file). Throws one UserError listing them all.
+import { readFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { parseDocument, isMap, isPair, isScalar, type Node } from 'yaml';
+import { UserError, describeValue } from '../util/errors.ts';
+import { parseRecipe, type Recipe } from './parse.ts';
+import { listGpuProfiles } from '../catalog/gpus.ts';
+
+/** Reads the YAML file and returns its decoded value plus its text, or throws a UserError naming the line. */
+export async function readYamlFile(file: string): Promise<{ raw: unknown; text: string; doc: ReturnType<typeof parseDocument> }> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new UserError(`${file}: cannot read the file (${code === 'ENOENT' ? 'no such file' : code ?? String(err)})`);
+  }
+  const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    const lines = doc.errors.map((e) => {
+      const at = e.linePos?.[0];
+      return `${file}:${at ? `${at.line}:${at.col}` : ''} YAML ${e.message.split('\n')[0]}`;
+    });
+    throw new UserError(lines.join('\n'));
+  }
+  return { raw: doc.toJS(), text, doc };
+}
+
+/** The text of each `slo.<name>` entry as written, whitespace collapsed, so reports quote the user. */
+function sloTexts(doc: ReturnType<typeof parseDocument>, text: string): Record<string, string> {
+  const slo = doc.get('slo', true) as Node | undefined;
+  const out: Record<string, string> = {};
+  if (!isMap(slo)) return out;
+  for (const pair of slo.items) {
+    if (!isPair(pair) || !isScalar(pair.key)) continue;
+    const start = pair.key.range?.[0];
+    const end = (pair.value as Node | null)?.range?.[1];
+    if (start === undefined || end === undefined) continue;
+    out[String(pair.key.value)] = text.slice(start, end).replace(/\s+/g, ' ').trim();
+  }
+  return out;
+}
+
+/** Loads and fully validates a recipe before anything is launched. */
+export async function loadRecipe(file: string): Promise<Recipe> {
+  const { raw, text, doc } = await readYamlFile(file);
+  const result = parseRecipe(raw, { file, dir: dirname(resolve(file)), sloText: sloTexts(doc, text) });
+  if (!result.ok) throw new UserError(`${file} has ${plural(result.problems.length, 'problem')}:\n  ${result.problems.join('\n  ')}`);
+  const problems = diskProblems(result.recipe);
+  if (problems.length > 0) throw new UserError(`${file} has ${plural(problems.length, 'problem')}:\n  ${problems.join('\n  ')}`);
+  return result.recipe;
+}
+
+function diskProblems(recipe: Recipe): string[] {
+  const problems: string[] = [];
+  const { file } = recipe.source;
+  const gpuProfile = (recipe.target as { gpuProfile?: string }).gpuProfile;
+  if (gpuProfile !== undefined) {
+    const known = listGpuProfiles();
+    if (!known.includes(gpuProfile)) {
+      problems.push(`${file}: target.gpuProfile must name a profile in gpu-profiles/ (${known.join(', ')}), got ${describeValue(gpuProfile)}`);
+    }
+  }
+  const lengths = (recipe.workload as { lengths?: { trace?: string } }).lengths;
+  if (lengths?.trace !== undefined && !existsSync(resolve(recipe.source.dir, lengths.trace))) {
+    problems.push(`${file}: workload.lengths.trace must be an existing CSV file (relative to the recipe), got ${describeValue(lengths.trace)}`);
+  }
+  return problems;
+}
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;

@@ -1,0 +1,39 @@
+// Parse, then trust: a raw recipe (already YAML-decoded) becomes a resolved Recipe or the full list
+// of problems, each naming the file, the field and the value. Nothing downstream re-checks it.
+import { z } from 'zod';
+import { targetSchema } from '../provision/targetSpec.ts';
+import { workloadSchema } from '../load/workloadSpec.ts';
+import { sloSchema } from '../metrics/slo.ts';
+import { profileSchema, searchSchema } from './sections.ts';
+import { formatIssues } from './problems.ts';
+
+export const recipeSchema = z.strictObject({
+  name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'must be letters, digits, ".", "_" or "-"'),
+  description: z.string().optional(),
+  target: targetSchema,
+  workload: workloadSchema,
+  profile: profileSchema.prefault({}),
+  search: searchSchema.prefault({}),
+  slo: sloSchema,
+});
+
+export type RecipeBody = z.output<typeof recipeSchema>;
+
+/** Where a recipe came from: reports quote it and relative paths resolve against `dir`. */
+export interface RecipeSource {
+  file: string;
+  dir: string;
+  /** The text of each SLO as the user wrote it, keyed by SLO name (`ttft: { percentile: 90, max: 2s }`). */
+  sloText: Record<string, string>;
+}
+
+export type Recipe = RecipeBody & { source: RecipeSource };
+
+export type ParseResult = { ok: true; recipe: Recipe } | { ok: false; problems: string[] };
+
+/** Validates a decoded recipe; returns every problem at once. Pure: no file or network access. */
+export function parseRecipe(raw: unknown, source: RecipeSource): ParseResult {
+  const result = recipeSchema.safeParse(raw);
+  if (!result.success) return { ok: false, problems: formatIssues(result.error.issues, raw, source.file) };
+  return { ok: true, recipe: { ...result.data, source } };
+}
