@@ -116,6 +116,7 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
       warmupFraction: plan.probe.warmupFraction,
       signal: abort.signal,
       tbtDeadlineS,
+      clientToleranceS: plan.probe.clientToleranceS ?? undefined,
       shouldStop: (p) => {
         input.onProgress?.(p);
         return early ? early(p) : null;

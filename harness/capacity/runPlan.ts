@@ -23,6 +23,8 @@ export interface ProbeSettings {
   concurrency: number | null;
   workers: number | null;
   earlyStop: boolean;
+  /** null: the load generator's default, min(2 ms, 10% of the TBT deadline). */
+  clientToleranceS: number | null;
 }
 
 export interface RunPlan {
@@ -133,6 +135,7 @@ export function planRun(recipe: Recipe, ctx: PlanContext): RunPlan {
       concurrency: p.concurrency ?? null,
       workers: p.workers ?? null,
       earlyStop: recipe.search.earlyStop,
+      clientToleranceS: p.clientToleranceS ?? null,
     },
     slo,
     baselines: baselineSlos(slo),

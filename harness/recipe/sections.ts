@@ -53,9 +53,12 @@ const probeSchema = z
     stallTimeout: durationS().default(60),
     concurrency: positiveInt().optional(),
     workers: positiveInt().optional(),
+    /** Client timing error above which a probe is invalid; default min(2 ms, 10% of the TBT deadline). */
+    clientTolerance: durationS().optional(),
   })
-  .transform(({ duration, requestTimeout, stallTimeout, warmup, ...rest }) => ({
+  .transform(({ duration, requestTimeout, stallTimeout, warmup, clientTolerance, ...rest }) => ({
     ...rest,
+    clientToleranceS: clientTolerance,
     durationLimitS: duration,
     requestTimeoutS: requestTimeout,
     stallTimeoutS: stallTimeout,
