@@ -10,13 +10,17 @@ import { join, resolve } from 'node:path';
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const EXAMPLE = join(ROOT, 'results', 'examples', 'sim-quickstart');
 const dir = mkdtempSync(join(tmpdir(), 'fluidcap-analyze-'));
+// The child sees no colour settings: NO_COLOR next to the runner's FORCE_COLOR makes node warn on stderr.
+const childEnv = { ...process.env };
+delete childEnv.FORCE_COLOR;
+delete childEnv.NO_COLOR;
 
 function run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((done) => {
     execFile(
       process.execPath,
       [join(ROOT, 'bin', 'fluidcap.js'), 'analyze', ...args],
-      { cwd: dir, maxBuffer: 64 << 20, env: { ...process.env, NO_COLOR: '1' } },
+      { cwd: dir, maxBuffer: 64 << 20, env: childEnv },
       (err, stdout, stderr) => done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
