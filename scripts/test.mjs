@@ -4,13 +4,20 @@
 // Arguments narrow the run: `npm test -- sim` runs the files whose path matches "sim".
 import { spawn } from 'node:child_process';
 
-const pattern = process.argv[2] ?? '.test.ts$';
+// uvu matches its pattern against paths inside tests/; only *.test.ts files are test files.
+const wanted = (process.argv[2] ?? '').replace(/^\^?tests\//, (m) => (m.startsWith('^') ? '^' : ''));
+const pattern = wanted === '' ? '\\.test\\.ts$' : `^(?=${wanted.startsWith('^') ? wanted.slice(1) : `.*(?:${wanted})`}).*\\.test\\.ts$`;
 const limitS = Number(process.env.FLUIDCAP_TEST_TIMEOUT_S ?? 1500);
 const child = spawn(process.execPath, ['node_modules/uvu/bin.js', '-r', 'tsx', 'tests', pattern], {
   stdio: ['ignore', 'pipe', 'inherit'],
-  env: { ...process.env, FORCE_COLOR: '0' },
+  env: { ...withoutColorForcing(process.env), NO_COLOR: '1' },
 });
 let out = '';
+// Both NO_COLOR and FORCE_COLOR set makes every node child warn on stderr; keep only NO_COLOR.
+function withoutColorForcing(env) {
+  const { FORCE_COLOR, ...rest } = env;
+  return rest;
+}
 child.stdout.on('data', (b) => {
   process.stdout.write(b);
   out += b.toString();
