@@ -3,7 +3,7 @@
 // unknown / changed / hashed host keys, unreachable host, sshd killed in the middle of a probe).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
@@ -148,10 +148,28 @@ if (env) {
   });
 
   test('sshd killed in the middle of a probe: onExit reports the lost connection; teardown reconnects and removes the container', async () => {
+    // A private sshd (same host key, own port and pid file), so killing it cannot disturb other tests.
+    const sshdDir = mkdtempSync(join(tmpdir(), 'fluidcap-e2e-sshd-'));
+    const port = await freePort();
+    const config = join(sshdDir, 'sshd_config');
+    const pidFile = join(sshdDir, 'sshd.pid');
+    writeFileSync(config, readFileSync(env.sshdConfig, 'utf8').replace(/^Port .*$/m, `Port ${port}`).replace(/^PidFile .*$/m, `PidFile ${pidFile}`));
+    const knownHosts = join(sshdDir, 'known_hosts');
+    writeFileSync(knownHosts, hostKeyLine.replace(/^\[127\.0\.0\.1\]:\d+/, `[127.0.0.1]:${port}`) + '\n');
+    const startSshd = () => execFileSync('/usr/sbin/sshd', ['-f', config, '-E', join(sshdDir, 'sshd.log')]);
+    const waitListening = async () => {
+      for (let i = 0; i < 50; i++) {
+        if (existsSync(pidFile)) return;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
+    startSshd();
+    await waitListening();
+    const host = e2eHost(env, { port, knownHosts });
     const runId = `e2e-${process.pid}-sshdkill`;
     const spec = simSpec(runId, await freePort());
-    const engine = await launchEngine(spec, e2eHost(env), { runDir: join(runDir, 'kill'), reconnectTimeoutS: 30 });
-    let restarted = false;
+    const engine = await launchEngine(spec, host, { runDir: join(runDir, 'kill'), reconnectTimeoutS: 30 });
+    let killed = false;
     try {
       const exits: EngineExit[] = [];
       const exited = new Promise<void>((resolve) => engine.onExit((e) => (exits.push(e), resolve())));
@@ -164,25 +182,28 @@ if (env) {
         }).then((r) => r.text()),
       );
       await new Promise((r) => setTimeout(r, 300));
-      // Our sshd: the listener (pid file) and the per-connection processes it forked for us.
-      const listener = Number(readFileSync(env.sshdPidFile, 'utf8').trim());
+      // The private sshd: its listener and the per-connection process it forked for us.
+      const listener = Number(readFileSync(pidFile, 'utf8').trim());
       const children = execFileSync('ps', ['-o', 'pid=', '--ppid', String(listener)], { encoding: 'utf8' }).split('\n').map(Number).filter((p) => p > 0);
       process.kill(listener, 'SIGTERM');
       for (const pid of children) process.kill(pid, 'SIGKILL');
+      killed = true;
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([exited, new Promise((_, rej) => (timer = setTimeout(() => rej(new Error('no onExit within 30 s')), 30_000)))]);
       clearTimeout(timer);
       assert.is(exits[0].kind, 'connection-lost');
       assert.match(exits[0].message, /e2e/);
       await Promise.allSettled(probe);
-      // The operator's host comes back; teardown must still find and remove the container.
-      execFileSync('/usr/sbin/sshd', ['-f', env.sshdConfig, '-E', join(dirname(env.sshdConfig), 'sshd.log')]);
-      restarted = true;
     } finally {
-      if (!restarted) execFileSync('/usr/sbin/sshd', ['-f', env.sshdConfig, '-E', join(dirname(env.sshdConfig), 'sshd.log')]);
+      // The operator's host comes back; teardown must still find and remove the container.
+      if (killed) {
+        startSshd();
+        await waitListening();
+      }
       const report = await engine.stop();
       assert.equal(report.remaining, [], report.problems.join('; '));
       assert.equal(report.removed, [`fluidcap-${runId}-sim`]);
+      if (existsSync(pidFile)) process.kill(Number(readFileSync(pidFile, 'utf8').trim()), 'SIGTERM');
     }
     await assertNoLeftover(runId);
   });
