@@ -1,11 +1,27 @@
-// Placeholder until the verb's issue lands; replaced by its owner.
+// `fluidcap report <runDir>`: (re)writes report.md and report.html from a run's archived files, so
+// a report can be regenerated after the renderer improves, without re-running anything.
+import { join } from 'node:path';
 import type { VerbFactory } from '../command.ts';
-import { UserError } from '../../util/errors.ts';
+import { REPORT_FILES, writeReports } from '../../report/write.ts';
+
+interface ReportArgs {
+  runDir: string;
+  json: boolean;
+}
 
 export const reportCommand: VerbFactory = () => ({
   command: 'report <runDir>',
-  describe: '(not built yet)',
-  handler: () => {
-    throw new UserError('"report" is not built yet');
+  describe: 'Write report.md and report.html for a finished run (results/<runId>)',
+  builder: (y) =>
+    y
+      .positional('runDir', { type: 'string', describe: 'run directory holding capacity.json' })
+      .option('json', { type: 'boolean', default: false, describe: 'print {"runDir", "files": [...]} instead of a line per file' })
+      .epilog('Exit codes: 0 reports written; 2 not a finished run (the message names the missing or bad file).'),
+  handler: (raw) => {
+    const argv = raw as unknown as ReportArgs;
+    writeReports(argv.runDir);
+    const files = REPORT_FILES.map((f) => join(argv.runDir, f));
+    if (argv.json) process.stdout.write(JSON.stringify({ runDir: argv.runDir, files }) + '\n');
+    else for (const f of files) process.stdout.write(`wrote ${f}\n`);
   },
 });

@@ -1,0 +1,463 @@
+// Decides what a capacity report says (issue 5 item 4): the capacity and what it means, the SLO as
+// written, every probe, capacity under each baseline SLO (Metron Fig. 6), the fluid token rate, the
+// prefill fit, server metrics, GPU and host facts, cost, method and provenance. Pure: run data in,
+// document blocks out; report.md and report.html are layouts of the same blocks.
+import type { Block, Chart, Inline } from './doc.ts';
+import { heading, para, table } from './doc.ts';
+import type { ProbeData, RunReportData } from './runData.ts';
+import { NONE, fmtChange, fmtNum, fmtPct, fmtSci, fmtSeconds, fmtUsd } from './format.ts';
+import { predictPrefillS } from '../metrics/prefill.ts';
+import type { Slo } from '../metrics/slo.ts';
+
+const PASS = '#1a7f37';
+const FAIL = '#cf222e';
+const INVALID = '#8c959f';
+const LINE = '#0969da';
+
+/** The whole report, in reading order. */
+export function buildReport(data: RunReportData): Block[] {
+  return [
+    ...headline(data),
+    ...sloSection(data),
+    ...probeSection(data),
+    ...baselineSection(data),
+    ...fluidRateSection(data),
+    ...fitSection(data),
+    ...serverMetricsSection(data),
+    ...hostSection(data),
+    ...costSection(data),
+    ...methodSection(data),
+    ...provenanceSection(data),
+  ];
+}
+
+/** Name of the headline SLO value column: the fluidity percentile, else the first latency SLO's. */
+export function headlineSloLabel(slo: Slo): string {
+  if (slo.fluidity) return `fluidity P${slo.fluidity.percentile}`;
+  for (const [name, s] of Object.entries(slo)) if (s && 'maxS' in s) return `${name} P${s.percentile}`;
+  return 'SLO value';
+}
+
+// The headline value is a fluidity (a fraction) or a latency (seconds), so it is formatted as such.
+function fmtSloValue(slo: Slo, v: number | null | undefined): string {
+  return slo.fluidity ? fmtNum(v, 4) : fmtSeconds(v);
+}
+
+function headline(d: RunReportData): Block[] {
+  const c = d.capacity;
+  const m = d.manifest;
+  const target = m?.recipe?.target;
+  const engine = target?.engine ?? (m?.host?.engine as string | undefined);
+  const gpu = c.gpuProfile ?? target?.gpuProfile;
+  const gpuCount = c.gpuCount ?? target?.tensorParallel;
+  const out: Block[] = [heading(1, `Capacity report: ${d.runId}`)];
+  const what: Inline[] = [];
+  if (m?.recipe?.name) what.push('Recipe ', { code: m.recipe.name }, m.recipe.description ? ` (${m.recipe.description.trim().replace(/\.$/, '')})` : '', '. ');
+  what.push(
+    `Engine ${engine ?? NONE}, model ${target?.model ?? NONE}, GPU ${gpu ? `${gpu}${gpuCount ? ` × ${gpuCount}` : ''}` : NONE}.`,
+  );
+  // The exit reason of a completed run is the search's outcome, stated below; only other endings need it here.
+  if (m?.status) what.push(` Run status: ${m.status}${m.exitReason && m.exitReason !== c.reason ? ` (${m.exitReason})` : ''}.`);
+  out.push(para(...what));
+
+  const words: Inline[] = [{ strong: `Capacity: ${fmtNum(c.capacityQps)} QPS` }];
+  if (c.belowMin) words.push(' (the SLO failed even at the lowest rate searched; the true capacity is below it)');
+  else if (c.atLeastMax) words.push(' (the SLO held at the highest rate searched; the true capacity is at least this)');
+  words.push(
+    ` — the highest request rate (open-loop arrivals, requests per second) at which every configured SLO below held on a probe, with every lower probed rate passing too.`,
+  );
+  out.push(para(...words));
+
+  const b = c.bracket;
+  const pass = b?.passQps ?? null;
+  const fail = b?.failQps ?? null;
+  const tol = c.tolerance;
+  let bracket = `Bracket: ${pass === null ? 'no probed rate passed' : `passed at ${fmtNum(pass)} QPS`}, ${fail === null ? 'no valid probe failed' : `failed at ${fmtNum(fail)} QPS`}`;
+  if (pass !== null && fail !== null && pass > 0) {
+    const gap = (fail - pass) / pass;
+    bracket += `; the gap is ${fmtPct(gap)} of the passing rate`;
+    if (tol !== undefined) bracket += gap <= tol + 1e-12 ? `, within the tolerance of ${fmtPct(tol)}` : `, wider than the tolerance of ${fmtPct(tol)}`;
+  } else if (tol !== undefined) {
+    bracket += ` (tolerance ${fmtPct(tol)} of the rate)`;
+  }
+  out.push(para(`${bracket}.`));
+  if (c.reason || c.outcome) out.push(para('Outcome', c.outcome ? ` (${c.outcome})` : '', `: ${c.reason ?? NONE}.`));
+  return out;
+}
+
+function sloSection(d: RunReportData): Block[] {
+  const entries = Object.entries(d.capacity.slo).filter(([, s]) => s);
+  const items: Inline[][] = entries.map(([name, s]) => [{ strong: name }, ': ', { code: s!.source ?? NONE }]);
+  return [
+    heading(2, 'SLO (as written in the recipe)'),
+    items.length ? { kind: 'list', items } : para('capacity.json records no SLO.'),
+    para('A probe passes when every SLO listed holds over its evaluated requests; failed and timed-out requests count against each SLO.'),
+  ];
+}
+
+function verdictOf(p: ProbeData): string {
+  const valid = p.row.valid ?? p.summary?.valid;
+  if (valid === false) return 'invalid';
+  const passed = p.row.passed ?? p.summary?.passed;
+  if (passed === undefined) return NONE;
+  return passed ? 'pass' : p.row.earlyStop || p.summary?.earlyStop ? 'fail (stopped early)' : 'fail';
+}
+
+function probeSection(d: RunReportData): Block[] {
+  const slo = d.capacity.slo;
+  const label = headlineSloLabel(slo);
+  const rows: Inline[][] = d.probes.map((p) => {
+    const s = p.summary;
+    const m = s?.metrics;
+    const requests = p.row.requests ?? s?.requests;
+    return [
+      String(p.row.index ?? s?.index ?? NONE),
+      fmtNum(p.row.qps),
+      verdictOf(p),
+      p.row.valid === undefined && s?.valid === undefined ? NONE : (p.row.valid ?? s?.valid) ? 'yes' : 'no',
+      requests === undefined ? NONE : `${requests}${s?.planned ? ` / ${s.planned}` : ''}`,
+      fmtSeconds(p.row.durationS ?? s?.durationS),
+      p.row.earlyStop ?? s?.earlyStop ?? '',
+      fmtSloValue(slo, p.row.sloValue ?? s?.sloValue),
+      fmtNum(m?.goodputQps, 3),
+      fmtNum(m?.requestThroughputQps, 3),
+      fmtSeconds(m?.ttftS?.p50),
+      fmtSeconds(m?.ttftS?.p99),
+      fmtSeconds(m?.tbtS?.p99),
+      fmtNum(m?.fluidity?.p99, 3),
+      fmtNum(m?.fluidity?.p50, 3),
+      fmtSeconds(s?.client?.clientErrorS),
+    ];
+  });
+  const columns = [
+    '#',
+    'rate (QPS)',
+    'verdict',
+    'valid',
+    'requests (evaluated / planned)',
+    'duration',
+    'early-stop reason',
+    `SLO value (${label})`,
+    'goodput (QPS)',
+    'throughput (QPS)',
+    'TTFT p50',
+    'TTFT p99',
+    'TBT p99',
+    'fluidity P99',
+    'fluidity P50',
+    'client error',
+  ];
+  const numeric = columns.map((_, i) => ![2, 3, 6].includes(i));
+  const out: Block[] = [heading(2, 'Probes')];
+  if (rows.length === 0) return [...out, para('No probe finished.')];
+  out.push(table(columns, rows, numeric));
+  out.push(
+    para(
+      'Fluidity percentiles are counted from the top: fluidity P99 is the fluidity that 99% of requests reach or exceed (the worst 1% fall below it). ',
+      'Goodput counts requests meeting every SLO per second of probe; throughput counts completed requests per second. ',
+      'Client error is the load generator’s own timing error (receive − emit p99, or dispatch lag); a probe whose error exceeds its tolerance is invalid and its verdict is not used.',
+    ),
+  );
+  const chart = sloChart(d, label);
+  if (chart) out.push({ kind: 'chart', chart });
+  const invalid = d.probes.filter((p) => (p.row.valid ?? p.summary?.valid) === false && p.summary?.client?.reason);
+  for (const p of invalid) out.push(para(`Probe ${p.row.index ?? NONE} at ${fmtNum(p.row.qps)} QPS is invalid: ${p.summary!.client!.reason}.`));
+  return out;
+}
+
+// SLO value against rate: pass, fail and invalid probes, the threshold, and the capacity marked.
+function sloChart(d: RunReportData, label: string): Chart | null {
+  const slo = d.capacity.slo;
+  const withValue = d.probes.filter((p) => typeof (p.row.sloValue ?? p.summary?.sloValue) === 'number' && Number.isFinite(p.row.sloValue ?? p.summary?.sloValue));
+  if (withValue.length === 0) return null;
+  const point = (p: ProbeData): [number, number] => [p.row.qps, (p.row.sloValue ?? p.summary?.sloValue) as number];
+  const kind = (p: ProbeData) => verdictOf(p);
+  const rates = withValue.map((p) => p.row.qps);
+  const threshold = slo.fluidity ? slo.fluidity.minFluidity : Object.values(slo).find((s) => s && 'maxS' in s)?.maxS;
+  return {
+    title: `${label} by request rate`,
+    xLabel: 'request rate (QPS)',
+    yLabel: slo.fluidity ? label : `${label} (s)`,
+    xScale: Math.max(...rates) / Math.min(...rates) >= 8 ? 'log' : 'linear',
+    series: [
+      { name: 'pass', kind: 'points', color: PASS, points: withValue.filter((p) => kind(p) === 'pass').map(point) },
+      { name: 'fail', kind: 'points', color: FAIL, points: withValue.filter((p) => kind(p).startsWith('fail')).map(point) },
+      { name: 'invalid', kind: 'points', color: INVALID, points: withValue.filter((p) => kind(p) === 'invalid').map(point) },
+    ].filter((s) => s.points.length > 0) as Chart['series'],
+    hLines: threshold !== undefined ? [{ y: threshold, label: `SLO ${slo.fluidity ? '≥' : '≤'} ${fmtNum(threshold)}` }] : [],
+    vLines: d.capacity.capacityQps > 0 ? [{ x: d.capacity.capacityQps, label: `capacity ${fmtNum(d.capacity.capacityQps)} QPS` }] : [],
+    description: `Each probe's ${label} against its request rate; green passed, red failed, grey invalid; the horizontal line is the SLO threshold and the vertical line the capacity.`,
+  };
+}
+
+function baselineSection(d: RunReportData): Block[] {
+  const caps = d.capacity.baselineCapacityQps;
+  const out: Block[] = [heading(2, 'Capacity under each SLO definition (Metron Fig. 6)')];
+  if (!caps || Object.keys(caps).length === 0) return [...out, para('This run recorded no baseline SLO verdicts.')];
+  const recipeCap = d.capacity.capacityQps;
+  const valid = d.probes.filter((p) => (p.row.valid ?? p.summary?.valid) !== false);
+  const maxRate = valid.length ? Math.max(...valid.map((p) => p.row.qps)) : null;
+  const rows: Inline[][] = [
+    [{ strong: 'recipe SLO' }, { code: Object.values(d.capacity.slo).filter(Boolean).map((s) => s!.source).join('; ') }, fmtNum(recipeCap), ''],
+  ];
+  for (const [name, cap] of Object.entries(caps)) {
+    const definition = baselineDefinition(d, name);
+    // Passing at the highest valid rate probed means the true capacity under it is at least that.
+    const passedAll = cap !== null && cap !== undefined && maxRate !== null && cap >= maxRate;
+    const unmeasured = cap === null || cap === undefined ? unmeasuredNote(d, name) : null;
+    let capText: string;
+    if (unmeasured) capText = `not measured: ${unmeasured}`;
+    else if (cap === null || cap === undefined) capText = valid.length ? `< ${fmtNum(Math.min(...valid.map((p) => p.row.qps)))} (failed at every probed rate)` : NONE;
+    else capText = `${passedAll ? '≥ ' : ''}${fmtNum(cap)}`;
+    rows.push([
+      name,
+      definition ? { code: definition } : NONE,
+      capText,
+      cap === null || cap === undefined || recipeCap <= 0 ? NONE : fmtChange(cap / recipeCap - 1),
+    ]);
+  }
+  out.push(table(['definition', 'SLO (as judged)', 'capacity (QPS)', 'vs recipe SLO'], rows, [false, false, true, true]));
+  out.push(
+    para(
+      'Each baseline capacity is the highest probed rate that passed that definition, with every lower probed rate passing too. ',
+      'The probes were chosen by the search for the recipe SLO, so a baseline capacity is only as fine as the probed rates; “≥” marks a definition that still held at the highest rate probed.',
+    ),
+  );
+  return out;
+}
+
+// The baseline's SLO text as the probes judged it (summary.json keeps each result's source).
+function baselineDefinition(d: RunReportData, name: string): string | null {
+  for (const p of d.probes) {
+    const results = p.summary?.baselines?.[name]?.results;
+    if (results && results.length > 0) return results.map((r) => r?.source ?? r?.name ?? NONE).join('; ');
+  }
+  return null;
+}
+
+// When no valid probe could measure a baseline at all (every verdict has no value), its "fail" means
+// "unmeasured", and the report quotes why instead of claiming a capacity below the lowest rate.
+function unmeasuredNote(d: RunReportData, name: string): string | null {
+  const judged = d.probes.filter((p) => (p.row.valid ?? p.summary?.valid) !== false && p.summary?.baselines?.[name]?.results?.length);
+  if (judged.length === 0) return null;
+  const notes = judged.flatMap((p) => p.summary!.baselines![name]!.results!.filter((r) => r?.value === null && r?.note).map((r) => r!.note!));
+  const allUnmeasured = judged.every((p) => p.summary!.baselines![name]!.results!.some((r) => r?.value === null));
+  return allUnmeasured && notes.length ? [...new Set(notes)].join('; ') : null;
+}
+
+function fluidRateSection(d: RunReportData): Block[] {
+  const f = d.capacity.fluidTokenRateAtCapacity;
+  const out: Block[] = [heading(2, 'Fluid token generation rate at capacity')];
+  if (!f) return [...out, para(d.capacity.capacityQps > 0 ? 'Not recorded in capacity.json.' : 'No capacity, so no probe to measure it on.')];
+  if (f.tokensPerS === null || f.tokensPerS === undefined) {
+    return [...out, para(`Not measurable at ${fmtNum(d.capacity.capacityQps)} QPS${f.note ? `: ${f.note}` : ''}.`)];
+  }
+  out.push(
+    para(
+      { strong: `${fmtNum(f.tokensPerS)} tokens/s per request` },
+      ` at ${fmtNum(d.capacity.capacityQps)} QPS: the smallest TBT deadline at which P${f.percentile ?? 99} of requests reach fluidity ≥ ${f.minFluidity ?? 0.9} is ${fmtSeconds(f.tbtDeadlineS)}`,
+      f.resolutionS ? ` (searched by ${f.search ?? 'bisection'} on a ${fmtSeconds(f.resolutionS)} grid)` : '',
+      '; the rate is its reciprocal.',
+    ),
+  );
+  return out;
+}
+
+function fitSection(d: RunReportData): Block[] {
+  const f = d.fit;
+  const out: Block[] = [heading(2, 'Prefill fit')];
+  if (!f || typeof f.a !== 'number' || typeof f.b !== 'number' || typeof f.c !== 'number') {
+    return [...out, para('profile/fit.json is absent: this run has no prefill fit.')];
+  }
+  const fit = { a: f.a, b: f.b, c: f.c };
+  out.push(para('D_p(P) = a + b·P + c·P² seconds for a prompt of P tokens, fitted by least squares with a, b, c ≥ 0 to isolated prefills (one request at a time, max_tokens 1).'));
+  const rows: Inline[][] = [
+    ['a (s)', fmtSci(fit.a)],
+    ['b (s per token)', fmtSci(fit.b)],
+    ['c (s per token²)', fmtSci(fit.c)],
+    ['R²', fmtNum(f.r2, 4)],
+    ['points', String(f.n ?? NONE)],
+  ];
+  if (typeof f.rmseS === 'number') rows.push(['RMS residual', fmtSeconds(f.rmseS)]);
+  if (typeof f.maxRepeatCv === 'number') rows.push(['largest repeat CV', fmtPct(f.maxRepeatCv)]);
+  if (typeof f.ttftSlackS === 'number') rows.push(['TTFT slack added to D_p', fmtSeconds(f.ttftSlackS)]);
+  out.push(table(['coefficient', 'value'], rows));
+  const lengths = (f.lengths ?? []).filter((l) => typeof l?.promptTokens === 'number');
+  if (lengths.length > 0) {
+    out.push(
+      table(
+        ['prompt tokens', 'repeats', 'measured mean', 'sd', 'fitted D_p'],
+        lengths.map((l) => [String(l.promptTokens), String(l.count ?? NONE), fmtSeconds(l.meanS), fmtSeconds(l.sdS), fmtSeconds(predictPrefillS(fit, l.promptTokens!))]),
+      ),
+    );
+  }
+  const points = d.prefill.filter((p) => !p.warmup && p.status === 'ok' && typeof p.prefillS === 'number');
+  if (points.length > 0) {
+    const maxP = Math.max(...points.map((p) => p.promptTokens));
+    const curve: [number, number][] = [];
+    for (let i = 0; i <= 40; i++) curve.push([(maxP * i) / 40, predictPrefillS(fit, (maxP * i) / 40)]);
+    out.push({
+      kind: 'chart',
+      chart: {
+        title: 'Isolated prefill time by prompt length',
+        xLabel: 'prompt tokens',
+        yLabel: 'prefill time (s)',
+        xScale: 'linear',
+        series: [
+          { name: 'fitted D_p', kind: 'line', color: LINE, points: curve },
+          { name: 'measured', kind: 'points', color: '#24292f', points: points.map((p) => [p.promptTokens, p.prefillS as number]) },
+        ],
+        hLines: [],
+        vLines: [],
+        description: `${points.length} measured isolated prefills (dots) and the fitted curve D_p(P) (line).`,
+      },
+    });
+  }
+  return out;
+}
+
+function serverMetricsSection(d: RunReportData): Block[] {
+  const out: Block[] = [heading(2, 'Server metrics')];
+  const withMetrics = d.probes.filter((p) => p.summary?.serverMetrics);
+  if (withMetrics.length === 0) return [...out, para('No probe recorded server metrics (the engine has no /metrics endpoint, or the run did not scrape it).')];
+  const rows: Inline[][] = withMetrics.map((p) => {
+    const s = p.summary!.serverMetrics!;
+    return [String(p.row.index ?? NONE), fmtNum(p.row.qps), String(s.scrapes ?? NONE), fmtNum(s.maxRunning), fmtNum(s.maxWaiting), fmtPct(s.maxKvUsage), fmtNum(s.preemptions)];
+  });
+  const peak = (key: 'maxRunning' | 'maxWaiting' | 'maxKvUsage') => {
+    const v = withMetrics.map((p) => p.summary!.serverMetrics![key]).filter((x): x is number => typeof x === 'number');
+    return v.length ? Math.max(...v) : null;
+  };
+  const pre = withMetrics.map((p) => p.summary!.serverMetrics!.preemptions).filter((x): x is number => typeof x === 'number');
+  out.push(
+    para(
+      `Peaks over all probes: ${fmtNum(peak('maxRunning'))} requests running, ${fmtNum(peak('maxWaiting'))} waiting, KV-cache usage ${fmtPct(peak('maxKvUsage'))}; `,
+      `${pre.length ? fmtNum(pre.reduce((a, b) => a + b, 0)) : NONE} preemptions in total.`,
+    ),
+  );
+  out.push(table(['#', 'rate (QPS)', 'scrapes', 'peak running', 'peak waiting', 'peak KV usage', 'preemptions'], rows));
+  return out;
+}
+
+function hostSection(d: RunReportData): Block[] {
+  const out: Block[] = [heading(2, 'GPU and host')];
+  const h = d.manifest?.host;
+  const rows: Inline[][] = [];
+  const add = (k: string, v: unknown) => {
+    if (v !== undefined && v !== null && v !== '') rows.push([k, String(v)]);
+  };
+  add('GPU profile', d.capacity.gpuProfile ?? d.manifest?.recipe?.target?.gpuProfile);
+  add('GPUs used', d.capacity.gpuCount);
+  if (h) {
+    add('engine', h.engine);
+    add('launch', h.launch);
+    add('host', h.host);
+    add('access', h.access);
+    add('image', h.image);
+    add('image digest', h.imageDigest ?? h.imageId);
+    add('Docker version', h.dockerVersion);
+    add('time to ready', typeof h.timeToReadyS === 'number' ? fmtSeconds(h.timeToReadyS) : undefined);
+    const tunnel = h.tunnel as { addedMsP50?: number | null } | null | undefined;
+    if (tunnel && typeof tunnel.addedMsP50 === 'number') add('SSH tunnel added latency p50', `${fmtNum(tunnel.addedMsP50, 3)} ms`);
+  }
+  out.push(rows.length ? table(['fact', 'value'], rows, [false, false]) : para('manifest.json records no host facts.'));
+  const gpu = h?.gpu as { available?: boolean; reason?: string; gpus?: { index?: number; name?: string; memoryTotalMiB?: number; driverVersion?: string }[] } | null | undefined;
+  if (gpu?.available && gpu.gpus?.length) {
+    out.push(
+      table(
+        ['GPU', 'name', 'memory (MiB)', 'driver'],
+        gpu.gpus.map((g) => [String(g.index ?? NONE), g.name ?? NONE, fmtNum(g.memoryTotalMiB, 6), g.driverVersion ?? NONE]),
+        [true, false, true, false],
+      ),
+    );
+  } else if (gpu && gpu.available === false) {
+    out.push(para(`No GPU facts: ${gpu.reason ?? 'not available'}.`));
+  }
+  const telemetry = d.probes.filter((p) => p.gpu && p.gpu.samples > 0);
+  if (telemetry.length > 0) {
+    out.push(
+      table(
+        ['#', 'rate (QPS)', 'samples', 'peak memory used (MiB)', 'peak utilization', 'peak power (W)'],
+        telemetry.map((p) => [
+          String(p.row.index ?? NONE),
+          fmtNum(p.row.qps),
+          String(p.gpu!.samples),
+          `${fmtNum(p.gpu!.maxMemoryUsedMiB, 6)}${p.gpu!.memoryTotalMiB ? ` / ${fmtNum(p.gpu!.memoryTotalMiB, 6)}` : ''}`,
+          p.gpu!.maxUtilizationPct === null ? NONE : `${fmtNum(p.gpu!.maxUtilizationPct, 3)}%`,
+          fmtNum(p.gpu!.maxPowerW, 4),
+        ]),
+      ),
+    );
+  }
+  return out;
+}
+
+function costSection(d: RunReportData): Block[] {
+  const c = d.capacity;
+  const cost = c.cost;
+  const out: Block[] = [heading(2, 'Cost')];
+  const rows: Inline[][] = [];
+  if (d.price) rows.push(['price per GPU-hour', `${fmtUsd(d.price.usdPerGpuHour)} (${d.price.source}; ${d.price.date})`]);
+  if (cost) {
+    rows.push(['deployment price per hour', cost.usdPerHour === null || cost.usdPerHour === undefined ? NONE : fmtUsd(cost.usdPerHour)]);
+    rows.push(['QPS per $/h', fmtNum(cost.qpsPerUsdPerHour)]);
+    rows.push(['output tokens/s at capacity', fmtNum(cost.outputTokensPerS)]);
+    rows.push(['$ per million output tokens', fmtUsd(cost.usdPerMillionOutputTokens)]);
+  }
+  rows.push(['GPU-seconds of this run', fmtNum(c.gpuSeconds, 5)]);
+  rows.push(['cost of this run', typeof c.costUsd === 'number' ? fmtUsd(c.costUsd) : NONE]);
+  out.push(table(['figure', 'value'], rows, [false, true]));
+  if (!d.price) out.push(para(`No price: ${d.priceNote ?? 'the GPU profile has none'}; money figures are left out.`));
+  // capacity.json was priced when the run ended; a profile edited since then must not pass silently.
+  const gpus = c.gpuCount;
+  if (d.price && typeof cost?.usdPerHour === 'number' && typeof gpus === 'number' && gpus > 0) {
+    const runPrice = cost.usdPerHour / gpus;
+    if (Math.abs(runPrice - d.price.usdPerGpuHour) > 1e-9 * d.price.usdPerGpuHour) {
+      out.push(para(`The run was priced at ${fmtUsd(runPrice)} per GPU-hour; the GPU profile now says ${fmtUsd(d.price.usdPerGpuHour)}. The figures above are the run’s.`));
+    }
+  }
+  if (!cost) out.push(para('No cost at capacity: capacity is 0 or was not recorded.'));
+  out.push(para('GPU-seconds count the time the engine held its GPUs (launch to release) times the number of GPUs.'));
+  return out;
+}
+
+function methodSection(d: RunReportData): Block[] {
+  const c = d.capacity;
+  const methods = [...new Set(d.probes.map((p) => p.summary?.metrics?.percentileMethod ?? p.summary?.slo?.method).filter(Boolean))];
+  const warm = d.probes.map((p) => p.summary?.warmupRequests).filter((n): n is number => typeof n === 'number');
+  const items: Inline[][] = [];
+  items.push([
+    'Warm-up: ',
+    c.warmupFraction === undefined ? 'not recorded' : `the first ${fmtPct(c.warmupFraction)} of each probe’s planned requests`,
+    warm.length ? ` (${[...new Set(warm)].join(', ')} requests)` : '',
+    ' are sent but excluded from every metric and verdict.',
+  ]);
+  items.push([
+    'Percentiles: exact over every evaluated request (',
+    methods.length ? methods.join(', ') : 'method not recorded',
+    '), not sampled; latency percentiles count failed and timed-out requests as infinitely late.',
+  ]);
+  items.push(['TTFT is measured from each request’s planned arrival time, so client lag is never hidden.']);
+  items.push(['Fluidity-index (Metron): first token due at D_p(P) + TTFT slack, later tokens every TBT deadline, with slack carried forward.']);
+  if (typeof c.probeTimeS === 'number') items.push([`Probe time in total: ${fmtSeconds(c.probeTimeS)} over ${c.probes.length} probe(s).`]);
+  return [heading(2, 'Method'), { kind: 'list', items }];
+}
+
+function provenanceSection(d: RunReportData): Block[] {
+  const m = d.manifest;
+  const rows: Inline[][] = [['run id', d.runId]];
+  const add = (k: string, v: Inline | undefined | null) => {
+    if (v !== undefined && v !== null && v !== '') rows.push([k, v]);
+  };
+  add('tool version', m?.toolVersion);
+  add('git sha', m?.gitSha ? { code: `${m.gitSha}${m.gitDirty ? ' (uncommitted changes)' : ''}` } : m ? 'not in a git checkout' : undefined);
+  add('Node.js', m?.node);
+  add('seed', m?.seed === undefined ? undefined : String(m.seed));
+  add('recipe file', m?.recipeFile ? { code: m.recipeFile } : undefined);
+  add('recipe sha256', m?.recipeSha256 ? { code: m.recipeSha256 } : undefined);
+  add('started', m?.startedAt);
+  add('ended', m?.endedAt ?? undefined);
+  const out: Block[] = [heading(2, 'Provenance'), table(['field', 'value'], rows, [false, false])];
+  if (d.notes.length) out.push(para('Missing from the run directory: '), { kind: 'list', items: d.notes.map((n) => [n]) });
+  return out;
+}

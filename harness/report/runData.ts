@@ -1,0 +1,96 @@
+// What a report is rendered from: the run directory's files, already read and checked, as plain
+// data. Everything but capacity.json's SPEC §4 fields is optional, because runs written by older
+// versions (or by hand, as the committed examples are) carry less; the renderer says what is absent.
+import type { CapacityJson } from '../capacity/runCapacity.ts';
+import type { ProbeSummary } from '../capacity/probeStep.ts';
+import type { PrefillFitResult } from '../capacity/fit.ts';
+import type { FluidRateResult } from '../metrics/fluidRate.ts';
+import type { Slo } from '../metrics/slo.ts';
+
+/** Every field optional, at any depth (files from older runs lack some). */
+export type DeepPartial<T> = T extends (infer U)[]
+  ? DeepPartial<U>[]
+  : T extends object
+    ? { [K in keyof T]?: DeepPartial<T[K]> }
+    : T;
+
+/** One probe row of capacity.json: SPEC §4 guarantees its rate, the rest may be absent. */
+export type CapacityProbe = DeepPartial<CapacityJson['probes'][number]> & { qps: number };
+
+/** capacity.json as read: SPEC §4's required fields checked, the others as the run wrote them. */
+export type CapacityFile = Omit<DeepPartial<CapacityJson>, 'capacityQps' | 'probes' | 'slo' | 'fluidTokenRateAtCapacity'> & {
+  capacityQps: number;
+  probes: CapacityProbe[];
+  slo: Slo;
+  fluidTokenRateAtCapacity?: DeepPartial<FluidRateResult> | null;
+};
+
+/** manifest.json fields the report shows (runCapacity writes them; all optional here). */
+export interface ManifestFile {
+  runId?: string;
+  recipeFile?: string;
+  recipeSha256?: string;
+  toolVersion?: string;
+  gitSha?: string | null;
+  gitDirty?: boolean | null;
+  node?: string;
+  seed?: number;
+  startedAt?: string;
+  endedAt?: string | null;
+  status?: string;
+  exitReason?: string | null;
+  engineUpS?: number;
+  host?: Record<string, unknown>;
+  recipe?: {
+    name?: string;
+    description?: string;
+    target?: { engine?: string; model?: string; gpuProfile?: string; tensorParallel?: number; image?: string; host?: string };
+  };
+  plan?: { probe?: { clientToleranceS?: number | null; requests?: number; durationLimitS?: number } };
+}
+
+/** One line of profile/prefill.jsonl (the isolated prefills behind the fit). */
+export interface PrefillPointLine {
+  promptTokens: number;
+  prefillS: number | null;
+  warmup: boolean;
+  status: string;
+}
+
+/** Peaks of one probe's gpu.jsonl (nvidia-smi samples of the target's GPUs). */
+export interface GpuTelemetrySummary {
+  samples: number;
+  maxMemoryUsedMiB: number | null;
+  memoryTotalMiB: number | null;
+  maxUtilizationPct: number | null;
+  maxPowerW: number | null;
+}
+
+/** The GPU profile's price as gpu-profiles/<name>.yaml states it. */
+export interface GpuPrice {
+  usdPerGpuHour: number;
+  source: string;
+  date: string;
+}
+
+/** One probe: capacity.json's row plus its summary.json and gpu.jsonl when present. */
+export interface ProbeData {
+  row: CapacityProbe;
+  summary: DeepPartial<ProbeSummary> | null;
+  gpu: GpuTelemetrySummary | null;
+}
+
+/** Everything the renderers need; built by loadRun (I/O) or by tests from literals. */
+export interface RunReportData {
+  runId: string;
+  capacity: CapacityFile;
+  manifest: ManifestFile | null;
+  fit: DeepPartial<PrefillFitResult> | null;
+  prefill: PrefillPointLine[];
+  probes: ProbeData[];
+  /** null with a reason when the profile has no price or is unknown here. */
+  price: GpuPrice | null;
+  priceNote: string | null;
+  /** Files that were absent or unreadable; stated in the report instead of failing it. */
+  notes: string[];
+}
