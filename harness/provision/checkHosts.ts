@@ -54,8 +54,8 @@ async function checkHost(host: Host, connect?: ConnectOptions): Promise<HostChec
     if (!result.gpu.available) result.problems.push(`GPU: ${result.gpu.reason}`);
     else if (!runtimes.includes('nvidia')) result.problems.push('Docker has no nvidia runtime (install nvidia-container-toolkit) — GPU device requests will fail');
     result.leftovers = (await listRunContainers(handle.docker)).map((c) => `${c.Names[0]?.replace(/^\//, '')} (${c.State})`);
-    if (result.leftovers.length > 0) result.problems.push(`${result.leftovers.length} leftover fluidcap container(s): run \`fluidcap clean\``);
-    // No GPU is a fact worth showing, not a reason the host cannot run the simulated engine.
+    // No GPU is a fact worth showing, not a reason the host cannot run the simulated engine; fluidcap
+    // containers are listed (they may be a run in progress) and `fluidcap clean` removes leftovers.
     result.ok = result.problems.every((p) => p.startsWith('GPU:'));
   } catch (err) {
     result.problems.push((err as Error).message);

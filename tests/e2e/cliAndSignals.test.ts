@@ -18,7 +18,8 @@ const bin = join(root, 'bin/fluidcap.js');
 
 function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { cwd: root, timeout: 120_000 }, (err, stdout, stderr) =>
+    const { FORCE_COLOR: _drop, ...childEnv } = process.env;
+    execFile(process.execPath, [bin, ...args], { cwd: root, timeout: 120_000, env: childEnv }, (err, stdout, stderr) =>
       resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
@@ -42,7 +43,7 @@ if (env) {
     assert.is(r.code, 0, r.stderr);
     const [check] = JSON.parse(r.stdout);
     assert.is(check.host, 'e2e');
-    assert.is(check.ok, true);
+    assert.is(check.ok, true, check.problems.join('; '));
     assert.match(check.ssh.hostKey, /^ssh-ed25519 SHA256:\S+ \(match\)$/);
     assert.match(check.docker.version, /^\d+\.\d+/);
     assert.equal(check.gpu, { available: false, reason: 'no nvidia-smi on the host (nvidia-smi not found)' });
@@ -70,7 +71,7 @@ if (env) {
     writeFileSync(bad, 'hosts: []\n');
     const b = await cli(['clean', bad]);
     assert.is(b.code, 2);
-    assert.match(b.stderr, /^fluidcap: .*bad\.yaml has 1 problem:\n {2}.*bad\.yaml: hosts must be valid: Too small/);
+    assert.match(b.stderr, /^fluidcap: .*bad\.yaml has 1 problem:\n {2}.*bad\.yaml: hosts must be valid: Too small/m);
     assert.not.match(b.stderr, /at .*\.ts:\d+/, 'no stack trace');
   });
 

@@ -12,7 +12,7 @@ function formatCheck(c: HostCheck): string {
       lines.push(`  gpu ${g.index}   ${g.name}, ${g.memoryUsedMiB}/${g.memoryTotalMiB} MiB used, driver ${g.driverVersion}, util ${g.utilizationPct ?? 'n/a'}%, ${g.powerW ?? 'n/a'} W`);
     }
   } else if (c.gpu) lines.push(`  gpu     ${c.gpu.reason}`);
-  if (c.leftovers.length > 0) lines.push(`  leftovers ${c.leftovers.join(', ')}`);
+  if (c.leftovers.length > 0) lines.push(`  fluidcap containers ${c.leftovers.join(', ')} (a run in progress, or leftovers: fluidcap clean)`);
   for (const p of c.problems) lines.push(`  problem: ${p}`);
   return lines.join('\n');
 }
