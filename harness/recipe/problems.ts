@@ -33,8 +33,11 @@ function describeIssue(issue: z.core.$ZodIssue, value: unknown): string {
       return `must be ${issue.inclusive ? '>=' : '>'} ${String(issue.minimum)}${issue.origin === 'array' ? ' items' : ''}`;
     case 'too_big':
       return `must be ${issue.inclusive ? '<=' : '<'} ${String(issue.maximum)}${issue.origin === 'array' ? ' items' : ''}`;
-    case 'invalid_value':
-      return `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
+    case 'invalid_value': {
+      const choices = issue.values.map((v) => JSON.stringify(v)).join(', ');
+      // zod reports a missing enum field as a wrong value: say it is missing.
+      return value === undefined ? `is required (one of ${choices})` : `must be one of ${choices}`;
+    }
     case 'unrecognized_keys':
       return `has unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.join(', ')}`;
     case 'invalid_union':
@@ -55,9 +58,13 @@ function article(type: string): string {
 
 /** Every issue as `file: path message, got value (type)`; `prefix` places a section inside the file. */
 export function formatIssues(issues: readonly z.core.$ZodIssue[], raw: unknown, file: string, prefix: Path = []): string[] {
-  return issues.map((issue) => {
+  return issues.flatMap((issue) => {
     if (issue.code === 'unrecognized_keys') {
-      return `${file}: ${formatPath(issue.path, prefix)} ${describeIssue(issue, undefined)}`;
+      // One line per unknown key, with its full path and value, like every other problem.
+      const parent = valueAt(raw, issue.path);
+      return issue.keys.map(
+        (key) => `${file}: ${formatPath([...issue.path, key], prefix)} is not a known field, got ${describeValue((parent as Record<string, unknown>)?.[key])}`,
+      );
     }
     const value = valueAt(raw, issue.path);
     const msg = describeIssue(issue, value);
