@@ -3,7 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { parseDocument, isMap, isPair, isScalar, type Node } from 'yaml';
+import { LineCounter, parseDocument, isMap, isPair, isScalar, type Node } from 'yaml';
 import { UserError, describeValue } from '../util/errors.ts';
 import { parseRecipe, type Recipe } from './parse.ts';
 import { listGpuProfiles } from '../catalog/gpus.ts';
@@ -17,10 +17,12 @@ export async function readYamlFile(file: string): Promise<{ raw: unknown; text: 
     const code = (err as NodeJS.ErrnoException).code;
     throw new UserError(`${file}: cannot read the file (${code === 'ENOENT' ? 'no such file' : code ?? String(err)})`);
   }
-  const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: true });
+  // linePos is only filled with prettyErrors; a LineCounter gives line and column without the code frame.
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: true, lineCounter });
   if (doc.errors.length > 0) {
     const lines = doc.errors.map((e) => {
-      const at = e.linePos?.[0];
+      const at = e.linePos?.[0] ?? lineCounter.linePos(e.pos[0]);
       return `${file}:${at ? `${at.line}:${at.col}` : ''} YAML ${e.message.split('\n')[0]}`;
     });
     throw new UserError(lines.join('\n'));
