@@ -123,8 +123,11 @@ export async function runCapacity(opts: RunOptions): Promise<RunOutcome> {
     recipe = await loadRecipe(recipePath);
   } else {
     recipe = await loadRecipe(opts.recipeFile);
-    mkdirSync(opts.outDir, { recursive: true });
     const runId = newRunId(recipe, now(), opts.outDir);
+    // What only the catalog or the trace file can refuse is refused before the run directory exists.
+    planRun(recipe, { runId, modelContext: (m) => findModel(m)?.maxContextTokens ?? null });
+    loadWorkloadTrace(recipe.workload, recipe.source.dir, recipe.source.file);
+    mkdirSync(opts.outDir, { recursive: true });
     runDir = resolve(opts.outDir, runId);
     mkdirSync(runDir, { recursive: true });
     const recipeText = readFileSync(opts.recipeFile, 'utf8');
