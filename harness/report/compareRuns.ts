@@ -1,0 +1,139 @@
+// `fluidcap compare`'s logic: runs side by side (engine, model, GPU, capacity, fluid token rate,
+// cost per million output tokens, git sha), each one's change against a baseline run, and which
+// runs lost more capacity than allowed (what fails a nightly job). Pure: run data in, rows out.
+import type { RunCore } from './loadRun.ts';
+import { NONE, fmtChange, fmtNum, fmtPct, fmtUsd } from './format.ts';
+
+/** One run's comparable figures. */
+export interface RunRow {
+  runDir: string;
+  runId: string;
+  engine: string | null;
+  model: string | null;
+  gpu: string | null;
+  capacityQps: number;
+  fluidTokensPerS: number | null;
+  usdPerMillionOutputTokens: number | null;
+  gitSha: string | null;
+}
+
+/** A row with its relative changes against the baseline (null without one, or for the baseline itself). */
+export interface ComparedRow extends RunRow {
+  baseline: boolean;
+  capacityChange: number | null;
+  fluidRateChange: number | null;
+  costChange: number | null;
+}
+
+/** A run whose capacity fell more than the allowed fraction below the baseline's. */
+export interface CapacityDrop {
+  runId: string;
+  runDir: string;
+  capacityQps: number;
+  baselineQps: number;
+  dropFrac: number;
+}
+
+/** The whole comparison, as `--json` prints it. */
+export interface Comparison {
+  baselineRunId: string | null;
+  maxDrop: number;
+  runs: ComparedRow[];
+  drops: CapacityDrop[];
+  /** false when any run dropped more than maxDrop below the baseline. */
+  passed: boolean;
+}
+
+/** The comparable figures of a finished run (capacity.json first, the manifest for what it lacks). */
+export function runRowOf(core: RunCore): RunRow {
+  const c = core.capacity;
+  const m = core.manifest;
+  const target = m?.recipe?.target;
+  const host = m?.host as { engine?: string; gpu?: { available?: boolean; gpus?: { name?: string }[] } } | undefined;
+  const profile = c.gpuProfile ?? target?.gpuProfile ?? null;
+  const count = c.gpuCount ?? target?.tensorParallel ?? null;
+  const smiName = host?.gpu?.available ? host.gpu.gpus?.[0]?.name : undefined;
+  const gpuName = profile ?? smiName ?? null;
+  const fluid = c.fluidTokenRateAtCapacity?.tokensPerS;
+  const cost = c.cost?.usdPerMillionOutputTokens;
+  return {
+    runDir: core.runDir,
+    runId: core.runId,
+    engine: target?.engine ?? host?.engine ?? null,
+    model: target?.model ?? null,
+    gpu: gpuName === null ? null : count && count > 0 ? `${gpuName} × ${count}` : gpuName,
+    capacityQps: c.capacityQps,
+    fluidTokensPerS: typeof fluid === 'number' ? fluid : null,
+    usdPerMillionOutputTokens: typeof cost === 'number' ? cost : null,
+    gitSha: m?.gitSha ?? null,
+  };
+}
+
+const change = (v: number | null, base: number | null): number | null => (v === null || base === null || base === 0 ? null : v / base - 1);
+
+/**
+ * Compares runs with an optional baseline (listed first). A run drops when its capacity is more
+ * than maxDrop (a fraction) below a positive baseline capacity.
+ */
+export function compareRuns(runs: RunRow[], opts: { baseline?: RunRow | null; maxDrop: number }): Comparison {
+  const base = opts.baseline ?? null;
+  const others = base ? runs.filter((r) => r.runDir !== base.runDir) : runs;
+  const rows: ComparedRow[] = [];
+  if (base) rows.push({ ...base, baseline: true, capacityChange: null, fluidRateChange: null, costChange: null });
+  for (const r of others) {
+    rows.push({
+      ...r,
+      baseline: false,
+      capacityChange: base ? change(r.capacityQps, base.capacityQps) : null,
+      fluidRateChange: base ? change(r.fluidTokensPerS, base.fluidTokensPerS) : null,
+      costChange: base ? change(r.usdPerMillionOutputTokens, base.usdPerMillionOutputTokens) : null,
+    });
+  }
+  const drops: CapacityDrop[] = [];
+  if (base && base.capacityQps > 0) {
+    for (const r of others) {
+      const dropFrac = (base.capacityQps - r.capacityQps) / base.capacityQps;
+      // A relative epsilon so a drop of exactly maxDrop (e.g. 32 → 30.4 at 5%) is allowed.
+      if (dropFrac > opts.maxDrop + 1e-9) drops.push({ runId: r.runId, runDir: r.runDir, capacityQps: r.capacityQps, baselineQps: base.capacityQps, dropFrac });
+    }
+  }
+  return { baselineRunId: base?.runId ?? null, maxDrop: opts.maxDrop, runs: rows, drops, passed: drops.length === 0 };
+}
+
+// Rows padded into columns: text left-aligned, figures right-aligned.
+function columns(rows: string[][], numeric: boolean[]): string[] {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => [...r[i]].length)));
+  return rows.map((r) => r.map((cell, i) => (numeric[i] ? cell.padStart(widths[i] + cell.length - [...cell].length) : cell.padEnd(widths[i] + cell.length - [...cell].length))).join('  ').trimEnd());
+}
+
+/** The side-by-side table and the verdict lines, for the terminal. */
+export function formatComparison(c: Comparison): { table: string[]; verdict: string[] } {
+  const withBase = c.baselineRunId !== null;
+  const head = ['run', 'engine', 'model', 'GPU', 'capacity QPS', ...(withBase ? ['Δ'] : []), 'fluid tok/s', ...(withBase ? ['Δ'] : []), '$/M out tok', ...(withBase ? ['Δ'] : []), 'git sha'];
+  const numeric = head.map((h) => h === 'Δ' || h.includes('QPS') || h.includes('tok'));
+  const body = c.runs.map((r) => [
+    `${r.runId}${r.baseline ? ' (baseline)' : ''}`,
+    r.engine ?? NONE,
+    r.model ?? NONE,
+    r.gpu ?? NONE,
+    fmtNum(r.capacityQps),
+    ...(withBase ? [r.baseline ? '' : fmtChange(r.capacityChange)] : []),
+    fmtNum(r.fluidTokensPerS),
+    ...(withBase ? [r.baseline ? '' : fmtChange(r.fluidRateChange)] : []),
+    fmtUsd(r.usdPerMillionOutputTokens),
+    ...(withBase ? [r.baseline ? '' : fmtChange(r.costChange)] : []),
+    r.gitSha ? r.gitSha.slice(0, 10) : NONE,
+  ]);
+  const verdict: string[] = [];
+  if (withBase) {
+    for (const d of c.drops) {
+      verdict.push(
+        `capacity dropped: ${d.runId} reached ${fmtNum(d.capacityQps)} QPS, ${fmtPct(d.dropFrac)} below baseline ${c.baselineRunId} at ${fmtNum(d.baselineQps)} QPS (allowed drop ${fmtPct(c.maxDrop)})`,
+      );
+    }
+    const base = c.runs.find((r) => r.baseline);
+    if (base && base.capacityQps <= 0) verdict.push(`baseline ${c.baselineRunId} has capacity 0 QPS: no drop below it can be measured`);
+    else if (c.passed) verdict.push(`no run's capacity fell more than ${fmtPct(c.maxDrop)} below baseline ${c.baselineRunId}`);
+  }
+  return { table: columns([head, ...body], numeric), verdict };
+}
