@@ -1,0 +1,130 @@
+// The whole `fluidcap run` as a user runs it (a real child process) on the simulated engine with a
+// fast recipe: capacity.json with a bracket the search's outcome explains, report.md, every probe's
+// archived timelines (one parseable line per sent request) and summary, manifest completed,
+// `fluidcap analyze --json` agreeing with the probes' verdicts, and no simulated engine left behind.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FAST_RECIPE, fluidcap, isAlive, onlyRunDir, readJson, readJsonl, type CapacityFile } from './support.ts';
+
+const work = mkdtempSync(join(tmpdir(), 'fluidcap-pipeline-run-'));
+const outDir = join(work, 'results');
+let runDir = '';
+let capacity: CapacityFile;
+
+test.before(async () => {
+  const r = await fluidcap(['run', FAST_RECIPE, '--out', outDir, '--json'], { timeoutMs: 150_000 });
+  if (r.code !== 0) throw new Error(`fluidcap run exited ${r.code}:\n${r.stderr.slice(-3000)}`);
+  runDir = onlyRunDir(outDir);
+  capacity = JSON.parse(r.stdout) as CapacityFile;
+});
+
+test('capacity.json: positive capacity, the same object printed with --json', () => {
+  const onDisk = readJson<CapacityFile>(join(runDir, 'capacity.json'));
+  assert.equal(onDisk, capacity);
+  assert.ok(capacity.capacityQps > 0, `capacityQps ${capacity.capacityQps}`);
+  assert.ok(capacity.probes.length >= 2, `only ${capacity.probes.length} probes`);
+  assert.ok(capacity.slo.fluidity, 'the resolved SLO is recorded');
+  assert.is(capacity.slo.fluidity!.tbtDeadlineS, 0.05);
+});
+
+test('the bracket is what the outcome says: within tolerance when converged, maxProbes probes otherwise', () => {
+  const { passQps, failQps } = capacity.bracket;
+  const valid = capacity.probes.filter((p) => p.valid);
+  if (passQps !== null) {
+    assert.is(capacity.capacityQps, passQps);
+    assert.ok(valid.some((p) => p.qps === passQps && p.passed), `no passing valid probe at ${passQps}`);
+  }
+  if (failQps !== null) assert.ok(valid.some((p) => p.qps === failQps && !p.passed), `no failing valid probe at ${failQps}`);
+  // No valid probe passed above the bracket's fail rate, none failed at or below its pass rate.
+  for (const p of valid) {
+    if (failQps !== null && p.qps >= failQps) assert.not.ok(p.passed, `probe ${p.index} passed at ${p.qps} >= fail ${failQps}`);
+  }
+  switch (capacity.outcome) {
+    case 'converged':
+      assert.ok(passQps !== null && failQps !== null);
+      assert.ok((failQps! - passQps!) / passQps! <= capacity.tolerance + 1e-9, `bracket ${passQps}-${failQps} wider than ${capacity.tolerance}`);
+      break;
+    case 'max-probes':
+      assert.is(capacity.probes.length, readJson<{ plan: { search: { maxProbes: number } } }>(join(runDir, 'manifest.json')).plan.search.maxProbes);
+      break;
+    default:
+      assert.unreachable(`unexpected outcome ${capacity.outcome}: ${capacity.reason}`);
+  }
+});
+
+test('report.md quotes the capacity, the bracket and the SLO as written', () => {
+  const md = readFileSync(join(runDir, 'report.md'), 'utf8');
+  assert.ok(md.includes(String(capacity.capacityQps)), 'capacity missing from report.md');
+  assert.ok(md.includes('tbtDeadline: 50ms'), 'the SLO text as written is missing from report.md');
+  for (const p of capacity.probes) assert.ok(md.includes(`| ${p.index} |`), `probe ${p.index} missing from the report's table`);
+});
+
+test('every probe directory: one parseable timeline line per sent request, and summary.json', () => {
+  const dirs = readdirSync(join(runDir, 'probes'));
+  assert.equal(dirs.sort(), capacity.probes.map((p) => p.dir.replace('probes/', '')).sort());
+  for (const dir of dirs) {
+    const path = join(runDir, 'probes', dir);
+    const summary = readJson<{ sent: number; planned: number; requests: number; warmupRequests: number; qps: number }>(join(path, 'summary.json'));
+    const lines = readJsonl(join(path, 'timelines.jsonl'));
+    assert.ok(summary.sent > 0 && summary.sent <= summary.planned, `${dir}: sent ${summary.sent} of ${summary.planned}`);
+    assert.is(lines.length, summary.sent, `${dir}: ${lines.length} timeline lines for ${summary.sent} sent requests`);
+    const ids = new Set<string>();
+    for (const l of lines) {
+      assert.type(l.id, 'string');
+      ids.add(l.id as string);
+      assert.type(l.scheduledS, 'number');
+      assert.ok(Array.isArray(l.chunks), `${dir}/${l.id}: chunks`);
+      assert.ok(['ok', 'error', 'timeout', 'cancelled'].includes(l.status as string), `${dir}/${l.id}: status ${l.status}`);
+      if (l.status === 'ok') assert.is((l.chunks as [number, number][]).reduce((n, c) => n + c[1], 0), l.outputTokens);
+    }
+    assert.is(ids.size, lines.length, `${dir}: duplicate request ids`);
+    assert.ok(existsSync(join(path, 'plan.json')), `${dir}: plan.json`);
+  }
+});
+
+test('manifest: completed, seed and host facts recorded; the profile fit is archived', () => {
+  const m = readJson<Record<string, any>>(join(runDir, 'manifest.json'));
+  assert.is(m.status, 'completed');
+  assert.is(m.seed, 11);
+  assert.type(m.host?.pid, 'number');
+  assert.ok(m.endedAt && m.startedAt);
+  const fit = readJson<{ a: number; b: number; c: number; r2: number; n: number }>(join(runDir, 'profile', 'fit.json'));
+  assert.is(fit.n, 9);
+  assert.ok(fit.c >= 0 && Number.isFinite(fit.a) && Number.isFinite(fit.b));
+  assert.is(readJsonl(join(runDir, 'profile', 'prefill.jsonl')).length, 11);
+  const events = readJsonl(join(runDir, 'events.jsonl')).map((e) => e.type);
+  assert.equal(events.slice(0, 3), ['run-started', 'engine-ready', 'profile-finished']);
+  assert.equal(events.slice(-3), ['search-finished', 'engine-stopped', 'run-finished']);
+});
+
+test('fluidcap analyze <runDir> --json recomputes every probe and agrees with its verdict', async () => {
+  const r = await fluidcap(['analyze', runDir, '--json'], { timeoutMs: 60_000 });
+  assert.is(r.code, 0, r.stderr);
+  const out = JSON.parse(r.stdout) as {
+    requests: { id: string; fluidity: number }[];
+    summary: { warmupExcluded: number; probes: { probe: string; requests: number; slo: { passed: boolean } }[] };
+  };
+  let lines = 0;
+  for (const p of capacity.probes) lines += readJsonl(join(runDir, p.dir, 'timelines.jsonl')).length;
+  assert.is(out.requests.length + out.summary.warmupExcluded, lines);
+  for (const p of capacity.probes) {
+    const name = p.dir.replace('probes/', '');
+    const a = out.summary.probes.find((x) => x.probe === name);
+    assert.ok(a, `analyze has no probe ${name}`);
+    assert.is(a!.requests, p.requests, `${name}: evaluated requests`);
+    const summary = readJson<{ slo: { passed: boolean } }>(join(runDir, p.dir, 'summary.json'));
+    assert.is(a!.slo.passed, summary.slo.passed, `${name}: analyze and the run disagree on the SLO verdict`);
+  }
+});
+
+test('no simulated engine is left running (pid from manifest.host.pid)', () => {
+  const pid = readJson<{ host: { pid: number } }>(join(runDir, 'manifest.json')).host.pid;
+  assert.not.ok(isAlive(pid), `simulated engine pid ${pid} is still alive`);
+});
+
+test.after(() => rmSync(work, { recursive: true, force: true }));
+
+test.run();
