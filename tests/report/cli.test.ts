@@ -1,0 +1,133 @@
+// `fluidcap report` and `fluidcap compare` as a user runs them: real child processes
+// (node bin/fluidcap.js) on synthetic run directories, checking files, output, exit codes, and
+// that no stack trace ("    at ...") reaches the user.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { writeSyntheticRun } from './syntheticRun.ts';
+
+const ROOT = resolve(import.meta.dirname, '..', '..');
+const tmp = mkdtempSync(join(tmpdir(), 'fluidcap-report-cli-'));
+// The child sees no colour settings: NO_COLOR next to the runner's FORCE_COLOR makes node warn on stderr.
+const childEnv = { ...process.env };
+delete childEnv.FORCE_COLOR;
+delete childEnv.NO_COLOR;
+
+function fluidcap(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    execFile(process.execPath, [join(ROOT, 'bin', 'fluidcap.js'), ...args], { cwd: tmp, env: childEnv }, (err, stdout, stderr) =>
+      done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+const noStack = (text: string) => assert.not.match(text, /^\s+at /m, `stack trace printed:\n${text}`);
+
+const base = writeSyntheticRun(join(tmp, 'base'), { runId: 'nightly-base', capacityQps: 32 });
+const small = writeSyntheticRun(join(tmp, 'small-drop'), { runId: 'nightly-ok', capacityQps: 31, gitSha: 'feedfacefeedfacefeedfacefeedfacefeedface' });
+const big = writeSyntheticRun(join(tmp, 'big-drop'), { runId: 'nightly-bad', capacityQps: 28 });
+
+test('report writes report.md and report.html and says so', async () => {
+  const r = await fluidcap(['report', 'base']);
+  assert.is(r.code, 0, r.stderr);
+  assert.is(r.stdout, `wrote ${join('base', 'report.md')}\nwrote ${join('base', 'report.html')}\n`);
+  assert.match(readFileSync(join(base, 'report.md'), 'utf8'), '**Capacity: 32 QPS**');
+  assert.match(readFileSync(join(base, 'report.html'), 'utf8'), '<strong>Capacity: 32 QPS</strong>');
+});
+
+test('report --json names the files', async () => {
+  const r = await fluidcap(['report', 'small-drop', '--json']);
+  assert.is(r.code, 0, r.stderr);
+  assert.equal(JSON.parse(r.stdout), { runDir: 'small-drop', files: [join('small-drop', 'report.md'), join('small-drop', 'report.html')] });
+});
+
+test('report on a directory that is not a run: one line naming capacity.json, exit 2', async () => {
+  mkdirSync(join(tmp, 'empty'), { recursive: true });
+  const r = await fluidcap(['report', 'empty']);
+  assert.is(r.code, 2);
+  assert.is(r.stderr, `fluidcap: ${join('empty', 'capacity.json')} does not exist: empty is not a fluidcap run directory (it has no manifest.json either)\n`);
+  noStack(r.stderr);
+  assert.not.ok(existsSync(join(tmp, 'empty', 'report.md')));
+});
+
+test('report on an interrupted run: names capacity.json, the status and the resume command', async () => {
+  mkdirSync(join(tmp, 'stopped'), { recursive: true });
+  writeFileSync(join(tmp, 'stopped', 'manifest.json'), JSON.stringify({ runId: 'stopped-1', status: 'interrupted', exitReason: 'interrupted by signal' }));
+  const r = await fluidcap(['report', 'stopped']);
+  assert.is(r.code, 2);
+  assert.match(r.stderr, `${join('stopped', 'capacity.json')} does not exist: run stopped-1 has no capacity result (status: interrupted, interrupted by signal)`);
+  assert.match(r.stderr, 'fluidcap run --resume stopped');
+  noStack(r.stderr);
+});
+
+test('report on a broken capacity.json: names the file, the field and the value', async () => {
+  mkdirSync(join(tmp, 'broken'), { recursive: true });
+  writeFileSync(join(tmp, 'broken', 'capacity.json'), JSON.stringify({ capacityQps: 'fast', slo: {}, probes: [{ qps: -1 }] }));
+  const r = await fluidcap(['report', 'broken']);
+  assert.is(r.code, 2);
+  const file = join('broken', 'capacity.json');
+  assert.match(r.stderr, `${file}: capacityQps must be a number, got "fast" (string)`);
+  assert.match(r.stderr, `${file}: probes[0].qps must be > 0, got -1 (number)`);
+  noStack(r.stderr);
+  writeFileSync(join(tmp, 'broken', 'capacity.json'), '{"capacityQps": 3,');
+  const r2 = await fluidcap(['report', 'broken']);
+  assert.is(r2.code, 2);
+  assert.match(r2.stderr, `fluidcap: ${file}: not valid JSON`);
+  noStack(r2.stderr);
+});
+
+test('report on a missing directory: exit 2', async () => {
+  const r = await fluidcap(['report', 'nope']);
+  assert.is(r.code, 2);
+  assert.is(r.stderr, 'fluidcap: nope: no such directory\n');
+});
+
+test('compare: a drop within --max-drop exits 0 with a table and a verdict line', async () => {
+  const r = await fluidcap(['compare', 'small-drop', '--baseline', 'base', '--max-drop', '0.05']);
+  assert.is(r.code, 0, r.stderr);
+  const lines = r.stdout.trim().split('\n');
+  assert.match(lines[1], /^nightly-base \(baseline\)\s+vllm\s+meta-llama\/Meta-Llama-3-8B\s+h100-sxm-80gb × 1\s+32\s/);
+  assert.match(lines[2], /^nightly-ok\s.*\s31\s+−3\.13%\s.*feedfacefe$/);
+  assert.is(lines.at(-1), "no run's capacity fell more than 5% below baseline nightly-base");
+});
+
+test('compare: a drop above --max-drop exits 1 and names the run', async () => {
+  const r = await fluidcap(['compare', 'small-drop', 'big-drop', '--baseline', 'base']);
+  assert.is(r.code, 1);
+  assert.match(r.stdout, 'capacity dropped: nightly-bad reached 28 QPS, 12.5% below baseline nightly-base at 32 QPS (allowed drop 5%)');
+  assert.not.match(r.stdout, 'capacity dropped: nightly-ok');
+  const loose = await fluidcap(['compare', 'small-drop', 'big-drop', '--baseline', 'base', '--max-drop', '0.2']);
+  assert.is(loose.code, 0, loose.stdout);
+});
+
+test('compare --json: the whole comparison as one object', async () => {
+  const r = await fluidcap(['compare', 'big-drop', 'base', '--baseline', 'base', '--json']);
+  assert.is(r.code, 1);
+  const out = JSON.parse(r.stdout);
+  assert.is(out.baselineRunId, 'nightly-base');
+  assert.is(out.maxDrop, 0.05);
+  assert.is(out.passed, false);
+  assert.equal(out.runs.map((x: { runId: string }) => x.runId), ['nightly-base', 'nightly-bad']);
+  assert.is(out.runs[1].fluidTokensPerS, 47.6);
+  assert.is(out.runs[1].usdPerMillionOutputTokens, 8.91);
+  assert.equal(out.drops.map((d: { runId: string }) => d.runId), ['nightly-bad']);
+});
+
+test('compare: bad --max-drop and a non-run directory are exit 2, one line each', async () => {
+  const bad = await fluidcap(['compare', 'base', '--max-drop', 'lots']);
+  assert.is(bad.code, 2);
+  assert.is(bad.stderr, 'fluidcap: --max-drop must be a fraction >= 0 and < 1 (0.05 = 5%), got "lots" (string)\n');
+  const neg = await fluidcap(['compare', 'base', '--max-drop', '-0.1']);
+  assert.is(neg.code, 2);
+  assert.match(neg.stderr, 'got -0.1 (number)');
+  const notRun = await fluidcap(['compare', 'base', 'empty']);
+  assert.is(notRun.code, 2);
+  assert.match(notRun.stderr, `fluidcap: ${join('empty', 'capacity.json')} does not exist`);
+  assert.is(notRun.stdout, '');
+  noStack(notRun.stderr);
+});
+
+test.after(() => rmSync(tmp, { recursive: true, force: true }));
+test.run();

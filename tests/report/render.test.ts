@@ -1,0 +1,174 @@
+// report.md and report.html from a synthetic run directory: specific facts appear (capacity, SLO
+// text as written, probe rows, baseline capacities, fit, cost with the price's source, method,
+// provenance), text is escaped in both formats, and a run with only SPEC §4's fields still renders.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { writeSyntheticRun } from './syntheticRun.ts';
+import { writeReports } from '../../harness/report/write.ts';
+import { loadRun } from '../../harness/report/loadRun.ts';
+import { buildReport } from '../../harness/report/buildReport.ts';
+import { renderMarkdown, escapeMarkdown } from '../../harness/report/markdown.ts';
+import { renderHtml } from '../../harness/report/html.ts';
+import { renderSvg } from '../../harness/report/svg.ts';
+import type { Block } from '../../harness/report/doc.ts';
+
+const tmp = mkdtempSync(join(tmpdir(), 'fluidcap-report-'));
+const full = writeSyntheticRun(join(tmp, 'full'));
+writeReports(full);
+const md = readFileSync(join(full, 'report.md'), 'utf8');
+const html = readFileSync(join(full, 'report.html'), 'utf8');
+
+// The markdown row whose first cell is `first`, split into trimmed cells.
+function mdRow(text: string, first: string): string[] {
+  const line = text.split('\n').find((l) => l.startsWith(`| ${first} |`));
+  assert.ok(line, `no table row starting with ${first}`);
+  return line!.slice(2, -2).split(' | ').map((c) => c.trim());
+}
+
+test('capacity, its meaning, bracket and outcome', () => {
+  assert.match(md, '**Capacity: 3 QPS**');
+  assert.match(md, 'highest request rate');
+  assert.match(md, 'Bracket: passed at 3 QPS, failed at 4 QPS; the gap is 33.3% of the passing rate, wider than the tolerance of 2.5%');
+  assert.match(md, 'Outcome (max-probes): stopped after 3 probes (search.maxProbes).');
+});
+
+test('the SLO is quoted as the user wrote it', () => {
+  assert.match(md, '- **ttft**: `ttft: "p90 <= 2s"`');
+  assert.match(md, '- **fluidity**: `fluidity: { tbtDeadline: 25ms, minFluidity: 0.9 }`');
+});
+
+test('probe rows carry verdict, requests, SLO value, goodput, latencies, fluidity and client error', () => {
+  const header = mdRow(md, '#');
+  assert.equal(header.slice(0, 3), ['#', 'rate (QPS)', 'verdict']);
+  const row = mdRow(md, '1');
+  const cell = (name: string) => row[header.indexOf(name)];
+  assert.is(cell('verdict'), 'pass');
+  assert.is(cell('valid'), 'yes');
+  assert.is(cell('requests (evaluated / planned)'), '90 / 100');
+  assert.is(cell('duration'), '50 s');
+  assert.is(cell('SLO value (fluidity P99)'), '0.97');
+  assert.is(cell('goodput (QPS)'), '1.8');
+  assert.is(cell('TTFT p50'), '41 ms');
+  assert.is(cell('TTFT p99'), '200 ms');
+  assert.is(cell('TBT p99'), '23.4 ms');
+  assert.is(cell('fluidity P50'), '0.999');
+  assert.is(cell('client error'), '0.7 ms');
+  const failed = mdRow(md, '2');
+  assert.is(failed[header.indexOf('verdict')], 'fail (stopped early)');
+  // The early-stop reason holds a pipe and a tag: escaped, so the row keeps its 16 cells.
+  assert.match(md, 'fluidity budget exceeded: 3 > 1 \\| \\<late>');
+  assert.is(md.split('\n').find((l) => l.startsWith('| 2 |'))!.split(/(?<!\\)\|/).length - 2, header.length);
+});
+
+test('capacity under each baseline SLO, relative to the recipe SLO', () => {
+  const fluid = mdRow(md, 'fluidity');
+  assert.is(fluid[1], '`fluidity: { tbtDeadline: 25ms, minFluidity: 0.9 }`');
+  assert.is(fluid[2], '3');
+  assert.is(fluid[3], '0%');
+  const ttftTbt = mdRow(md, 'ttft+tbt');
+  assert.is(ttftTbt[1], '`ttft: "p90 <= 2s"; tbt p99 <= 25ms (default baseline)`');
+  assert.is(ttftTbt[2], '2');
+  assert.is(ttftTbt[3], '−33.3%');
+  // Never measured (no prefill prediction): said so, not "below the lowest rate".
+  assert.is(mdRow(md, 'schedulingDelay')[2], 'not measured: needs a predicted prefill time (profile/fit.json)');
+});
+
+test('fluid token rate, prefill fit, server metrics, host and GPU facts', () => {
+  assert.match(md, '**47.6 tokens/s per request** at 3 QPS');
+  assert.match(md, '21 ms');
+  assert.equal(mdRow(md, 'b (s per token)'), ['b (s per token)', '2.500e-5']);
+  assert.equal(mdRow(md, 'R²'), ['R²', '0.9987']);
+  assert.equal(mdRow(md, 'points'), ['points', '9']);
+  assert.match(md, 'Peaks over all probes: 21 requests running, 2 waiting, KV-cache usage 30%; 4 preemptions in total.');
+  assert.equal(mdRow(md, 'image digest'), ['image digest', `vllm/vllm-openai@sha256:${'cd'.repeat(32)}`]);
+  assert.equal(mdRow(md, '0'), ['0', 'NVIDIA H100 80GB HBM3', '81559', '550.54.15']);
+  // GPU telemetry peak of probe 3: 70000 + 300 + 1 MiB of 81559.
+  assert.match(md, '| 3 | 3 | 2 | 70301 / 81559 | 91% | 603 |');
+});
+
+test('cost with the price, its source and date from gpu-profiles/', () => {
+  const price = mdRow(md, 'price per GPU-hour')[1];
+  assert.match(price, /^\$6\.16 \(CoreWeave.*; 2025-05\)$/);
+  assert.equal(mdRow(md, '$ per million output tokens'), ['$ per million output tokens', '$8.91']);
+  assert.equal(mdRow(md, 'QPS per $/h'), ['QPS per $/h', '0.487']);
+  assert.equal(mdRow(md, 'GPU-seconds of this run'), ['GPU-seconds of this run', '1234.5']);
+  assert.equal(mdRow(md, 'cost of this run'), ['cost of this run', '$2.11']);
+});
+
+test('method and provenance: warm-up, percentile method, tool version, git sha, seed', () => {
+  assert.match(md, 'Warm-up: the first 10% of each probe’s planned requests (10 requests) are sent but excluded');
+  assert.match(md, 'exact over every evaluated request (nearest-rank)');
+  assert.equal(mdRow(md, 'git sha'), ['git sha', '`0123456789abcdef0123456789abcdef01234567`']);
+  assert.equal(mdRow(md, 'seed'), ['seed', '42']);
+  assert.equal(mdRow(md, 'tool version'), ['tool version', '0.1.0']);
+});
+
+test('markdown escapes text that would become HTML or emphasis', () => {
+  assert.match(md, 'a test run \\<script>alert(1)\\</script>');
+  assert.is(escapeMarkdown('a*b*_[x](y)`z`<i>'), 'a\\*b\\*_\\[x\\](y)\\`z\\`\\<i>');
+});
+
+test('html: same facts, every text escaped, self-contained', () => {
+  assert.match(html, '<strong>Capacity: 3 QPS</strong>');
+  assert.match(html, '<code>ttft: &quot;p90 &lt;= 2s&quot;</code>');
+  assert.match(html, 'a test run &lt;script&gt;alert(1)&lt;/script&gt;');
+  assert.not.match(html, '<script');
+  assert.match(html, 'fluidity budget exceeded: 3 &gt; 1 | &lt;late&gt;');
+  // Nothing is fetched: no external URL other than the SVG namespace, no link or img tags.
+  const urls = html.match(/https?:\/\/[^"'\s<)]+/g) ?? [];
+  assert.equal([...new Set(urls)], ['http://www.w3.org/2000/svg']);
+  assert.not.match(html, /<(link|img|iframe|object)\b/);
+  // Two charts: SLO value by rate, prefill points with the fitted curve.
+  assert.is(html.match(/<svg /g)?.length, 2);
+  // Every table row of the markdown has a row in the HTML.
+  const mdRows = md.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| #') ).length;
+  assert.ok((html.match(/<tr>/g)?.length ?? 0) >= mdRows, 'html has fewer table rows than report.md');
+});
+
+test('SLO chart: one marker per probe by verdict, threshold and capacity lines', () => {
+  const blocks = buildReport(loadRun(full));
+  const chart = blocks.find((b): b is Extract<Block, { kind: 'chart' }> => b.kind === 'chart')!.chart;
+  assert.equal(chart.series.map((s) => [s.name, s.points]), [
+    ['pass', [[2, 0.97], [3, 0.93]]],
+    ['fail', [[4, 0.61]]],
+  ]);
+  assert.equal(chart.hLines.map((l) => l.y), [0.9]);
+  assert.equal(chart.vLines.map((l) => l.x), [3]);
+  const svg = renderSvg({ ...chart, title: 'a <b> & "c"' });
+  assert.match(svg, 'a &lt;b&gt; &amp; &quot;c&quot;');
+  // 3 data markers + 2 legend markers.
+  assert.is(svg.match(/<circle /g)?.length, 5);
+  assert.not.match(svg, /NaN|Infinity/);
+});
+
+test('a run with only SPEC §4 fields renders, stating what is absent', () => {
+  const dir = writeSyntheticRun(join(tmp, 'minimal'), { minimal: true, runId: 'old-run' });
+  // One probe folder named the pipeline's way; capacity.json's rows carry no `dir` to point at it.
+  mkdirSync(join(dir, 'probes', '01-qps-2'), { recursive: true });
+  writeFileSync(join(dir, 'probes', '01-qps-2', 'summary.json'), JSON.stringify({ valid: true, planned: 100 }));
+  writeReports(dir);
+  const text = readFileSync(join(dir, 'report.md'), 'utf8');
+  assert.match(text, '# Capacity report: old-run');
+  assert.match(text, '**Capacity: 3 QPS**');
+  assert.match(text, 'profile/fit.json is absent');
+  assert.match(text, 'This run recorded no baseline SLO verdicts.');
+  assert.match(text, '- manifest.json (host facts, tool version and git sha unknown)');
+  assert.not.match(text, /undefined|NaN|null/);
+  // Probe summaries are found by the pipeline's directory naming even without `dir`.
+  assert.is(mdRow(text, '1')[3], 'yes');
+  assert.is(mdRow(text, '1')[4], '90 / 100');
+  assert.is(mdRow(text, '2')[3], '—');
+});
+
+test('an unmeasurable fluid rate is stated with its reason', () => {
+  const dir = writeSyntheticRun(join(tmp, 'nofluid'), { fluidTokensPerS: null });
+  const text = renderMarkdown(buildReport(loadRun(dir)));
+  assert.match(text, 'Not measurable at 3 QPS: no TBT deadline reaches it.');
+  assert.ok(renderHtml(buildReport(loadRun(dir)), 't').includes('Not measurable at 3 QPS'));
+});
+
+test.after(() => rmSync(tmp, { recursive: true, force: true }));
+test.run();

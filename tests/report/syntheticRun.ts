@@ -1,0 +1,174 @@
+// Builds a small run directory from synthetic JSON files, shaped like runCapacity's output: two
+// passing probes and one failing one, a prefill fit, server metrics and GPU samples. Text fields
+// carry `<`, `|` and a <script> tag so escaping is tested on every path the report takes.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export interface SyntheticRunOptions {
+  runId?: string;
+  capacityQps?: number;
+  fluidTokensPerS?: number | null;
+  usdPerMillionOutputTokens?: number | null;
+  gitSha?: string;
+  /** Leave out everything but capacity.json (a run written by an older version). */
+  minimal?: boolean;
+}
+
+const SLO = {
+  fluidity: { tbtDeadlineS: 0.025, ttftSlackS: 0.3, minFluidity: 0.9, percentile: 99, source: 'fluidity: { tbtDeadline: 25ms, minFluidity: 0.9 }' },
+  ttft: { percentile: 90, maxS: 2, source: 'ttft: "p90 <= 2s"' },
+};
+
+const dist = (p50: number, p99: number) => ({ count: 90, mean: p50, min: p50 / 2, p50, p90: p99 * 0.9, p99, max: p99 * 1.2 });
+
+function summary(index: number, qps: number, passed: boolean, o: { fluidP99: number; ttftP99: number; earlyStop: string | null; baselinePass: Record<string, boolean> }) {
+  return {
+    index,
+    qps,
+    dir: `probes/0${index}-qps-${qps}`,
+    passed,
+    valid: true,
+    interrupted: false,
+    requests: 90,
+    planned: 100,
+    sent: 100,
+    warmupRequests: 10,
+    durationS: 100 / qps,
+    earlyStop: o.earlyStop,
+    sloValue: o.fluidP99,
+    slo: { passed, method: 'nearest-rank', results: [] },
+    baselines: {
+      fluidity: { passed: o.baselinePass.fluidity, results: [{ name: 'fluidity', source: SLO.fluidity.source, value: o.fluidP99, passed: o.baselinePass.fluidity }] },
+      'ttft+tbt': {
+        passed: o.baselinePass['ttft+tbt'],
+        results: [
+          { name: 'ttft', source: SLO.ttft.source, value: o.ttftP99, passed: true },
+          { name: 'tbt', source: 'tbt p99 <= 25ms (default baseline)', value: 0.02, passed: o.baselinePass['ttft+tbt'] },
+        ],
+      },
+      schedulingDelay: {
+        passed: false,
+        results: [{ name: 'schedulingDelay', source: 'schedulingDelay p99 <= 0.3s (default baseline)', value: null, passed: false, note: 'needs a predicted prefill time (profile/fit.json)' }],
+      },
+    },
+    metrics: {
+      requests: 90,
+      succeeded: 90,
+      failed: 0,
+      durationS: 100 / qps,
+      requestThroughputQps: qps * 0.9,
+      outputTokensPerS: qps * 0.9 * 64,
+      goodputQps: passed ? qps * 0.9 : qps * 0.3,
+      percentileMethod: 'nearest-rank',
+      ttftS: dist(0.041, o.ttftP99),
+      tbtS: dist(0.012, 0.0234),
+      fluidity: { count: 90, mean: 0.99, min: 0.5, p50: 0.999, p90: 0.98, p99: o.fluidP99, max: 1 },
+      fluidRate: { tokensPerS: 50, tbtDeadlineS: 0.02, percentile: 99, minFluidity: 0.9, resolutionS: 0.0001, search: 'bisection', evaluations: 12 },
+    },
+    client: { clientErrorS: 0.0007, toleranceS: 0.002, verdict: 'valid', reason: 'client error 0.700 ms within tolerance 2.000 ms' },
+    serverMetrics: { scrapes: 10 + index, maxRunning: 7 * index, maxWaiting: index - 1, maxKvUsage: 0.1 * index, preemptions: index === 3 ? 4 : 0 },
+    seed: 42 + index,
+    engineDied: null,
+  };
+}
+
+/** Writes the run into `dir` (created) and returns it. */
+export function writeSyntheticRun(dir: string, opts: SyntheticRunOptions = {}): string {
+  const runId = opts.runId ?? 'synthetic-run';
+  const capacityQps = opts.capacityQps ?? 3;
+  mkdirSync(dir, { recursive: true });
+  const probes = [
+    { index: 1, qps: 2, passed: true, fluidP99: 0.97, ttftP99: 0.2, earlyStop: null, baselinePass: { fluidity: true, 'ttft+tbt': true } },
+    { index: 2, qps: 4, passed: false, fluidP99: 0.61, ttftP99: 1.5, earlyStop: 'fluidity budget exceeded: 3 > 1 | <late>', baselinePass: { fluidity: false, 'ttft+tbt': false } },
+    { index: 3, qps: 3, passed: true, fluidP99: 0.93, ttftP99: 0.9, earlyStop: null, baselinePass: { fluidity: true, 'ttft+tbt': false } },
+  ];
+  const capacity = {
+    runId,
+    capacityQps,
+    slo: SLO,
+    bracket: { passQps: 3, failQps: 4 },
+    probes: probes.map((p) => ({
+      index: p.index,
+      qps: p.qps,
+      passed: p.passed,
+      requests: 90,
+      durationS: 100 / p.qps,
+      earlyStop: p.earlyStop,
+      sloValue: p.fluidP99,
+      ...(opts.minimal ? {} : { valid: true, dir: `probes/0${p.index}-qps-${p.qps}` }),
+    })),
+    gpuSeconds: 1234.5,
+    ...(opts.minimal
+      ? {}
+      : {
+          outcome: 'max-probes',
+          reason: 'stopped after 3 probes (search.maxProbes)',
+          belowMin: false,
+          atLeastMax: false,
+          tolerance: 0.025,
+          baselineCapacityQps: { fluidity: 3, 'ttft+tbt': 2, schedulingDelay: null },
+          fluidTokenRateAtCapacity:
+            opts.fluidTokensPerS === null
+              ? { tokensPerS: null, tbtDeadlineS: null, percentile: 99, minFluidity: 0.9, note: 'no TBT deadline reaches it' }
+              : { tokensPerS: opts.fluidTokensPerS ?? 47.6, tbtDeadlineS: 1 / (opts.fluidTokensPerS ?? 47.6), percentile: 99, minFluidity: 0.9, resolutionS: 0.0001, search: 'bisection' },
+          warmupFraction: 0.1,
+          probeTimeS: 108.3,
+          costUsd: 2.1123,
+          cost: {
+            usdPerHour: 6.16,
+            qpsPerUsdPerHour: capacityQps / 6.16,
+            outputTokensPerS: capacityQps * 64,
+            usdPerMillionOutputTokens: opts.usdPerMillionOutputTokens === undefined ? 8.91 : opts.usdPerMillionOutputTokens,
+          },
+          gpuProfile: 'h100-sxm-80gb',
+          gpuCount: 1,
+        }),
+  };
+  writeFileSync(join(dir, 'capacity.json'), JSON.stringify(capacity, null, 2));
+  if (opts.minimal) return dir;
+  writeFileSync(
+    join(dir, 'manifest.json'),
+    JSON.stringify({
+      runId,
+      recipeFile: '/recipes/synthetic.yaml',
+      recipeSha256: 'ab'.repeat(32),
+      toolVersion: '0.1.0',
+      gitSha: opts.gitSha ?? '0123456789abcdef0123456789abcdef01234567',
+      gitDirty: false,
+      node: 'v20.20.2',
+      seed: 42,
+      startedAt: '2026-01-01T00:00:00.000Z',
+      endedAt: '2026-01-01T00:05:00.000Z',
+      status: 'completed',
+      exitReason: 'stopped after 3 probes (search.maxProbes)',
+      recipe: { name: 'synthetic', description: 'a test run <script>alert(1)</script>', target: { engine: 'vllm', model: 'meta-llama/Meta-Llama-3-8B', gpuProfile: 'h100-sxm-80gb', tensorParallel: 1 } },
+      host: {
+        engine: 'vllm',
+        host: 'gpu-box-1',
+        access: 'direct',
+        image: 'vllm/vllm-openai:v0.6.3',
+        imageDigest: 'vllm/vllm-openai@sha256:' + 'cd'.repeat(32),
+        dockerVersion: '27.3.1',
+        timeToReadyS: 41.2,
+        gpu: { available: true, gpus: [{ index: 0, name: 'NVIDIA H100 80GB HBM3', memoryTotalMiB: 81559, memoryUsedMiB: 3, driverVersion: '550.54.15' }] },
+      },
+    }),
+  );
+  mkdirSync(join(dir, 'profile'), { recursive: true });
+  writeFileSync(
+    join(dir, 'profile', 'fit.json'),
+    JSON.stringify({ a: 0.012, b: 2.5e-5, c: 1.5e-9, r2: 0.9987, n: 9, ttftSlackS: 0.3, rmseS: 0.0011, maxRepeatCv: 0.04, lengths: [128, 512, 2048].map((p) => ({ promptTokens: p, count: 3, meanS: 0.012 + 2.5e-5 * p, sdS: 0.0004, cv: 0.02 })) }),
+  );
+  const prefill = [128, 512, 2048].flatMap((p, i) => [0, 1, 2].map((r) => ({ seq: i * 3 + r, promptTokens: p, warmup: false, repeat: r, prefillS: 0.012 + 2.5e-5 * p + 1.5e-9 * p * p + r * 1e-4, status: 'ok' })));
+  writeFileSync(join(dir, 'profile', 'prefill.jsonl'), [{ seq: -1, promptTokens: 2048, warmup: true, prefillS: 9, status: 'ok' }, ...prefill].map((l) => JSON.stringify(l)).join('\n') + '\n');
+  for (const p of probes) {
+    const pdir = join(dir, 'probes', `0${p.index}-qps-${p.qps}`);
+    mkdirSync(pdir, { recursive: true });
+    writeFileSync(join(pdir, 'summary.json'), JSON.stringify(summary(p.index, p.qps, p.passed, p)));
+    writeFileSync(
+      join(pdir, 'gpu.jsonl'),
+      [0, 1].map((t) => JSON.stringify({ tS: t, gpus: [{ index: 0, name: 'NVIDIA H100 80GB HBM3', memoryTotalMiB: 81559, memoryUsedMiB: 70000 + 100 * p.index + t, utilizationPct: 90 + t, powerW: 600 + p.index }] })).join('\n') + '\n',
+    );
+  }
+  return dir;
+}
