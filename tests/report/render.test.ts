@@ -144,6 +144,28 @@ test('SLO chart: one marker per probe by verdict, threshold and capacity lines',
   assert.not.match(svg, /NaN|Infinity/);
 });
 
+test('prefill chart: measured points without the warm-up request, and the fitted curve', () => {
+  const charts = buildReport(loadRun(full)).filter((b): b is Extract<Block, { kind: 'chart' }> => b.kind === 'chart');
+  const prefill = charts[1].chart;
+  const measured = prefill.series.find((s) => s.name === 'measured')!;
+  assert.is(measured.points.length, 9);
+  assert.ok(measured.points.every(([, y]) => y < 1), 'the 9 s warm-up prefill was plotted');
+  const curve = prefill.series.find((s) => s.name === 'fitted D_p')!;
+  const [x, y] = curve.points.at(-1)!;
+  assert.is(x, 2048);
+  assert.ok(Math.abs(y - (0.012 + 2.5e-5 * 2048 + 1.5e-9 * 2048 * 2048)) < 1e-12);
+});
+
+test('a price changed in gpu-profiles/ since the run is pointed out', () => {
+  const dir = writeSyntheticRun(join(tmp, 'repriced'));
+  const cap = JSON.parse(readFileSync(join(dir, 'capacity.json'), 'utf8'));
+  cap.cost.usdPerHour = 8;
+  writeFileSync(join(dir, 'capacity.json'), JSON.stringify(cap));
+  const text = renderMarkdown(buildReport(loadRun(dir)));
+  assert.match(text, 'The run was priced at $8.00 per GPU-hour; the GPU profile now says $6.16.');
+  assert.not.match(md, 'The run was priced at');
+});
+
 test('a run with only SPEC §4 fields renders, stating what is absent', () => {
   const dir = writeSyntheticRun(join(tmp, 'minimal'), { minimal: true, runId: 'old-run' });
   // One probe folder named the pipeline's way; capacity.json's rows carry no `dir` to point at it.
