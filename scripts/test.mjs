@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Runs every uvu test file (TypeScript through tsx) and ends with the plain line
+// Runs every uvu test file (TypeScript through tsx's ESM loader) and ends with the plain line
 // "N passed, N failed, N skipped" taken from uvu's own summary, so CI can count tests.
 // Arguments narrow the run: `npm test -- sim` runs the files whose path matches "sim".
 import { spawn } from 'node:child_process';
@@ -8,7 +8,10 @@ import { spawn } from 'node:child_process';
 const wanted = (process.argv[2] ?? '').replace(/^\^?tests\//, (m) => (m.startsWith('^') ? '^' : ''));
 const pattern = wanted === '' ? '\\.test\\.ts$' : `^(?=${wanted.startsWith('^') ? wanted.slice(1) : `.*(?:${wanted})`}).*\\.test\\.ts$`;
 const limitS = Number(process.env.FLUIDCAP_TEST_TIMEOUT_S ?? 1500);
-const child = spawn(process.execPath, ['node_modules/uvu/bin.js', '-r', 'tsx', 'tests', pattern], {
+// `node --import tsx` rather than `uvu -r tsx`: with -r, uvu loads test files through require(),
+// which turns our ESM sources into CommonJS (ESM-only packages such as execa then fail to load).
+// --no-color: uvu otherwise sets FORCE_COLOR, which makes every node child warn next to NO_COLOR.
+const child = spawn(process.execPath, ['--import', 'tsx', 'node_modules/uvu/bin.js', 'tests', pattern, '--no-color'], {
   stdio: ['ignore', 'pipe', 'inherit'],
   env: { ...withoutColorForcing(process.env), NO_COLOR: '1' },
 });
