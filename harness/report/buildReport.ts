@@ -111,7 +111,7 @@ function probeSection(d: RunReportData): Block[] {
     const m = s?.metrics;
     const requests = p.row.requests ?? s?.requests;
     return [
-      String(p.row.index ?? s?.index ?? NONE),
+      String(p.index),
       fmtNum(p.row.qps),
       verdictOf(p),
       p.row.valid === undefined && s?.valid === undefined ? NONE : (p.row.valid ?? s?.valid) ? 'yes' : 'no',
@@ -161,7 +161,7 @@ function probeSection(d: RunReportData): Block[] {
   const chart = sloChart(d, label);
   if (chart) out.push({ kind: 'chart', chart });
   const invalid = d.probes.filter((p) => (p.row.valid ?? p.summary?.valid) === false && p.summary?.client?.reason);
-  for (const p of invalid) out.push(para(`Probe ${p.row.index ?? NONE} at ${fmtNum(p.row.qps)} QPS is invalid: ${p.summary!.client!.reason}.`));
+  for (const p of invalid) out.push(para(`Probe ${p.index} at ${fmtNum(p.row.qps)} QPS is invalid: ${p.summary!.client!.reason}.`));
   return out;
 }
 
@@ -322,7 +322,7 @@ function serverMetricsSection(d: RunReportData): Block[] {
   if (withMetrics.length === 0) return [...out, para('No probe recorded server metrics (the engine has no /metrics endpoint, or the run did not scrape it).')];
   const rows: Inline[][] = withMetrics.map((p) => {
     const s = p.summary!.serverMetrics!;
-    return [String(p.row.index ?? NONE), fmtNum(p.row.qps), String(s.scrapes ?? NONE), fmtNum(s.maxRunning), fmtNum(s.maxWaiting), fmtPct(s.maxKvUsage), fmtNum(s.preemptions)];
+    return [String(p.index), fmtNum(p.row.qps), String(s.scrapes ?? NONE), fmtNum(s.maxRunning), fmtNum(s.maxWaiting), fmtPct(s.maxKvUsage), fmtNum(s.preemptions)];
   });
   const peak = (key: 'maxRunning' | 'maxWaiting' | 'maxKvUsage') => {
     const v = withMetrics.map((p) => p.summary!.serverMetrics![key]).filter((x): x is number => typeof x === 'number');
@@ -379,7 +379,7 @@ function hostSection(d: RunReportData): Block[] {
       table(
         ['#', 'rate (QPS)', 'samples', 'peak memory used (MiB)', 'peak utilization', 'peak power (W)'],
         telemetry.map((p) => [
-          String(p.row.index ?? NONE),
+          String(p.index),
           fmtNum(p.row.qps),
           String(p.gpu!.samples),
           `${fmtNum(p.gpu!.maxMemoryUsedMiB, 6)}${p.gpu!.memoryTotalMiB ? ` / ${fmtNum(p.gpu!.memoryTotalMiB, 6)}` : ''}`,
@@ -426,12 +426,15 @@ function methodSection(d: RunReportData): Block[] {
   const methods = [...new Set(d.probes.map((p) => p.summary?.metrics?.percentileMethod ?? p.summary?.slo?.method).filter(Boolean))];
   const warm = d.probes.map((p) => p.summary?.warmupRequests).filter((n): n is number => typeof n === 'number');
   const items: Inline[][] = [];
-  items.push([
-    'Warm-up: ',
-    c.warmupFraction === undefined ? 'not recorded' : `the first ${fmtPct(c.warmupFraction)} of each probe’s planned requests`,
-    warm.length ? ` (${[...new Set(warm)].join(', ')} requests)` : '',
-    ' are sent but excluded from every metric and verdict.',
-  ]);
+  items.push(
+    c.warmupFraction === undefined
+      ? ['Warm-up: the fraction excluded from evaluation is not recorded in capacity.json.']
+      : [
+          `Warm-up: the first ${fmtPct(c.warmupFraction)} of each probe’s planned requests`,
+          warm.length ? ` (${[...new Set(warm)].join(', ')} requests)` : '',
+          ' are sent but excluded from every metric and verdict.',
+        ],
+  );
   items.push([
     'Percentiles: exact over every evaluated request (',
     methods.length ? methods.join(', ') : 'method not recorded',

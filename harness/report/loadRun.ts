@@ -70,7 +70,7 @@ export function loadRun(runDir: string): RunReportData {
   const { capacity, manifest, notes } = core;
   const fitPath = join(runDir, 'profile', 'fit.json');
   const fit = existsSync(fitPath) ? readOptionalJson<RunReportData['fit']>(fitPath, notes) : (notes.push('profile/fit.json'), null);
-  const probes = capacity.probes.map((row) => loadProbe(runDir, row, notes));
+  const probes = capacity.probes.map((row, i) => loadProbe(runDir, row, i + 1, notes));
   const gpuProfile = capacity.gpuProfile ?? manifest?.recipe?.target?.gpuProfile ?? null;
   const { price, priceNote } = priceOf(gpuProfile);
   return {
@@ -141,18 +141,19 @@ function probeDir(runDir: string, row: CapacityFile['probes'][number]): string |
   return null;
 }
 
-function loadProbe(runDir: string, row: CapacityFile['probes'][number], notes: string[]): ProbeData {
+function loadProbe(runDir: string, row: CapacityFile['probes'][number], position: number, notes: string[]): ProbeData {
   const dir = probeDir(runDir, row);
   if (!dir) {
     notes.push(`summary.json of the probe at ${row.qps} QPS${typeof row.dir === 'string' ? ` (${row.dir})` : ''}`);
-    return { row, summary: null, gpu: null };
+    return { index: typeof row.index === 'number' ? row.index : position, row, summary: null, gpu: null };
   }
   const summary = readOptionalJson<DeepPartial<ProbeSummary>>(join(dir, 'summary.json'), notes);
   if (summary && summary.serverMetrics === undefined) {
     const scraped = summarizeServerMetrics(join(dir, 'server-metrics.jsonl'));
     if (scraped) summary.serverMetrics = scraped;
   }
-  return { row, summary, gpu: summarizeGpu(join(dir, 'gpu.jsonl')) };
+  const index = typeof row.index === 'number' ? row.index : typeof summary?.index === 'number' ? summary.index : position;
+  return { index, row, summary, gpu: summarizeGpu(join(dir, 'gpu.jsonl')) };
 }
 
 /** Peaks of a probe's gpu.jsonl; null when the probe sampled no GPU (simulated engine, no nvidia-smi). */

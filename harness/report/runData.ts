@@ -75,6 +75,8 @@ export interface GpuPrice {
 
 /** One probe: capacity.json's row plus its summary.json and gpu.jsonl when present. */
 export interface ProbeData {
+  /** The probe's number: as recorded, else its position in capacity.json (run order). */
+  index: number;
   row: CapacityProbe;
   summary: DeepPartial<ProbeSummary> | null;
   gpu: GpuTelemetrySummary | null;
