@@ -1,5 +1,5 @@
 // Lays the report's blocks out as GitHub-flavoured Markdown (report.md). Charts are left to
-// report.html: every number they plot is already in a table here.
+// report.html (a line says so): every number they plot is already in a table here.
 import type { Block, Inline } from './doc.ts';
 
 // Characters Markdown would read as markup or raw HTML in running text.
@@ -50,6 +50,8 @@ export function renderMarkdown(blocks: Block[]): string {
         );
         break;
       case 'chart':
+        // The plotted numbers are in the tables above; say where the picture is.
+        out.push(`*Chart in report.html: ${escapeMarkdown(b.chart.title)}.*`);
         break;
     }
   }

@@ -123,6 +123,7 @@ test('html: same facts, every text escaped, self-contained', () => {
   assert.not.match(html, /<(link|img|iframe|object)\b/);
   // Two charts: SLO value by rate, prefill points with the fitted curve.
   assert.is(html.match(/<svg /g)?.length, 2);
+  assert.match(md, '*Chart in report.html: Isolated prefill time by prompt length.*');
   // Every table row of the markdown has a row in the HTML.
   const mdRows = md.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| #') ).length;
   assert.ok((html.match(/<tr>/g)?.length ?? 0) >= mdRows, 'html has fewer table rows than report.md');
