@@ -7,6 +7,14 @@ import { performance } from 'node:perf_hooks';
 import { UserError } from '../util/errors.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/fluidcap.js', import.meta.url));
+// The engine dies with fluidcap even when fluidcap is SIGKILLed (no handler runs then): the child's
+// stdin is a pipe only fluidcap holds, so its end-of-file means fluidcap is gone; the child then
+// sends itself SIGTERM (the sim's graceful shutdown). Unref'd, so it never keeps the child alive.
+const EXIT_WITH_PARENT =
+  'data:text/javascript,' +
+  encodeURIComponent(
+    "process.stdin.on('end',()=>process.kill(process.pid,'SIGTERM'));process.stdin.on('error',()=>process.kill(process.pid,'SIGTERM'));process.stdin.resume();process.stdin.unref();",
+  );
 const LISTENING_RE = /listening on (http:\/\/[^\s]+)/;
 
 export interface LocalEngine {
@@ -27,9 +35,9 @@ export async function startLocalSim(
   const t0 = performance.now();
   const readyTimeoutS = opts.readyTimeoutS ?? 120;
   const log = createWriteStream(opts.logPath, { flags: 'a' });
-  const child: ResultPromise = execa(process.execPath, [BIN, 'sim', 'serve', ...serveArgs], {
+  const child: ResultPromise = execa(process.execPath, ['--import', EXIT_WITH_PARENT, BIN, 'sim', 'serve', ...serveArgs], {
     reject: false,
-    stdin: 'ignore',
+    stdin: 'pipe',
     buffer: false,
     cleanup: true,
   });
