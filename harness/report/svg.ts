@@ -77,7 +77,9 @@ export function renderSvg(chart: Chart): string {
   for (const l of chart.vLines) {
     const x = sx(l.x);
     parts.push(`<line x1="${r(x)}" y1="${M.top}" x2="${r(x)}" y2="${M.top + ph}" class="capacity"/>`);
-    parts.push(`<text x="${r(x + 4)}" y="${M.top + 14}" class="mark">${escapeXml(l.label)}</text>`);
+    // Near the right edge the label goes on the line's left so it is not cut off.
+    const left = x > M.left + pw * 0.7;
+    parts.push(`<text x="${r(left ? x - 4 : x + 4)}" y="${M.top + 14}"${left ? ' text-anchor="end"' : ''} class="mark">${escapeXml(l.label)}</text>`);
   }
   for (const s of chart.series) {
     const pts = s.points.filter(([x, y]) => Number.isFinite(x) && Number.isFinite(y) && (!log || x > 0));
