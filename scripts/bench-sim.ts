@@ -4,7 +4,7 @@
 // run, the spread of writes within one iteration, and client receive-minus-emit. Figures only.
 import { spawn } from 'node:child_process';
 import { request, Agent } from 'node:http';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir, loadavg, cpus, setPriority } from 'node:os';
 import { join } from 'node:path';
 import yargs from 'yargs';
@@ -19,6 +19,9 @@ const args = yargs(hideBin(process.argv))
   .option('time-scale', { type: 'number', default: 1 })
   .option('max-tokens', { type: 'number', default: 1500 })
   .option('client-nice', { type: 'number', default: 10, describe: 'niceness of this (client) process once the server runs, so the load generator does not steal the engine CPU it measures' })
+  .option('server-nice', { type: 'number', default: 0, describe: 'niceness for the server process (negative needs root): shows how much of the error is CPU contention on a shared machine' })
+  .option('warmup', { type: 'number', default: 2, describe: 'seconds after all streams are decoding that steady-state figures skip (JIT, connection ramp)' })
+  .option('keep-trace', { type: 'string', describe: 'copy the server iteration trace (JSON lines) here' })
   .strict()
   .parseSync();
 
@@ -49,6 +52,7 @@ async function main() {
   });
   const { hostname, port } = new URL(url);
   setPriority(process.pid, args['client-nice']);
+  if (args['server-nice'] !== 0) setPriority(server.pid!, args['server-nice']);
   const agent = new Agent({ keepAlive: true, maxSockets: args.streams + 10 });
   const recvMinusEmitUs: number[] = [];
   let chunks = 0;
@@ -62,7 +66,8 @@ async function main() {
     const body = JSON.stringify({
       model: args.model,
       prompt: Array.from({ length: 100 }, (_, i) => `s${salt}w${i}`).join(' '),
-      max_tokens: args['max-tokens'],
+      // Staggered lengths (½× to 1½× --max-tokens) so streams do not all end in one iteration and idle the engine.
+      max_tokens: Math.round(args['max-tokens'] * (0.5 + ((salt * 7919) % 1000) / 1000)),
       ignore_eos: true,
       stream: true,
     });
@@ -107,6 +112,7 @@ async function main() {
   await new Promise((r) => server.on('close', r));
 
   const traces = readFileSync(traceFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, string | number | null>);
+  if (args['keep-trace']) copyFileSync(traceFile, args['keep-trace']);
   rmSync(dir, { recursive: true, force: true });
   const startNs = BigInt(traces[0].plannedStartNs as string);
   const rows = traces.map((t) => ({
@@ -119,7 +125,8 @@ async function main() {
   }));
   // Steady state: iterations once all streams are open (the ramp of arrivals is excluded).
   const firstBusy = rows.findIndex((r) => r.decodes >= args.streams * 0.75);
-  const steady = firstBusy >= 0 ? rows.slice(firstBusy) : rows;
+  const steadyFromS = (firstBusy >= 0 ? rows[firstBusy].atS : 0) + args.warmup;
+  const steady = rows.filter((r) => r.atS >= steadyFromS);
   const sorted = (xs: number[]) => xs.filter(Number.isFinite).sort((a, b) => a - b);
   const devAll = sorted(rows.map((r) => r.devMs));
   const dev = sorted(steady.map((r) => r.devMs));
@@ -135,17 +142,25 @@ async function main() {
   const mx = mean(xs);
   const my = mean(ys);
   const slope = xs.reduce((s, x, i) => s + (x - mx) * (ys[i] - my), 0) / xs.reduce((s, x) => s + (x - mx) ** 2, 0);
-  const lastRow = rows[rows.length - 1];
-  const plannedSpanS = rows.slice(0, -1).reduce((s, r) => s + r.durationMs, 0) / 1000;
+  // Continuity of the schedule: each planned start must equal the previous planned start + its duration,
+  // except when the engine re-anchors (it went idle, or fell > 1 s behind).
+  let chained = 0;
+  let reanchors = 0;
+  for (let i = 1; i < traces.length; i++) {
+    const expected = BigInt(traces[i - 1].plannedStartNs as string) + BigInt(traces[i - 1].durationNs as string);
+    if (BigInt(traces[i].plannedStartNs as string) === expected) chained++;
+    else reanchors++;
+  }
   const rme = sorted(recvMinusEmitUs);
   const within = (limitMs: number) => ((dev.filter((d) => d <= limitMs).length / dev.length) * 100).toFixed(2);
 
-  console.log(`iterations: ${rows.length} over ${elapsedS.toFixed(1)} s (mean modelled ${fmt(mean(rows.map((r) => r.durationMs)))} ms); steady state from ${steady[0]?.atS.toFixed(2)} s: ${n}`);
+  console.log(`iterations: ${rows.length} over ${elapsedS.toFixed(1)} s (mean modelled ${fmt(mean(rows.map((r) => r.durationMs)))} ms); steady state (all streams decoding + ${args.warmup} s warm-up) from ${steadyFromS.toFixed(2)} s: ${n}`);
   console.log(`iteration start deviation from schedule, steady state (ms): p50 ${fmt(pct(dev, 50))}  p99 ${fmt(pct(dev, 99))}  max ${fmt(pct(dev, 100))}  (${within(0.5)}% within 0.5 ms)`);
   console.log(`iteration start deviation from schedule, whole run incl. ramp (ms): p50 ${fmt(pct(devAll, 50))}  p99 ${fmt(pct(devAll, 99))}  max ${fmt(pct(devAll, 100))}`);
-  console.log(`drift: mean deviation first 10% ${fmt(firstMean)} ms, last 10% ${fmt(lastMean)} ms; slope ${(slope * 60).toFixed(4)} ms/min; last iteration planned at ${lastRow.atS.toFixed(6)} s = Σ previous modelled durations ${plannedSpanS.toFixed(6)} s; resyncs: none unless a gap > 1 s`);
+  console.log(`drift: mean deviation first 10% ${fmt(firstMean)} ms, last 10% ${fmt(lastMean)} ms; slope ${(slope * 60).toFixed(4)} ms/min; ${chained} iterations planned exactly at the previous planned end, ${reanchors} re-anchored (idle or > 1 s behind)`);
   console.log(`write spread within an iteration, first to last stream (ms, iterations with >= ${Math.ceil(args.streams * 0.75)} streams): p50 ${fmt(pct(spread, 50))}  p99 ${fmt(pct(spread, 99))}  max ${fmt(pct(spread, 100))}`);
   console.log(`client receive minus engine emit (ms, 1 in 10 chunks, this process): p50 ${fmt(pct(rme, 50) / 1000)}  p99 ${fmt(pct(rme, 99) / 1000)}  max ${fmt(pct(rme, 100) / 1000)}`);
+  console.log(`niceness: server ${args['server-nice']}, client ${args['client-nice']}`);
   console.log(`load average during the run: ${loadavg().map((l) => l.toFixed(2)).join(' ')} on ${cpus().length} cores (a shared machine inflates every figure)`);
   console.log(`chunks received ${chunks} (${(chunks / elapsedS).toFixed(0)}/s), requests finished ${finished}`);
 }

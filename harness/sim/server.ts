@@ -49,7 +49,6 @@ export async function startSimServer(options: SimServerOptions = {}): Promise<Si
       `torch.OutOfMemoryError: CUDA out of memory while loading ${config.model.name} on ${config.gpu.name} (simulated by --fault-exit-at-start)`,
     );
   }
-  const startNs = process.hrtime.bigint();
   const created = Math.floor(Date.now() / 1000);
   const handlers = new Map<SimRequest, TokenHandler>();
   const arrivalNs = new Map<SimRequest, bigint>();
@@ -431,6 +430,8 @@ export async function startSimServer(options: SimServerOptions = {}): Promise<Si
       const now = process.hrtime.bigint();
       const s = Number(now - lastNs) / 1e9;
       lastNs = now;
+      // Like vLLM, stay quiet while idle.
+      if (promptTokensSinceLog === 0 && generationTokensSinceLog === 0 && engine.scheduler.idle) return;
       log(
         `fluidcap sim: avg prompt throughput: ${(promptTokensSinceLog / s).toFixed(1)} tokens/s, avg generation throughput: ${(generationTokensSinceLog / s).toFixed(1)} tokens/s, ` +
           `running: ${engine.scheduler.running.length} reqs, waiting: ${engine.scheduler.waiting.length} reqs, KV cache usage: ${(engine.scheduler.kv.usedFraction * 100).toFixed(1)}%, ` +
@@ -441,7 +442,6 @@ export async function startSimServer(options: SimServerOptions = {}): Promise<Si
     }, config.logStatsIntervalS * 1000);
     statsTimer.unref();
   }
-  void startNs;
 
   return { url, port, config, ready: readyPromise, done, close: () => shutdown('closed') };
 }

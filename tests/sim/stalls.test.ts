@@ -13,9 +13,11 @@ const MODEL = 'llama-3-8b';
 const GPU = 'h100-sxm-80gb';
 const LONG_PROMPT = 4000;
 const DECODERS = 4;
+// Modelled time runs 2× slower than the GPU so a noisy shared machine's lateness stays small beside it.
+const TIME_SCALE = 2;
 
 async function largestDecodeGapS(scheduler: 'vllm' | 'sarathi'): Promise<number> {
-  const sim = await startSimServer({ model: MODEL, gpu: GPU, scheduler, port: 0, timeScale: 1 });
+  const sim = await startSimServer({ model: MODEL, gpu: GPU, scheduler, port: 0, timeScale: TIME_SCALE });
   try {
     const url = `${sim.url}/v1/completions`;
     const emits: bigint[][] = Array.from({ length: DECODERS }, () => []);
@@ -51,22 +53,22 @@ async function largestDecodeGapS(scheduler: 'vllm' | 'sarathi'): Promise<number>
 test('vllm stalls decodes for the whole prefill; sarathi keeps gaps near one chunked iteration', async () => {
   const model = findModel(MODEL)!;
   const gpu = loadGpuProfile(GPU);
-  const prefillS = iterationCost(model, gpu, { prefills: [{ chunkTokens: LONG_PROMPT, contextTokens: 0, completes: true }], decodeKvTokens: [] }).totalS;
+  const prefillS = iterationCost(model, gpu, { prefills: [{ chunkTokens: LONG_PROMPT, contextTokens: 0, completes: true }], decodeKvTokens: [] }).totalS * TIME_SCALE;
   // The costliest chunked iteration: the last chunk of the long prompt with its full context, plus the decodes.
   const chunkS = iterationCost(model, gpu, {
     prefills: [{ chunkTokens: 512 - DECODERS, contextTokens: LONG_PROMPT - 512, completes: true }],
     decodeKvTokens: Array(DECODERS).fill(160),
-  }).totalS;
+  }).totalS * TIME_SCALE;
   const vllmGapS = await largestDecodeGapS('vllm');
   const sarathiGapS = await largestDecodeGapS('sarathi');
   console.log(
     `\n  long prompt ${LONG_PROMPT} tokens on ${MODEL}/${GPU}: modelled prefill ${(prefillS * 1e3).toFixed(1)} ms, ` +
       `modelled chunked iteration ${(chunkS * 1e3).toFixed(1)} ms\n` +
-      `  largest decode gap: vllm ${(vllmGapS * 1e3).toFixed(1)} ms, sarathi ${(sarathiGapS * 1e3).toFixed(1)} ms`,
+      `  (time scale ${TIME_SCALE}) largest decode gap: vllm ${(vllmGapS * 1e3).toFixed(1)} ms, sarathi ${(sarathiGapS * 1e3).toFixed(1)} ms`,
   );
   assert.ok(vllmGapS >= prefillS * 0.9, `vllm gap ${vllmGapS} should cover the prefill ${prefillS}`);
-  assert.ok(vllmGapS <= prefillS * 1.5 + 0.03, `vllm gap ${vllmGapS} about the prefill ${prefillS}`);
-  assert.ok(sarathiGapS <= chunkS * 1.5 + 0.01, `sarathi gap ${sarathiGapS} near one chunk ${chunkS}`);
+  assert.ok(vllmGapS <= prefillS * 2, `vllm gap ${vllmGapS} about the prefill ${prefillS}`);
+  assert.ok(sarathiGapS <= Math.max(chunkS * 2, chunkS + 0.025), `sarathi gap ${sarathiGapS} near one chunk ${chunkS}`);
   assert.ok(sarathiGapS < vllmGapS / 3, 'sarathi much smaller than vllm');
 });
 
