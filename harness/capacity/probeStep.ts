@@ -134,7 +134,8 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
     if (!line.record) continue;
     const i = indexById.get(line.record.id);
     if (i !== undefined && i < warmupRequests) continue;
-    metrics.push(computeRequestMetrics(line.record, { dpS: predictPrefillS(fit, line.record.promptTokens) + ttftSlackS, tbtDeadlineS }));
+    const prefillS = predictPrefillS(fit, line.record.promptTokens);
+    metrics.push(computeRequestMetrics(line.record, { dpS: prefillS + ttftSlackS, tbtDeadlineS, prefillS }));
   }
   const summary = summarizeRequests(metrics, { slo: plan.slo });
   const baselines: ProbeSummary['baselines'] = {};

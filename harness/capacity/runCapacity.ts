@@ -71,6 +71,8 @@ export interface CapacityJson {
     sloValue: number | null;
     dir: string;
   }[];
+  /** The baseline SLO definitions every probe was also judged under (Metron Fig. 6). */
+  baselines: RunPlan['baselines'];
   /** Capacity under each baseline SLO: highest probed rate that passed it with every lower probed rate passing too. */
   baselineCapacityQps: Record<string, number | null>;
   fluidTokenRateAtCapacity: unknown;
@@ -383,6 +385,7 @@ function buildCapacity(
       sloValue: s.sloValue,
       dir: s.dir,
     })),
+    baselines: plan.baselines,
     baselineCapacityQps,
     fluidTokenRateAtCapacity: atCapacity?.metrics.fluidRate ?? null,
     warmupFraction: plan.probe.warmupFraction,
