@@ -270,7 +270,8 @@ export async function startSimServer(options: SimServerOptions = {}): Promise<Si
       const seed = req.prompts[choice].seed;
       handlers.set(r, (ev) => {
         const text = outputToken(seed, ev.tokenIndex);
-        texts[choice].push(text);
+        // Only a non-streamed answer needs the whole text; streams keep nothing (less GC work).
+        if (!req.stream) texts[choice].push(text);
         if (ev.finished) remaining -= 1;
         const last = remaining === 0;
         if (!req.stream) {
