@@ -1,0 +1,97 @@
+// npx tsx scripts/capacity-vs-sweep.ts [--recipe recipes/quickstart.yaml] [--step 0.025] [--points 4]
+//                                      [--length 4] [--out results/capacity-vs-sweep]
+// Is the search's capacity the capacity? Runs the recipe's search (`fluidcap run`, in process), then
+// a brute-force sweep of fixed rates on a grid around the found capacity (capacity × (1 + k·step),
+// k = −points..points) with probes `length` times longer (requests and time limit), early stopping
+// off, judged by the same prefill fit and SLO. The sweep's capacity is the highest grid rate below
+// the first failing one. Prints both capacities and their relative difference (target ≤ 5%).
+import { parseArgs } from 'node:util';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { runCapacity } from '../harness/capacity/runCapacity.ts';
+import { loadRecipe } from '../harness/recipe/load.ts';
+import { planRun, type RunPlan } from '../harness/capacity/runPlan.ts';
+import { findModel } from '../harness/catalog/models.ts';
+import { startEngineSession } from '../harness/capacity/engineSession.ts';
+import { runProbeStep } from '../harness/capacity/probeStep.ts';
+import { loadWorkloadTrace } from '../harness/load/traceFile.ts';
+import type { PrefillFit } from '../harness/metrics/prefill.ts';
+
+const { values } = parseArgs({
+  options: {
+    recipe: { type: 'string', default: 'recipes/quickstart.yaml' },
+    step: { type: 'string', default: '0.025' },
+    points: { type: 'string', default: '4' },
+    length: { type: 'string', default: '4' },
+    out: { type: 'string', default: 'results/capacity-vs-sweep' },
+  },
+});
+const step = Number(values.step);
+const points = Number(values.points);
+const lengthFactor = Number(values.length);
+const log = (line: string) => process.stderr.write(`  ${line}\n`);
+const t0 = performance.now();
+
+// 1. The search, exactly as `fluidcap run` does it.
+process.stderr.write(`search: fluidcap run ${values.recipe}\n`);
+const outcome = await runCapacity({ recipeFile: values.recipe, outDir: values.out, log });
+if (outcome.status !== 'completed' || !outcome.capacity) throw new Error(`the search did not complete: ${outcome.reason}`);
+const found = outcome.capacity;
+process.stderr.write(`search: ${found.capacityQps} QPS (${found.reason}) in ${((performance.now() - t0) / 1000).toFixed(0)} s\n`);
+
+// 2. The sweep: fixed rates, long probes, no early stop, same fit, same SLO, a fresh engine.
+const recipe = await loadRecipe(values.recipe);
+const basePlan = planRun(recipe, { runId: `${found.runId}-sweep`, modelContext: (m) => findModel(m)?.maxContextTokens ?? null });
+const plan: RunPlan = {
+  ...basePlan,
+  probe: {
+    ...basePlan.probe,
+    requests: Math.round(basePlan.probe.requests * lengthFactor),
+    durationLimitS: basePlan.probe.durationLimitS * lengthFactor,
+    earlyStop: false,
+  },
+};
+const fit = JSON.parse(readFileSync(join(outcome.runDir, 'profile', 'fit.json'), 'utf8')) as PrefillFit;
+const sweepDir = join(outcome.runDir, 'sweep');
+mkdirSync(sweepDir, { recursive: true });
+const rates = [...new Set(Array.from({ length: 2 * points + 1 }, (_, i) => +(found.capacityQps * (1 + (i - points) * step)).toPrecision(4)))].filter(
+  (q) => q > 0,
+);
+const trace = loadWorkloadTrace(recipe.workload, recipe.source.dir, recipe.source.file);
+const session = await startEngineSession(plan, { runDir: sweepDir, target: recipe.target, log });
+const verdicts: { qps: number; passed: boolean; valid: boolean; requests: number; durationS: number; sloValue: number | null }[] = [];
+try {
+  for (const [i, qps] of rates.entries()) {
+    const s = await runProbeStep({ index: i + 1, qps, plan, workload: recipe.workload, trace, fit, session, runDir: sweepDir, earlyStop: false, log });
+    verdicts.push({ qps, passed: s.passed, valid: s.valid, requests: s.requests, durationS: s.durationS, sloValue: s.sloValue });
+    process.stderr.write(
+      `sweep: ${qps} QPS ${s.valid ? (s.passed ? 'PASS' : 'FAIL') : 'INVALID'} (${s.requests} requests, ${s.durationS.toFixed(1)} s, SLO value ${s.sloValue?.toFixed(4) ?? '-'})\n`,
+    );
+  }
+} finally {
+  await session.stop();
+}
+
+// Highest valid passing rate below the first valid failing one.
+let sweepQps: number | null = null;
+for (const v of verdicts.filter((x) => x.valid)) {
+  if (!v.passed) break;
+  sweepQps = v.qps;
+}
+const searchProbeS = found.probeTimeS;
+const sweepProbeS = verdicts.reduce((t, v) => t + v.durationS, 0);
+const diff = sweepQps === null ? null : (found.capacityQps - sweepQps) / sweepQps;
+const gridNote =
+  sweepQps === null
+    ? 'every sweep rate failed (the grid lies above the capacity)'
+    : sweepQps === rates[rates.length - 1]
+      ? 'every sweep rate passed (the grid lies below the capacity)'
+      : `grid resolution ${(step * 100).toFixed(1)}%`;
+console.log(`recipe:            ${resolve(values.recipe)}`);
+console.log(`run:               ${outcome.runDir}`);
+console.log(`search capacity:   ${found.capacityQps} QPS (bracket pass ${found.bracket.passQps} / fail ${found.bracket.failQps}, ${found.probes.length} probes, ${searchProbeS.toFixed(0)} s of load)`);
+console.log(`sweep capacity:    ${sweepQps ?? 'none'} QPS (${rates.length} rates × ${plan.probe.requests} requests, ${sweepProbeS.toFixed(0)} s of load; ${gridNote})`);
+console.log(`sweep verdicts:    ${verdicts.map((v) => `${v.qps}:${v.valid ? (v.passed ? 'pass' : 'fail') : 'invalid'}`).join(' ')}`);
+console.log(`relative difference: ${diff === null ? 'n/a' : `${(diff * 100).toFixed(2)}% (target within ±5%)`} ${diff !== null && Math.abs(diff) <= 0.05 ? 'OK' : 'NOT MET'}`);
+console.log(`wall time:         ${((performance.now() - t0) / 1000).toFixed(0)} s`);
