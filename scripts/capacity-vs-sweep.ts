@@ -1,10 +1,11 @@
-// npx tsx scripts/capacity-vs-sweep.ts [--recipe recipes/quickstart.yaml] [--step 0.025] [--points 4]
-//                                      [--length 4] [--out results/capacity-vs-sweep]
+// npx tsx scripts/capacity-vs-sweep.ts [--recipe tests/fixtures/recipes/sweep-check.yaml] [--step 0.025] [--points 4]
+//                                      [--length 4] [--extra 10] [--out results/capacity-vs-sweep]
 // Is the search's capacity the capacity? Runs the recipe's search (`fluidcap run`, in process), then
 // a brute-force sweep of fixed rates on a grid around the found capacity (capacity × (1 + k·step),
 // k = −points..points) with probes `length` times longer (requests and time limit), early stopping
 // off, judged by the same prefill fit and SLO. The sweep's capacity is the highest grid rate below
-// the first failing one. Prints both capacities and their relative difference (target ≤ 5%).
+// the first failing one; when the whole grid fails (or passes) it extends down (or up) by the same
+// step, at most --extra more rates. Prints both capacities and their relative difference (target ≤ 5%).
 import { parseArgs } from 'node:util';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -20,10 +21,11 @@ import type { PrefillFit } from '../harness/metrics/prefill.ts';
 
 const { values } = parseArgs({
   options: {
-    recipe: { type: 'string', default: 'recipes/quickstart.yaml' },
+    recipe: { type: 'string', default: 'tests/fixtures/recipes/sweep-check.yaml' },
     step: { type: 'string', default: '0.025' },
     points: { type: 'string', default: '4' },
     length: { type: 'string', default: '4' },
+    extra: { type: 'string', default: '10' },
     out: { type: 'string', default: 'results/capacity-vs-sweep' },
   },
 });
@@ -38,6 +40,7 @@ process.stderr.write(`search: fluidcap run ${values.recipe}\n`);
 const outcome = await runCapacity({ recipeFile: values.recipe, outDir: values.out, log });
 if (outcome.status !== 'completed' || !outcome.capacity) throw new Error(`the search did not complete: ${outcome.reason}`);
 const found = outcome.capacity;
+if (!(found.capacityQps > 0)) throw new Error(`the search found no capacity to sweep around: ${found.reason}`);
 process.stderr.write(`search: ${found.capacityQps} QPS (${found.reason}) in ${((performance.now() - t0) / 1000).toFixed(0)} s\n`);
 
 // 2. The sweep: fixed rates, long probes, no early stop, same fit, same SLO, a fresh engine.
@@ -55,25 +58,30 @@ const plan: RunPlan = {
 const fit = JSON.parse(readFileSync(join(outcome.runDir, 'profile', 'fit.json'), 'utf8')) as PrefillFit;
 const sweepDir = join(outcome.runDir, 'sweep');
 mkdirSync(sweepDir, { recursive: true });
-const rates = [...new Set(Array.from({ length: 2 * points + 1 }, (_, i) => +(found.capacityQps * (1 + (i - points) * step)).toPrecision(4)))].filter(
-  (q) => q > 0,
-);
+const rateAt = (k: number) => +(found.capacityQps * (1 + k * step)).toPrecision(4);
 const trace = loadWorkloadTrace(recipe.workload, recipe.source.dir, recipe.source.file);
 const session = await startEngineSession(plan, { runDir: sweepDir, target: recipe.target, log });
 const verdicts: { qps: number; passed: boolean; valid: boolean; requests: number; durationS: number; sloValue: number | null }[] = [];
+const probeAt = async (qps: number) => {
+  const s = await runProbeStep({ index: verdicts.length + 1, qps, plan, workload: recipe.workload, trace, fit, session, runDir: sweepDir, earlyStop: false, log });
+  verdicts.push({ qps, passed: s.passed, valid: s.valid, requests: s.requests, durationS: s.durationS, sloValue: s.sloValue });
+  process.stderr.write(
+    `sweep: ${qps} QPS ${s.valid ? (s.passed ? 'PASS' : 'FAIL') : 'INVALID'} (${s.requests} requests, ${s.durationS.toFixed(1)} s, SLO value ${s.sloValue?.toFixed(4) ?? '-'})\n`,
+  );
+};
 try {
-  for (const [i, qps] of rates.entries()) {
-    const s = await runProbeStep({ index: i + 1, qps, plan, workload: recipe.workload, trace, fit, session, runDir: sweepDir, earlyStop: false, log });
-    verdicts.push({ qps, passed: s.passed, valid: s.valid, requests: s.requests, durationS: s.durationS, sloValue: s.sloValue });
-    process.stderr.write(
-      `sweep: ${qps} QPS ${s.valid ? (s.passed ? 'PASS' : 'FAIL') : 'INVALID'} (${s.requests} requests, ${s.durationS.toFixed(1)} s, SLO value ${s.sloValue?.toFixed(4) ?? '-'})\n`,
-    );
-  }
+  for (let k = -points; k <= points; k++) await probeAt(rateAt(k));
+  // The grid missed the knee: walk on in the same steps until the verdict changes.
+  const anyValid = (passed: boolean) => verdicts.some((v) => v.valid && v.passed === passed);
+  for (let k = -points - 1, n = 0; !anyValid(true) && n < Number(values.extra) && rateAt(k) > 0; k--, n++) await probeAt(rateAt(k));
+  for (let k = points + 1, n = 0; !anyValid(false) && n < Number(values.extra); k++, n++) await probeAt(rateAt(k));
 } finally {
   await session.stop();
 }
 
 // Highest valid passing rate below the first valid failing one.
+verdicts.sort((a, b) => a.qps - b.qps);
+const rates = verdicts.map((v) => v.qps);
 let sweepQps: number | null = null;
 for (const v of verdicts.filter((x) => x.valid)) {
   if (!v.passed) break;

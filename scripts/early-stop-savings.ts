@@ -1,4 +1,4 @@
-// npx tsx scripts/early-stop-savings.ts [--recipe recipes/quickstart.yaml] [--out results/early-stop-savings]
+// npx tsx scripts/early-stop-savings.ts [--recipe tests/fixtures/recipes/sweep-check.yaml] [--out results/early-stop-savings]
 // Does early stopping save probe time without changing the answer? Runs the recipe's whole search
 // twice (`fluidcap run`, in process, each with its own engine and profile): early stopping off, then
 // on. Prints both capacities (they must agree), each probe's verdict side by side, and the probe
@@ -9,7 +9,7 @@ import { runCapacity, type CapacityJson } from '../harness/capacity/runCapacity.
 
 const { values } = parseArgs({
   options: {
-    recipe: { type: 'string', default: 'recipes/quickstart.yaml' },
+    recipe: { type: 'string', default: 'tests/fixtures/recipes/sweep-check.yaml' },
     out: { type: 'string', default: 'results/early-stop-savings' },
   },
 });
