@@ -158,6 +158,13 @@ async function main() {
   console.log(`iteration start deviation from schedule, steady state (ms): p50 ${fmt(pct(dev, 50))}  p99 ${fmt(pct(dev, 99))}  max ${fmt(pct(dev, 100))}  (${within(0.5)}% within 0.5 ms)`);
   console.log(`iteration start deviation from schedule, whole run incl. ramp (ms): p50 ${fmt(pct(devAll, 50))}  p99 ${fmt(pct(devAll, 99))}  max ${fmt(pct(devAll, 100))}`);
   console.log(`drift: mean deviation first 10% ${fmt(firstMean)} ms, last 10% ${fmt(lastMean)} ms; slope ${(slope * 60).toFixed(4)} ms/min; ${chained} iterations planned exactly at the previous planned end, ${reanchors} re-anchored (idle or > 1 s behind)`);
+  // Per-minute medians: robust to bursts of CPU contention, so a real drift would show as a trend here.
+  const perMinute: string[] = [];
+  for (let m = 0; m * 60 < (steady[steady.length - 1]?.atS ?? 0); m++) {
+    const inMinute = sorted(steady.filter((r) => r.atS >= m * 60 && r.atS < (m + 1) * 60).map((r) => r.devMs));
+    if (inMinute.length) perMinute.push(`${m}:${fmt(pct(inMinute, 50))}/${fmt(pct(inMinute, 90))}`);
+  }
+  console.log(`deviation per minute, p50/p90 (ms): ${perMinute.join('  ')}`);
   console.log(`write spread within an iteration, first to last stream (ms, iterations with >= ${Math.ceil(args.streams * 0.75)} streams): p50 ${fmt(pct(spread, 50))}  p99 ${fmt(pct(spread, 99))}  max ${fmt(pct(spread, 100))}`);
   console.log(`client receive minus engine emit (ms, 1 in 10 chunks, this process): p50 ${fmt(pct(rme, 50) / 1000)}  p99 ${fmt(pct(rme, 99) / 1000)}  max ${fmt(pct(rme, 100) / 1000)}`);
   console.log(`niceness: server ${args['server-nice']}, client ${args['client-nice']}`);

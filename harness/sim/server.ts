@@ -116,25 +116,26 @@ export async function startSimServer(options: SimServerOptions = {}): Promise<Si
     return firstWriteNs !== null && lastWriteNs !== null ? { firstWriteNs, lastWriteNs } : undefined;
   };
 
-  const onIteration = traceStream
-    ? (t: IterationTrace) => {
-        traceStream?.write(
-          JSON.stringify({
-            index: t.index,
-            plannedStartNs: String(t.plannedStartNs),
-            actualStartNs: String(t.actualStartNs),
-            durationNs: String(t.durationNs),
-            actualEndNs: t.actualEndNs === undefined ? null : String(t.actualEndNs),
-            firstWriteNs: t.firstWriteNs === undefined ? null : String(t.firstWriteNs),
-            lastWriteNs: t.lastWriteNs === undefined ? null : String(t.lastWriteNs),
-            prefillTokens: t.prefillTokens,
-            prefills: t.prefills,
-            decodes: t.decodes,
-            preempted: t.preempted,
-          }) + '\n',
-        );
-      }
-    : undefined;
+  const onIteration = (t: IterationTrace) => {
+    metrics.iterationLateness.observe(Number(t.actualStartNs - t.plannedStartNs) / 1e9);
+    if (traceStream) {
+      traceStream.write(
+        JSON.stringify({
+          index: t.index,
+          plannedStartNs: String(t.plannedStartNs),
+          actualStartNs: String(t.actualStartNs),
+          durationNs: String(t.durationNs),
+          actualEndNs: t.actualEndNs === undefined ? null : String(t.actualEndNs),
+          firstWriteNs: t.firstWriteNs === undefined ? null : String(t.firstWriteNs),
+          lastWriteNs: t.lastWriteNs === undefined ? null : String(t.lastWriteNs),
+          prefillTokens: t.prefillTokens,
+          prefills: t.prefills,
+          decodes: t.decodes,
+          preempted: t.preempted,
+        }) + '\n',
+      );
+    }
+  };
 
   const engine = new SimEngine(
     {

@@ -38,6 +38,9 @@ export function createVllmMetrics(modelName: string, gauges: EngineGauges) {
     queueTime: registry.add(new Histogram('vllm:request_queue_time_seconds', 'Histogram of time spent in WAITING phase for request.', base, LATENCY_BOUNDS_S)),
     promptTokensPerRequest: registry.add(new Histogram('vllm:request_prompt_tokens', 'Number of prefill tokens processed.', base, TOKEN_BOUNDS)),
     generationTokensPerRequest: registry.add(new Histogram('vllm:request_generation_tokens', 'Number of generation tokens processed.', base, TOKEN_BOUNDS)),
+    // Not a vLLM metric: how late the simulator started iterations against its modelled schedule,
+    // so a run can tell whether the stand-in itself added timing error.
+    iterationLateness: registry.add(new Histogram('fluidcap_sim:iteration_lateness_seconds', 'Iteration start minus its modelled start, in seconds.', base, [0.0001, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.05, 0.1, 1.0])),
     iterationTokens: registry.add(new Histogram('vllm:iteration_tokens_total', 'Histogram of number of tokens per engine_step.', base, [1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384])),
   };
 }

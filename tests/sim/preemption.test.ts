@@ -65,6 +65,9 @@ test('/metrics has vLLM names and types: gauges, counters, histograms', async ()
     assert.match(text, /vllm:time_to_first_token_seconds_count\{model_name="tiny"\} 1\.0/);
     assert.match(text, /vllm:time_to_first_token_seconds_bucket\{model_name="tiny",le="\+Inf"\} 1\.0/);
     assert.match(text, /vllm:prompt_tokens_total\{model_name="tiny"\} 3\.0/);
+    // The simulator's own lateness: one observation per iteration (5 tokens → 5 iterations).
+    assert.match(text, /# TYPE fluidcap_sim:iteration_lateness_seconds histogram\n/);
+    assert.match(text, /fluidcap_sim:iteration_lateness_seconds_count\{model_name="tiny"\} 5\.0/);
   } finally {
     await sim.close();
   }
