@@ -17,6 +17,11 @@
 // whose columns are rank-deficient is skipped: an optimum with a smaller support then exists.
 // Columns are scaled (x = P / Pmax) before solving so 1, x, x² are all O(1) and the solve is well
 // conditioned even for 128k-token prompts; scaling by a positive number keeps the signs.
+//
+// Robust to a hiccup: the curve is fitted to each length's MEDIAN time (one outlier among the
+// repeats, a GC pause or a scheduler hiccup on a shared host, moves a median not at all), and the
+// noise bound uses the robust coefficient of variation 1.4826·MAD/median, which equals sd/mean for
+// normal noise but is not dominated by a single outlier. R² is that of the fit to the medians.
 import { predictPrefillS, type PrefillFit } from '../metrics/prefill.ts';
 
 // The fit.json shape and D_p(P) live in metrics (the deadlines use them); re-exported for callers.
@@ -34,7 +39,10 @@ export interface LengthStats {
   count: number;
   meanS: number;
   sdS: number;
-  /** Coefficient of variation (sd / mean); 0 with a single point. */
+  medianS: number;
+  /** 1.4826·MAD: the sd of normal noise, not dominated by one outlier. */
+  robustSdS: number;
+  /** Robust coefficient of variation (robustSdS / median); 0 with a single point. */
   cv: number;
   /** Fitted D_p at this length, for the report's "measured vs fitted" table. */
   fittedS: number;
@@ -94,31 +102,33 @@ export function fitPrefill(points: readonly PrefillPoint[], bounds: Partial<FitB
 
   const n = valid.length;
   const maxTokens = n > 0 ? Math.max(...valid.map((p) => p.promptTokens)) : 1;
-  const xs = valid.map((p) => p.promptTokens / maxTokens);
-  const ys = valid.map((p) => p.prefillS);
+  const medians = medianPerLength(valid);
+  const m = medians.length;
+  const xs = medians.map((p) => p.promptTokens / maxTokens);
+  const ys = medians.map((p) => p.prefillS);
   const best = bestNonNegative(xs, ys);
   const [alpha, beta, gamma] = best.theta;
   const fit = { a: alpha, b: beta / maxTokens, c: gamma / (maxTokens * maxTokens) };
 
-  const meanY = n > 0 ? ys.reduce((s, y) => s + y, 0) / n : 0;
+  const meanY = m > 0 ? ys.reduce((s, y) => s + y, 0) / m : 0;
   const sst = ys.reduce((s, y) => s + (y - meanY) ** 2, 0);
   const sse = best.sse;
-  const r2 = n === 0 ? 0 : sst > 0 ? 1 - sse / sst : sse <= 1e-24 ? 1 : 0;
-  const rmseS = n > 0 ? Math.sqrt(sse / n) : 0;
+  const r2 = m === 0 ? 0 : sst > 0 ? 1 - sse / sst : sse <= 1e-24 ? 1 : 0;
+  const rmseS = m > 0 ? Math.sqrt(sse / m) : 0;
 
   const lengths = lengthStats(valid, fit);
-  const maxRepeatCv = lengths.reduce((m, l) => Math.max(m, l.cv), 0);
+  const maxRepeatCv = lengths.reduce((mx, l) => Math.max(mx, l.cv), 0);
 
   if (lengths.length < limits.minDistinctLengths) {
     problems.push(`only ${lengths.length} distinct prompt length(s) were measured; a quadratic fit needs at least ${limits.minDistinctLengths}`);
   }
   if (n > 0 && r2 < limits.minR2) {
-    problems.push(`the fit explains too little of the prefill time: R² ${r2.toFixed(4)} is below the bound ${limits.minR2} (${n} points at ${lengths.length} lengths)`);
+    problems.push(`the fit explains too little of the prefill time: R² ${r2.toFixed(4)} (fit to per-length medians) is below the bound ${limits.minR2} (${n} points at ${lengths.length} lengths)`);
   }
   for (const l of lengths) {
-    if (l.count >= 2 && l.cv > limits.maxRepeatCv && l.sdS > limits.noiseFloorS) {
+    if (l.count >= 2 && l.cv > limits.maxRepeatCv && l.robustSdS > limits.noiseFloorS) {
       const times = valid.filter((p) => p.promptTokens === l.promptTokens).map((p) => `${fmtS(p.prefillS)} s`).join(', ');
-      problems.push(`repeats at ${l.promptTokens} prompt tokens are too noisy: coefficient of variation ${pct(l.cv)} is above the bound ${pct(limits.maxRepeatCv)} (${times})`);
+      problems.push(`repeats at ${l.promptTokens} prompt tokens are too noisy: robust coefficient of variation (1.4826·MAD/median) ${pct(l.cv)} is above the bound ${pct(limits.maxRepeatCv)} (${times})`);
     }
   }
 
@@ -206,8 +216,32 @@ function lengthStats(points: PrefillPoint[], fit: Pick<PrefillFit, 'a' | 'b' | '
       const meanS = times.reduce((s, t) => s + t, 0) / count;
       // Sample standard deviation (n − 1): repeats are a sample of the server's behaviour.
       const sdS = count >= 2 ? Math.sqrt(times.reduce((s, t) => s + (t - meanS) ** 2, 0) / (count - 1)) : 0;
-      return { promptTokens, count, meanS, sdS, cv: meanS > 0 ? sdS / meanS : 0, fittedS: predictPrefillS(fit, promptTokens) };
+      const medianS = median(times);
+      // 1.4826·MAD estimates the sd of normal noise without letting one outlier dominate.
+      const robustSdS = count >= 2 ? 1.4826 * median(times.map((t) => Math.abs(t - medianS))) : 0;
+      return {
+        promptTokens,
+        count,
+        meanS,
+        sdS,
+        medianS,
+        robustSdS,
+        cv: medianS > 0 ? robustSdS / medianS : 0,
+        fittedS: predictPrefillS(fit, promptTokens),
+      };
     });
+}
+
+function median(values: number[]): number {
+  const v = [...values].sort((x, y) => x - y);
+  const mid = v.length >> 1;
+  return v.length % 2 === 1 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
+}
+
+function medianPerLength(points: PrefillPoint[]): PrefillPoint[] {
+  const byLength = new Map<number, number[]>();
+  for (const p of points) byLength.set(p.promptTokens, [...(byLength.get(p.promptTokens) ?? []), p.prefillS]);
+  return [...byLength.entries()].sort(([x], [y]) => x - y).map(([promptTokens, t]) => ({ promptTokens, prefillS: median(t) }));
 }
 
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;

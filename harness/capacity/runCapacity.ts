@@ -286,7 +286,7 @@ async function search(
 
   const earlyStop = opts.earlyStop ?? plan.probe.earlyStop;
   for (;;) {
-    const verdicts: ProbeVerdict[] = summaries.map((s) => ({ qps: s.qps, passed: s.passed, valid: s.valid, reason: s.valid ? undefined : s.client.reason }));
+    const verdicts: ProbeVerdict[] = summaries.map((s) => ({ qps: s.qps, passed: s.passed, valid: s.valid, reason: s.valid ? undefined : s.validity ?? s.client.reason }));
     const decision = nextProbe(plan.search, verdicts);
     if (decision.done) return { decision, summaries, interrupted: null };
     if (opts.signal?.aborted) return { interrupted: 'interrupted by signal' };

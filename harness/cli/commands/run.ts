@@ -83,6 +83,8 @@ export const runCommand: VerbFactory = (setExit) => ({
         return;
       }
       const cap = outcome.capacity!;
+      // A search that ended on untrusted probes has no capacity to report: not a success.
+      if (cap.outcome === 'invalid-probes') setExit(1);
       if (args.json) process.stdout.write(JSON.stringify(cap, null, 2) + '\n');
       else {
         process.stdout.write(
