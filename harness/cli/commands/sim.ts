@@ -4,7 +4,7 @@ import type { Argv } from 'yargs';
 import type { VerbFactory } from '../command.ts';
 import { listModels } from '../../catalog/models.ts';
 import { listGpuProfiles } from '../../catalog/gpus.ts';
-import { SimStartupError, startSimServer, type SimServerOptions } from '../../sim/server.ts';
+import type { SimServerOptions } from '../../sim/server.ts';
 
 const FLAG_KEYS = [
   'model', 'gpu', 'scheduler', 'host', 'port', 'timeScale', 'tensorParallel', 'gpuMemoryUtilization', 'maxNumSeqs',
@@ -56,6 +56,8 @@ export const simCommand: VerbFactory = (setExit) => ({
       describe: 'serve the simulated engine until SIGTERM/SIGINT',
       builder: serveOptions,
       handler: async (argv: Record<string, unknown>) => {
+        // Loaded here so other verbs do not pay for the engine's modules at start-up.
+        const { SimStartupError, startSimServer } = await import('../../sim/server.ts');
         const options: SimServerOptions = { log: (line) => process.stdout.write(line + '\n') };
         for (const key of FLAG_KEYS) if (argv[key] !== undefined) (options as Record<string, unknown>)[key] = argv[key];
         let sim;
