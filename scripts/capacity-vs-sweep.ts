@@ -51,6 +51,7 @@ const plan: RunPlan = {
   probe: {
     ...basePlan.probe,
     requests: Math.round(basePlan.probe.requests * lengthFactor),
+    minDurationS: basePlan.probe.minDurationS * lengthFactor,
     durationLimitS: basePlan.probe.durationLimitS * lengthFactor,
     earlyStop: false,
   },
@@ -99,7 +100,7 @@ const gridNote =
 console.log(`recipe:            ${resolve(values.recipe)}`);
 console.log(`run:               ${outcome.runDir}`);
 console.log(`search capacity:   ${found.capacityQps} QPS (bracket pass ${found.bracket.passQps} / fail ${found.bracket.failQps}, ${found.probes.length} probes, ${searchProbeS.toFixed(0)} s of load)`);
-console.log(`sweep capacity:    ${sweepQps ?? 'none'} QPS (${rates.length} rates × ${plan.probe.requests} requests, ${sweepProbeS.toFixed(0)} s of load; ${gridNote})`);
+console.log(`sweep capacity:    ${sweepQps ?? 'none'} QPS (${rates.length} rates × ≥${plan.probe.requests} requests and ≥${plan.probe.minDurationS} s each, ${sweepProbeS.toFixed(0)} s of load; ${gridNote})`);
 console.log(`sweep verdicts:    ${verdicts.map((v) => `${v.qps}:${v.valid ? (v.passed ? 'pass' : 'fail') : 'invalid'}`).join(' ')}`);
 console.log(`relative difference: ${diff === null ? 'n/a' : `${(diff * 100).toFixed(2)}% (target within ±5%)`} ${diff !== null && Math.abs(diff) <= 0.05 ? 'OK' : 'NOT MET'}`);
 console.log(`wall time:         ${((performance.now() - t0) / 1000).toFixed(0)} s`);

@@ -57,6 +57,11 @@ export interface ServerMetricsSummary {
   preemptions: number | null;
 }
 
+/** How many requests a probe at `qps` plans: enough for both the count and the time window. */
+export function plannedRequests(probe: RunPlan['probe'], qps: number): number {
+  return Math.max(probe.requests, Math.ceil(qps * probe.minDurationS));
+}
+
 export function probeDirName(index: number, qps: number): string {
   return `${String(index).padStart(2, '0')}-qps-${+qps.toPrecision(6)}`;
 }
@@ -85,7 +90,7 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
   const probePlan: ProbePlan = planProbe({
     workload: input.workload,
     rateQps: qps,
-    requests: plan.probe.requests,
+    requests: plannedRequests(plan.probe, qps),
     durationS: plan.probe.durationLimitS,
     maxContextTokens: plan.maxContextTokens,
     trace: input.trace,

@@ -17,7 +17,7 @@ import { Journal, type JournalLine } from './journal.ts';
 import { planRun, type RunPlan } from './runPlan.ts';
 import { startEngineSession, type EngineSession } from './engineSession.ts';
 import { runProfile } from './profiler.ts';
-import { runProbeStep, type ProbeSummary } from './probeStep.ts';
+import { plannedRequests, runProbeStep, type ProbeSummary } from './probeStep.ts';
 import { nextProbe, type ProbeVerdict, type SearchDecision } from './search.ts';
 import { capacityCost, runCost } from './cost.ts';
 import type { PrefillFit } from '../metrics/prefill.ts';
@@ -295,7 +295,7 @@ async function search(
     const qps = decision.qps;
     const dir = `probes/${String(index).padStart(2, '0')}-qps-${+qps.toPrecision(6)}`;
     journal.append({ type: 'probe-started', index, qps, dir });
-    opts.progress?.phase('search', `probe ${index} (${decision.phase}) at ${qps} QPS`, { planned: plan.probe.requests, qps });
+    opts.progress?.phase('search', `probe ${index} (${decision.phase}) at ${qps} QPS`, { planned: plannedRequests(plan.probe, qps), qps });
     const summary = await runProbeStep({
       index,
       qps,

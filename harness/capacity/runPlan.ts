@@ -15,7 +15,9 @@ export type EngineLaunch =
   | { kind: 'endpoint'; url: string; apiKeyEnv: string | null };
 
 export interface ProbeSettings {
+  /** A probe plans max(requests, ceil(rate × minDurationS)) requests, cut at durationLimitS. */
   requests: number;
+  minDurationS: number;
   durationLimitS: number;
   warmupFraction: number;
   requestTimeoutS: number;
@@ -128,6 +130,7 @@ export function planRun(recipe: Recipe, ctx: PlanContext): RunPlan {
     search: { qps: recipe.search.qps, tolerance: recipe.search.tolerance, maxProbes: recipe.search.maxProbes },
     probe: {
       requests: p.requests,
+      minDurationS: p.minDurationS,
       durationLimitS: p.durationLimitS,
       warmupFraction: p.warmupFraction,
       requestTimeoutS: p.requestTimeoutS,

@@ -46,7 +46,11 @@ const qpsSchema = z
 
 const probeSchema = z
   .strictObject({
+    /** Fewest requests a probe plans; more when minDuration at the probe's rate needs more. */
     requests: positiveInt().default(300),
+    /** Shortest arrival window (default: 60 s, or duration if shorter): a short probe above capacity ends before its queue shows. */
+    minDuration: durationS({ allowZero: true }).optional(),
+    /** Time limit of one probe. */
     duration: durationS().default(600),
     warmup: fraction().default(0.1),
     requestTimeout: durationS().default(300),
@@ -56,8 +60,15 @@ const probeSchema = z
     /** Client timing error above which a probe is invalid; default min(2 ms, 10% of the TBT deadline). */
     clientTolerance: durationS().optional(),
   })
-  .transform(({ duration, requestTimeout, stallTimeout, warmup, clientTolerance, ...rest }) => ({
+  .superRefine((p, ctx) => {
+    if (p.minDuration === undefined) return;
+    const min = typeof p.minDuration === 'number' ? p.minDuration : NaN;
+    const max = typeof p.duration === 'number' ? p.duration : NaN;
+    if (min > max) ctx.addIssue({ code: 'custom', path: ['minDuration'], input: min, message: `must not exceed search.probe.duration (${max} s)` });
+  })
+  .transform(({ duration, minDuration, requestTimeout, stallTimeout, warmup, clientTolerance, ...rest }) => ({
     ...rest,
+    minDurationS: minDuration ?? Math.min(60, duration),
     clientToleranceS: clientTolerance,
     durationLimitS: duration,
     requestTimeoutS: requestTimeout,
