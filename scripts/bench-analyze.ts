@@ -10,6 +10,7 @@ import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { createRng } from '../harness/load/rng.ts';
 
 const args = process.argv.slice(2);
 const opt = (name: string, dflt: number) => {
@@ -20,16 +21,10 @@ const REQUESTS = opt('requests', 100_000);
 const TOKENS = opt('tokens', 200);
 const ROOT = resolve(import.meta.dirname, '..');
 
-// Seeded so every run measures the same file.
+// Seeded so every run produces the same data (the project's one seeded generator).
 function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const r = createRng(seed);
+  return () => r.next();
 }
 
 async function generate(path: string): Promise<void> {

@@ -1,6 +1,7 @@
 // Fault injection decisions, drawn per request in arrival order from one seeded generator so a
 // run with the same --fault-seed misbehaves the same way. Pure.
 import type { FaultConfig } from './config.ts';
+import { createRng } from '../load/rng.ts';
 
 // What happens to one HTTP request.
 export interface FaultPlan {
@@ -12,21 +13,10 @@ export interface FaultPlan {
   malformed: boolean;
 }
 
-// mulberry32: a small, well-mixed seeded generator.
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 // Draws the plan for each request in turn (three draws per request, always, so plans stay aligned).
 export function faultPlanner(faults: FaultConfig): () => FaultPlan {
-  const rand = seededRandom(faults.seed);
+  const rng = createRng(faults.seed);
+  const rand = () => rng.next();
   return () => {
     const u = rand();
     const stall = rand() < faults.stallFraction;

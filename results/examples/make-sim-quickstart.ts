@@ -12,6 +12,7 @@ import { computeRequestMetrics } from '../../harness/metrics/request.ts';
 import { predictPrefillS, type PrefillFit } from '../../harness/metrics/prefill.ts';
 import { sloSchema } from '../../harness/metrics/slo.ts';
 import { summarizeRequests } from '../../harness/metrics/summary.ts';
+import { createRng } from '../../harness/load/rng.ts';
 
 const SEED = 42;
 const OUT = join(dirname(fileURLToPath(import.meta.url)), 'sim-quickstart');
@@ -24,16 +25,10 @@ const RAW_SLO = {
   tpot: 'p50 <= 60ms',
 };
 
-// mulberry32: small, seeded, reproducible across platforms.
+// Seeded so every run produces the same data (the project's one seeded generator).
 function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const r = createRng(seed);
+  return () => r.next();
 }
 const us = (s: number) => Math.round(s * 1e6) / 1e6;
 
