@@ -37,6 +37,8 @@ export interface RunOptions {
   progress?: Progress;
   /** Overrides recipe.search.earlyStop (the early-stop comparison script runs both). */
   earlyStop?: boolean;
+  /** `fluidcap profile`: stop after the prefill fit (no search, no capacity.json). */
+  profileOnly?: boolean;
   /** Wall clock for run ids and stamps (tests pin it). */
   now?: () => Date;
 }
@@ -174,6 +176,11 @@ export async function runCapacity(opts: RunOptions): Promise<RunOutcome> {
     log(`engine ready at ${session.baseUrl}${session.timeToReadyS !== null ? ` after ${session.timeToReadyS.toFixed(1)} s` : ''}`);
 
     const fit = await profileOrReuse(history, plan, recipe, session, runDir, journal, opts);
+    if (opts.profileOnly) {
+      status = 'completed';
+      reason = `prefill profile only: D_p(P) = ${fit.a} + ${fit.b}·P + ${fit.c}·P² s, R² ${fit.r2}`;
+      return { runDir, status, reason, capacity: null };
+    }
     const result = await search(history, plan, recipe, session, runDir, journal, fit, trace, opts);
     if (result.interrupted !== null) {
       status = 'interrupted';
@@ -207,7 +214,7 @@ export async function runCapacity(opts: RunOptions): Promise<RunOutcome> {
     journal.append({ type: 'run-finished', status, reason });
     opts.progress?.done();
   }
-  if (status === 'completed') writeReports(runDir);
+  if (status === 'completed' && capacity) writeReports(runDir);
   return { runDir, status, reason, capacity };
 }
 

@@ -1,7 +1,5 @@
 // `fluidcap clean <inventory.yaml>`: removes containers fluidcap labelled and left behind.
 import type { VerbFactory } from '../command.ts';
-import { loadInventory } from '../../provision/inventory.ts';
-import { cleanLeftovers } from '../../provision/cleanLeftovers.ts';
 
 export const cleanCommand: VerbFactory = (setExit) => ({
   command: 'clean <inventory>',
@@ -13,6 +11,9 @@ export const cleanCommand: VerbFactory = (setExit) => ({
       .option('local', { type: 'boolean', default: false, describe: 'also clean this machine (local Docker socket)' })
       .option('json', { type: 'boolean', default: false, describe: 'print one JSON array' }),
   handler: async (args) => {
+    // Loaded here, not at start-up: every other verb (and --help) starts without them.
+    const { loadInventory } = await import('../../provision/inventory.ts');
+    const { cleanLeftovers } = await import('../../provision/cleanLeftovers.ts');
     const argv = args as unknown as { inventory: string; run?: string; local: boolean; json: boolean };
     const inventory = await loadInventory(argv.inventory);
     const results = await cleanLeftovers(inventory, { runId: argv.run, includeLocal: argv.local });

@@ -1,7 +1,6 @@
 // `fluidcap hosts check <inventory.yaml>`: SSH, Docker and GPU facts and problems for each host.
 import type { VerbFactory } from '../command.ts';
-import { loadInventory } from '../../provision/inventory.ts';
-import { checkHosts, type HostCheck } from '../../provision/checkHosts.ts';
+import type { HostCheck } from '../../provision/checkHosts.ts';
 
 function formatCheck(c: HostCheck): string {
   const lines = [`${c.host}: ${c.ok ? 'ok' : 'PROBLEMS'}`];
@@ -28,6 +27,9 @@ export const hostsCommand: VerbFactory = (setExit) => ({
       .option('local', { type: 'boolean', default: false, describe: 'also check this machine (local Docker socket)' })
       .option('accept-new-host-key', { type: 'boolean', default: false, describe: 'pin the key of a host missing from known_hosts' }),
   handler: async (args) => {
+    // Loaded here, not at start-up: every other verb (and --help) starts without them.
+    const { loadInventory } = await import('../../provision/inventory.ts');
+    const { checkHosts } = await import('../../provision/checkHosts.ts');
     const argv = args as unknown as { inventory: string; json: boolean; local: boolean; acceptNewHostKey: boolean };
     const inventory = await loadInventory(argv.inventory);
     const checks = await checkHosts(inventory, { includeLocal: argv.local, connect: { acceptNewHostKey: argv.acceptNewHostKey } });

@@ -1,18 +1,16 @@
 // `fluidcap probe <recipe> --qps n [--requests n | --duration s]`: one load probe against an engine
 // that is already running (an `endpoint` target's url, or --url). Writes
 // <out>/probes/00-qps-<rate>/{timelines.jsonl, summary.json, server-metrics.jsonl}.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { VerbFactory } from '../command.ts';
+import type { Recipe } from '../../recipe/parse.ts';
+import { readTimelines } from '../../timeline/reader.ts';
 import { UserError, describeValue } from '../../util/errors.ts';
 import { parseDurationS, formatDurationS } from '../../util/duration.ts';
-import { loadRecipe } from '../../recipe/load.ts';
 import { findModel } from '../../catalog/models.ts';
-import { planProbe } from '../../load/plan.ts';
-import { loadWorkloadTrace } from '../../load/traceFile.ts';
-import { runProbe, type ProbeResult } from '../../load/runProbe.ts';
-import { calibrateTokensPerWord } from '../../load/tokenizeCalibration.ts';
+import type { ProbeResult } from '../../load/runProbe.ts';
 import { computeRequestMetrics, summarizeRequests } from '../../metrics/index.ts';
 import type { TimelineRecord } from '../../timeline/record.ts';
 
@@ -46,6 +44,12 @@ export const probeCommand: VerbFactory = (setExit) => ({
       .option('workers', { type: 'number', describe: 'receiving worker threads (0 = in the main thread)' })
       .option('json', { type: 'boolean', default: false, describe: 'print the summary as JSON' }),
   handler: async (args) => {
+    // Loaded here, not at start-up: every other verb (and --help) starts without them.
+    const { loadRecipe } = await import('../../recipe/load.ts');
+    const { planProbe } = await import('../../load/plan.ts');
+    const { loadWorkloadTrace } = await import('../../load/traceFile.ts');
+    const { runProbe } = await import('../../load/runProbe.ts');
+    const { calibrateTokensPerWord } = await import('../../load/tokenizeCalibration.ts');
     const argv = args as unknown as ProbeArgs;
     if (!(argv.qps > 0) || !Number.isFinite(argv.qps)) throw new UserError(`--qps must be a rate > 0, got ${describeValue(argv.qps)}`);
     if (argv.requests !== undefined && !(Number.isInteger(argv.requests) && argv.requests > 0)) {
@@ -122,7 +126,7 @@ export const probeCommand: VerbFactory = (setExit) => ({
     } finally {
       process.off('SIGINT', onSigint);
     }
-    const summary = { ...result, plan: { rateQps: plan.rateQps, seed: plan.seed, requests: plan.requests.length, arrivals: plan.arrivals, api: plan.api, promptFormat: plan.promptFormat }, notes, metrics: probeMetrics(result, recipe, notes) };
+    const summary = { ...result, plan: { rateQps: plan.rateQps, seed: plan.seed, requests: plan.requests.length, arrivals: plan.arrivals, api: plan.api, promptFormat: plan.promptFormat }, notes, metrics: await probeMetrics(result, recipe, notes) };
     writeFileSync(join(outDir, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
     if (argv.json) process.stdout.write(JSON.stringify(summary) + '\n');
     else process.stdout.write(describeResult(result, outDir, notes));
@@ -131,18 +135,14 @@ export const probeCommand: VerbFactory = (setExit) => ({
 });
 
 /** SPEC §5 metrics of the probe's non-warmup requests; without a prefill fit D_p is the TTFT slack alone (stated in notes). */
-function probeMetrics(result: ProbeResult, recipe: Awaited<ReturnType<typeof loadRecipe>>, notes: string[]) {
+async function probeMetrics(result: ProbeResult, recipe: Recipe, notes: string[]) {
   const slo = recipe.slo;
-  const records = readTimelines(result.timelinesFile).filter((r) => r.warmup !== true);
+  const records: TimelineRecord[] = [];
+  for await (const line of readTimelines(result.timelinesFile)) if (line.record && line.record.warmup !== true) records.push(line.record);
   const ttftSlackS = slo.fluidity?.ttftSlackS ?? 0.3;
   notes.push(`no prefill fit in a standalone probe: fluidity uses D_p = TTFT slack (${formatDurationS(ttftSlackS)}); \`fluidcap analyze\` recomputes with a fit`);
   const metrics = records.map((r) => computeRequestMetrics(r, { dpS: ttftSlackS, tbtDeadlineS: slo.fluidity?.tbtDeadlineS ?? 0.025 }));
   return summarizeRequests(metrics, { slo, durationS: result.durationS });
-}
-
-function readTimelines(file: string): TimelineRecord[] {
-  const text = readFileSync(file, 'utf8');
-  return text.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as TimelineRecord);
 }
 
 function describeResult(r: ProbeResult, outDir: string, notes: string[]): string {

@@ -4,9 +4,8 @@
 import { stringify } from 'yaml';
 import type { VerbFactory } from '../command.ts';
 import { UserError } from '../../util/errors.ts';
-import { dryRun, runCapacity } from '../../capacity/runCapacity.ts';
 import { createProgress } from '../../capacity/progress.ts';
-import { loadInventory } from '../../provision/inventory.ts';
+import { withInterrupts } from '../interrupts.ts';
 import { formatDockerRun } from '../../provision/containerSpec.ts';
 import type { RunPlan } from '../../capacity/runPlan.ts';
 
@@ -41,6 +40,9 @@ export const runCommand: VerbFactory = (setExit) => ({
       .option('early-stop', { type: 'boolean', describe: 'override search.earlyStop (--no-early-stop runs every probe to its end)' })
       .option('accept-new-host-key', { type: 'boolean', default: false, describe: 'pin the key of a host missing from known_hosts' }),
   handler: async (raw) => {
+    // Loaded here, not at start-up: every other verb (and --help) starts without them.
+    const { dryRun, runCapacity } = await import('../../capacity/runCapacity.ts');
+    const { loadInventory } = await import('../../provision/inventory.ts');
     const args = raw as unknown as RunArgs;
     if (!args.recipe && !args.resume) throw new UserError('run needs a recipe file (or --resume <runDir>)');
     if (args.dryRun) {
@@ -50,28 +52,15 @@ export const runCommand: VerbFactory = (setExit) => ({
       return;
     }
     const inventory = args.hosts ? await loadInventory(args.hosts) : undefined;
-    const abort = new AbortController();
-    let interrupts = 0;
-    const onSignal = (signal: NodeJS.Signals) => {
-      interrupts += 1;
-      if (interrupts > 1) {
-        process.stderr.write(`\nfluidcap: second ${signal}: exiting now (the engine may be left running: fluidcap clean)\n`);
-        process.exit(130);
-      }
-      process.stderr.write(`\nfluidcap: ${signal}: stopping the current probe and releasing the engine (again to force)\n`);
-      abort.abort();
-    };
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
     const progress = createProgress(process.stderr);
-    try {
+    await withInterrupts('stopping the current probe and releasing the engine', async (signal) => {
       const outcome = await runCapacity({
         recipeFile: args.recipe ?? '',
         outDir: args.out,
         resumeDir: args.resume,
         inventory,
         connect: { acceptNewHostKey: args.acceptNewHostKey },
-        signal: abort.signal,
+        signal,
         log: (line) => progress.log(line),
         progress,
         earlyStop: args.earlyStop,
@@ -93,9 +82,6 @@ export const runCommand: VerbFactory = (setExit) => ({
             `results: ${outcome.runDir} (capacity.json, report.md, report.html)\n`,
         );
       }
-    } finally {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
-    }
+    });
   },
 });
