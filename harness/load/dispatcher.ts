@@ -2,6 +2,7 @@
 // (timed from the probe's single start, never "send, then sleep"), or waits for a concurrency slot
 // and records that wait. Runs inside a worker thread or in-process; it only sends and hands back raw exchanges.
 import { StreamClient, type StreamClientOptions } from './streamClient.ts';
+import { wakeAt, type Wake } from './wakeAt.ts';
 import { apiPath, requestBody, type PromptOptions } from './prompt.ts';
 import type { RawExchange } from './exchange.ts';
 import type { PlannedRequest } from './plan.ts';
@@ -35,7 +36,7 @@ export function startDispatch(requests: readonly PlannedRequest[], options: Disp
   let finished = false;
   let sent = 0;
   let stopped = false;
-  let timer: NodeJS.Timeout | null = null;
+  let timer: Wake | null = null;
   let resolveDone!: (v: { unsent: number }) => void;
   const done = new Promise<{ unsent: number }>((r) => (resolveDone = r));
   // Bodies are built one request ahead, so the send instant does only the socket work.
@@ -47,7 +48,7 @@ export function startDispatch(requests: readonly PlannedRequest[], options: Disp
     if (finished) return;
     if ((stopped || (next === requests.length && waiting.length === 0)) && client.inFlight === 0) {
       finished = true;
-      if (timer) clearTimeout(timer);
+      timer?.cancel();
       timer = null;
       client.close();
       resolveDone({ unsent: requests.length - sent });
@@ -82,8 +83,7 @@ export function startDispatch(requests: readonly PlannedRequest[], options: Disp
     }
     if (next < requests.length) {
       nextBody ??= bodyOf(requests[next]);
-      const delayMs = (requests[next].scheduledS * 1e9 - nowNs()) / 1e6;
-      timer = setTimeout(tick, Math.max(0, delayMs));
+      timer = wakeAt(requests[next].scheduledS * 1e9, nowNs, tick);
     } else finishIfDone();
   };
 
@@ -92,7 +92,7 @@ export function startDispatch(requests: readonly PlannedRequest[], options: Disp
     stop(reason) {
       if (stopped) return;
       stopped = true;
-      if (timer) clearTimeout(timer);
+      timer?.cancel();
       timer = null;
       waiting.length = 0;
       client.cancelAll(reason);
