@@ -1,7 +1,7 @@
 // Executes a share of a probe plan on one event loop: each request is sent at its planned time
 // (timed from the probe's single start, never "send, then sleep"), or waits for a concurrency slot
 // and records that wait. Runs inside a worker thread or in-process; it only sends and hands back raw exchanges.
-import { StreamClient, type StreamClientOptions } from './streamClient.ts';
+import { StreamClient, type OutgoingRequest, type PreparedSend, type StreamClientOptions } from './streamClient.ts';
 import { wakeAt, type Wake } from './wakeAt.ts';
 import { apiPath, requestBody, type PromptOptions } from './prompt.ts';
 import type { RawExchange } from './exchange.ts';
@@ -39,8 +39,6 @@ export function startDispatch(requests: readonly PlannedRequest[], options: Disp
   let timer: Wake | null = null;
   let resolveDone!: (v: { unsent: number }) => void;
   const done = new Promise<{ unsent: number }>((r) => (resolveDone = r));
-  // Bodies are built one request ahead, so the send instant does only the socket work.
-  let nextBody: string | null = null;
   const bodyOf = (r: PlannedRequest) => requestBody(options.prompt, r.index, r.promptTokens, r.maxTokens);
 
   const nowNs = () => Number(process.hrtime.bigint() - startNs);
@@ -54,20 +52,37 @@ export function startDispatch(requests: readonly PlannedRequest[], options: Disp
       resolveDone({ unsent: requests.length - sent });
     }
   };
-  const sendNow = (req: PlannedRequest, body: string, slotWaitNs: number) => {
+  const outgoing = (req: PlannedRequest, body: string, slotWaitNs: number): OutgoingRequest => ({
+    id: req.id, index: req.index, scheduledNs: Math.round(req.scheduledS * 1e9), slotWaitNs, promptTokens: req.promptTokens, maxTokens: req.maxTokens, path, body,
+  });
+  const onEnd = (raw: RawExchange) => {
+    hooks.onEnd(raw);
+    if (!stopped && waiting.length > 0 && client.inFlight < cap) {
+      const w = waiting.shift()!;
+      fire(w.req, client.prepare(outgoing(w.req, w.body, Math.max(0, nowNs() - Math.round(w.req.scheduledS * 1e9))), onEnd));
+    }
+    finishIfDone();
+  };
+  const fire = (req: PlannedRequest, send: PreparedSend) => {
     sent++;
-    client.send(
-      { id: req.id, index: req.index, scheduledNs: Math.round(req.scheduledS * 1e9), slotWaitNs, promptTokens: req.promptTokens, maxTokens: req.maxTokens, path, body },
-      (raw) => {
-        hooks.onEnd(raw);
-        if (!stopped && waiting.length > 0 && client.inFlight < cap) {
-          const w = waiting.shift()!;
-          sendNow(w.req, w.body, Math.max(0, nowNs() - Math.round(w.req.scheduledS * 1e9)));
-        }
-        finishIfDone();
-      },
-    );
+    send.fire();
     hooks.onSent(req.id);
+  };
+  // The body of the next request is built as soon as the previous send is done (one ahead), and the
+  // request itself is prepared (socket assigned, nothing written) in the last ~2 ms before its instant.
+  let ahead: { req: PlannedRequest; body: string } | null = null;
+  let prepared: { req: PlannedRequest; body: string; send: PreparedSend } | null = null;
+  const bodyFor = (req: PlannedRequest) => {
+    if (ahead?.req !== req) return bodyOf(req);
+    const body = ahead.body;
+    ahead = null;
+    return body;
+  };
+  const prepareNext = () => {
+    if (prepared || stopped || next >= requests.length || client.inFlight >= cap) return;
+    const req = requests[next];
+    const body = bodyFor(req);
+    prepared = { req, body, send: client.prepare(outgoing(req, body, 0), onEnd) };
   };
   const tick = () => {
     timer = null;
@@ -75,15 +90,19 @@ export function startDispatch(requests: readonly PlannedRequest[], options: Disp
     let now = nowNs();
     while (next < requests.length && requests[next].scheduledS * 1e9 <= now) {
       const req = requests[next++];
-      const body = nextBody ?? bodyOf(req);
-      nextBody = null;
-      if (client.inFlight < cap) sendNow(req, body, 0);
-      else waiting.push({ req, body });
+      const p = prepared?.req === req ? prepared : null;
+      prepared = null;
+      if (client.inFlight < cap) fire(req, p?.send ?? client.prepare(outgoing(req, bodyFor(req), 0), onEnd));
+      else {
+        // No slot (one freed before the instant went to a waiting request): it waits, unprepared.
+        p?.send.abandon();
+        waiting.push({ req, body: p?.body ?? bodyFor(req) });
+      }
       now = nowNs();
     }
     if (next < requests.length) {
-      nextBody ??= bodyOf(requests[next]);
-      timer = wakeAt(requests[next].scheduledS * 1e9, nowNs, tick);
+      if (ahead === null) ahead = { req: requests[next], body: bodyOf(requests[next]) };
+      timer = wakeAt(requests[next].scheduledS * 1e9, nowNs, tick, { onNear: prepareNext });
     } else finishIfDone();
   };
 
@@ -94,6 +113,8 @@ export function startDispatch(requests: readonly PlannedRequest[], options: Disp
       stopped = true;
       timer?.cancel();
       timer = null;
+      prepared?.send.abandon();
+      prepared = null;
       waiting.length = 0;
       client.cancelAll(reason);
       finishIfDone();

@@ -29,6 +29,12 @@ export interface OutgoingRequest {
   body: string;
 }
 
+/** A request with its socket, not yet written: fire() sends it now, abandon() drops it unsent. */
+export interface PreparedSend {
+  fire(): void;
+  abandon(): void;
+}
+
 interface Active {
   req: http.ClientRequest;
   sentNs: number;
@@ -40,6 +46,8 @@ interface Active {
 export class StreamClient {
   private readonly agent: http.Agent;
   private readonly active = new Set<Active>();
+  private readonly unfired = new Set<http.ClientRequest>();
+  private readonly targets = new Map<string, http.RequestOptions>();
   private sweeper: NodeJS.Timeout | null = null;
   private readonly base: URL;
   private readonly transport: typeof http | typeof https;
@@ -61,28 +69,39 @@ export class StreamClient {
 
   /** Sends one request now; `onEnd` gets its raw exchange exactly once. */
   send(out: OutgoingRequest, onEnd: (raw: RawExchange) => void): void {
+    this.prepare(out, onEnd).fire();
+  }
+
+  /**
+   * Builds the request and lets the agent give it a socket (connecting if none is free) without
+   * writing anything; fire() then only writes. Measured here: building a ClientRequest on a loop
+   * that was idle for 15 ms took ~180-230 µs (30 µs when warm), so doing it at the send instant
+   * put the bytes on the wire ~0.5 ms after `sentNs`. `onEnd` is called once, only if fired.
+   */
+  prepare(out: OutgoingRequest, onEnd: (raw: RawExchange) => void): PreparedSend {
     const startNs = this.options.startNs;
     const reads: Buffer[] = [];
     const times: number[] = [];
     let bytes = 0;
     let httpStatus: number | null = null;
     let contentType: string | null = null;
+    let fired = false;
     let done = false;
+    let earlyError: string | null = null;
     const headers: Record<string, string | number> = {
       'content-type': 'application/json',
       accept: 'text/event-stream',
       'content-length': Buffer.byteLength(out.body),
     };
     if (this.options.apiKey) headers.authorization = `Bearer ${this.options.apiKey}`;
-    const url = new URL(joinPath(this.base.pathname, out.path), this.base);
-    const sentNs = Number(process.hrtime.bigint() - startNs);
-    const req = this.transport.request(url, { method: 'POST', agent: this.agent, headers });
+    const req = this.transport.request({ ...this.target(out.path), method: 'POST', agent: this.agent, headers });
+    this.unfired.add(req);
     const entry: Active = {
       req,
-      sentNs,
-      lastReadNs: sentNs,
+      sentNs: 0,
+      lastReadNs: 0,
       finish: (reason, error) => {
-        if (done) return;
+        if (done || !fired) return;
         done = true;
         this.active.delete(entry);
         if (reason !== 'end') req.destroy();
@@ -98,7 +117,7 @@ export class StreamClient {
           id: out.id,
           index: out.index,
           scheduledNs: out.scheduledNs,
-          sentNs,
+          sentNs: entry.sentNs,
           slotWaitNs: out.slotWaitNs,
           httpStatus,
           contentType,
@@ -113,8 +132,6 @@ export class StreamClient {
         });
       },
     };
-    this.active.add(entry);
-    this.ensureSweeper();
     req.on('response', (res) => {
       httpStatus = res.statusCode ?? null;
       contentType = (res.headers['content-type'] as string | undefined) ?? null;
@@ -132,8 +149,26 @@ export class StreamClient {
         if (!res.complete) entry.finish('error', 'connection closed mid-response');
       });
     });
-    req.on('error', (e) => entry.finish('error', describeError(e)));
-    req.end(out.body);
+    req.on('error', (e) => {
+      if (fired) entry.finish('error', describeError(e));
+      else earlyError ??= describeError(e);
+    });
+    return {
+      fire: () => {
+        if (fired || !this.unfired.delete(req)) return;
+        fired = true;
+        entry.sentNs = entry.lastReadNs = Number(process.hrtime.bigint() - startNs);
+        this.active.add(entry);
+        this.ensureSweeper();
+        // Asynchronous like any other end, so the caller's bookkeeping for the send comes first.
+        if (earlyError !== null) process.nextTick(() => entry.finish('error', earlyError));
+        else req.end(out.body);
+      },
+      abandon: () => {
+        if (fired || !this.unfired.delete(req)) return;
+        req.destroy();
+      },
+    };
   }
 
   /** Ends every request in flight as `cancelled` (Ctrl-C, early stop), keeping what was received. */
@@ -141,12 +176,26 @@ export class StreamClient {
     for (const a of [...this.active]) a.finish('cancelled', reason);
   }
 
-  /** Cancels what is left and releases sockets and the sweeper. */
+  /** Cancels what is left, drops what was prepared, and releases sockets and the sweeper. */
   close(): void {
     this.cancelAll('client closed');
+    for (const req of this.unfired) req.destroy();
+    this.unfired.clear();
     if (this.sweeper) clearInterval(this.sweeper);
     this.sweeper = null;
     this.agent.destroy();
+  }
+
+  /** Host, port and path for an API path, computed once (a `new URL` cost ~55 µs on a cold loop). */
+  private target(path: string): http.RequestOptions {
+    let t = this.targets.get(path);
+    if (!t) {
+      const url = new URL(joinPath(this.base.pathname, path), this.base);
+      t = { protocol: url.protocol, hostname: url.hostname.replace(/^\[|\]$/g, ''), port: url.port || undefined, path: url.pathname + url.search };
+      if (url.username) t.auth = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
+      this.targets.set(path, t);
+    }
+    return t;
   }
 
   /** One timer checks every request's deadlines, so the per-read path never touches a timer. */

@@ -16,6 +16,8 @@ export interface WakeOptions {
   leadNs?: number;
   sliceNs?: number;
   spinNs?: number;
+  /** Called once when the fine phase starts (the dispatcher prepares its request there). */
+  onNear?: () => void;
 }
 
 const sleepCell = new Int32Array(new SharedArrayBuffer(4));
@@ -28,6 +30,7 @@ export function wakeAt(targetNs: number, nowNs: () => number, fn: () => void, o:
   let timeout: NodeJS.Timeout | null = null;
   let immediate: NodeJS.Immediate | null = null;
   let cancelled = false;
+  let near = false;
   const check = () => {
     timeout = null;
     immediate = null;
@@ -37,6 +40,12 @@ export function wakeAt(targetNs: number, nowNs: () => number, fn: () => void, o:
       // setTimeout may fire up to ~1 ms early or late; the check after it decides.
       timeout = setTimeout(check, (remaining - leadNs) / 1e6);
       return;
+    }
+    if (!near) {
+      near = true;
+      o.onNear?.();
+      if (cancelled) return;
+      remaining = targetNs - nowNs();
     }
     if (remaining > spinNs) {
       Atomics.wait(sleepCell, 0, 0, Math.min(sliceNs, remaining - spinNs) / 1e6);
