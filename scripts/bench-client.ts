@@ -1,11 +1,13 @@
 // npm run bench:client — how much timing error the client itself adds. The simulated engine runs
 // in its own process; for 100/500/1000/2000 concurrent streams, with 1 receiving worker and with N,
 // prints receive−emit p50/p99/max (from the engine's fluidcap_emit_ns), dispatch lag p99,
-// event-loop delay p99 and tokens/s. Options: --streams 100,500 --workers 1,2 --output 200
-// --time-scale 1 --model tiny. Keep runs short on a shared machine.
+// event-loop delay p99, tokens/s, how long the receiving threads waited for a CPU per wake-up, and
+// the 1-minute load average at the end of each row (a shared machine's load is part of the result).
+// Options: --streams 100,500 --workers 1,2 --output 200 --time-scale 1 --model tiny.
+// Keep runs short on a shared machine.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { planProbe } from '../harness/load/plan.ts';
@@ -50,7 +52,8 @@ const ms = (s: number | null | undefined) => (s === null || s === undefined ? ' 
 const maxStreams = Math.max(...streamCounts);
 const sim = await startSim(maxStreams);
 console.log(`simulated engine (own process) at ${sim.url}, model ${values.model}, time scale ${values['time-scale']}; ${outputTokens} output tokens per stream; ${availableParallelism()} cores`);
-console.log('streams workers   tokens/s  recv−emit p50    p99    max (ms)  dispatch-lag p99  loop-delay p99  ok/total  verdict');
+console.log(`load average at start: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+console.log('streams workers   tokens/s  recv−emit p50    p99    max (ms)  dispatch-lag p99  loop-delay p99  cpu-wait/wake  ok/total  verdict  load1');
 try {
   for (const streams of streamCounts) {
     for (const workers of workerCounts) {
@@ -75,7 +78,7 @@ try {
         const h = r.clientHealth;
         const rme = h.recvMinusEmit;
         console.log(
-          `${String(streams).padStart(7)} ${String(workers).padStart(7)} ${Math.round(tokens / (last - first)).toString().padStart(10)}  ${ms(rme?.p50S)}  ${ms(rme?.p99S)} ${ms(rme?.maxS)}        ${ms(h.dispatchLagP99S)}          ${ms(h.eventLoopDelayP99S)}    ${r.byStatus.ok}/${r.planned}  ${h.verdict}`,
+          `${String(streams).padStart(7)} ${String(workers).padStart(7)} ${Math.round(tokens / (last - first)).toString().padStart(10)}  ${ms(rme?.p50S)}  ${ms(rme?.p99S)} ${ms(rme?.maxS)}        ${ms(h.dispatchLagP99S)}          ${ms(h.eventLoopDelayP99S)}         ${ms(h.cpuWait?.waitPerWakeS)}  ${`${r.byStatus.ok}/${r.planned}`.padStart(9)}  ${h.verdict.padEnd(7)}  ${loadavg()[0].toFixed(2)}`,
         );
       } finally {
         rmSync(dir, { recursive: true, force: true });

@@ -53,7 +53,7 @@ const workload = workloadSchema.parse({
 });
 const sim = await startSim();
 console.log(`quickstart sim (own process) at ${sim.url}; Poisson, ${values.duration} s per row`);
-console.log('  qps workers  reqs  lag p50   p90   p99   max (ms)  recv−emit p50  p99 (ms)  worker-eld p99  main-eld p99  tokens/s  load1');
+console.log('  qps workers  reqs  lag p50   p90   p99   max (ms)  recv−emit p50  p99 (ms)  worker-eld p99  main-eld p99  cpu-wait/wake  tokens/s  load1');
 try {
   for (const rateQps of values.qps.split(',').map(Number)) {
     for (const workers of values.workers.split(',').map(Number)) {
@@ -80,7 +80,7 @@ try {
         const p = percentiles(lags, [50, 90, 99, 100]);
         const rme = r.clientHealth.recvMinusEmit;
         console.log(
-          `${String(rateQps).padStart(5)} ${String(workers).padStart(7)} ${String(plan.requests.length).padStart(5)}  ${ms(p[50])} ${ms(p[90])} ${ms(p[99])} ${ms(p[100])}      ${ms(rme?.p50S)} ${ms(rme?.p99S)}          ${workers > 0 ? ms(r.clientHealth.eventLoopDelayP99S) : '   (main)'}        ${ms(mainEld.percentile(99) / 1e9)}  ${String(Math.round(tokens / (last - first))).padStart(8)}  ${loadavg()[0].toFixed(2)}`,
+          `${String(rateQps).padStart(5)} ${String(workers).padStart(7)} ${String(plan.requests.length).padStart(5)}  ${ms(p[50])} ${ms(p[90])} ${ms(p[99])} ${ms(p[100])}      ${ms(rme?.p50S)} ${ms(rme?.p99S)}          ${workers > 0 ? ms(r.clientHealth.eventLoopDelayP99S) : '   (main)'}        ${ms(mainEld.percentile(99) / 1e9)}         ${ms(r.clientHealth.cpuWait?.waitPerWakeS)}  ${String(Math.round(tokens / (last - first))).padStart(8)}  ${loadavg()[0].toFixed(2)}`,
         );
       } finally {
         rmSync(dir, { recursive: true, force: true });

@@ -2,6 +2,7 @@
 // be trusted without (issue 7). Pure: computed from records and the workers' loop-delay figures.
 import { percentiles } from '../metrics/percentile.ts';
 import type { TimelineRecord } from '../timeline/record.ts';
+import type { ThreadCpu } from './threadCpu.ts';
 
 /** The client's own timing error and whether the probe can be trusted with it. */
 export interface ClientHealth {
@@ -16,6 +17,12 @@ export interface ClientHealth {
   toleranceS: number;
   verdict: 'valid' | 'invalid';
   reason: string;
+  /**
+   * The receiving loops' threads, summed: time run, time spent runnable waiting for a CPU, and that
+   * wait per wake-up (null off Linux). A wait per wake-up near the client error means the machine,
+   * not the client's work, made it late.
+   */
+  cpuWait?: { runS: number; runnableWaitS: number; waitPerWakeS: number } | null;
 }
 
 /** Default tolerance: 2 ms or 10% of the TBT deadline, whichever is smaller. */
@@ -32,6 +39,8 @@ export function judgeClientHealth(input: {
   dispatchLagS: ArrayLike<number>;
   recvMinusEmitNs: ArrayLike<number>;
   toleranceS: number;
+  /** Per receiving loop, its thread's scheduler figures over the probe (null where unknown). */
+  loopCpu?: (ThreadCpu | null)[];
 }): ClientHealth {
   const eldP99S = Math.max(0, ...input.eldP99Ns) / 1e9;
   const eldMaxS = Math.max(0, ...input.eldMaxNs) / 1e9;
@@ -43,9 +52,20 @@ export function judgeClientHealth(input: {
   const clientErrorS = Math.max(timingErrorS, lagP99S);
   const valid = clientErrorS <= input.toleranceS;
   const what = recvMinusEmit ? 'receive−emit p99' : 'event-loop delay p99 (engine sends no emit times)';
+  const known = (input.loopCpu ?? []).filter((c): c is ThreadCpu => c !== null);
+  const cpuWait =
+    known.length > 0 && known.length === (input.loopCpu ?? []).length
+      ? (() => {
+          const run = known.reduce((s, c) => s + c.runNs, 0);
+          const wait = known.reduce((s, c) => s + c.waitNs, 0);
+          const slices = known.reduce((s, c) => s + c.slices, 0);
+          return { runS: round(run / 1e9), runnableWaitS: round(wait / 1e9), waitPerWakeS: round(slices > 0 ? wait / slices / 1e9 : 0) };
+        })()
+      : null;
+  const contention = cpuWait && cpuWait.runnableWaitS > 0 ? `; its receiving threads waited ${ms(cpuWait.waitPerWakeS)} per wake-up for a CPU (${Math.round(cpuWait.runnableWaitS * 1000)} ms waiting, ${Math.round(cpuWait.runS * 1000)} ms running)` : '';
   const reason = valid
     ? `client error ${ms(clientErrorS)} within tolerance ${ms(input.toleranceS)} (${what} ${ms(timingErrorS)}, dispatch lag p99 ${ms(lagP99S)})`
-    : `client error ${ms(clientErrorS)} exceeds tolerance ${ms(input.toleranceS)} (${what} ${ms(timingErrorS)}, dispatch lag p99 ${ms(lagP99S)}): numbers from this probe are not trusted`;
+    : `client error ${ms(clientErrorS)} exceeds tolerance ${ms(input.toleranceS)} (${what} ${ms(timingErrorS)}, dispatch lag p99 ${ms(lagP99S)}${contention}): numbers from this probe are not trusted`;
   return {
     eventLoopDelayP99S: round(eldP99S),
     eventLoopDelayMaxS: round(eldMaxS),
@@ -56,6 +76,7 @@ export function judgeClientHealth(input: {
     toleranceS: input.toleranceS,
     verdict: valid ? 'valid' : 'invalid',
     reason,
+    cpuWait,
   };
 }
 

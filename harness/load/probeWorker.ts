@@ -1,11 +1,12 @@
 // One receiving event loop in a worker thread: runs a dispatcher over its share of the plan and
 // posts each raw exchange (bytes transferred, not copied) to the main thread, which decodes and
-// writes. Measures its own event-loop delay so every probe can state its client health.
+// writes. Measures its own event-loop delay and CPU wait so every probe can state its client health.
 import { parentPort } from 'node:worker_threads';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { startDispatch, type Dispatch, type DispatchOptions } from './dispatcher.ts';
 import type { PlannedRequest } from './plan.ts';
 import type { ToWorker, FromWorker } from './workerProtocol.ts';
+import { readThreadCpu, threadCpuSince } from './threadCpu.ts';
 
 const port = parentPort!;
 let dispatch: Dispatch | null = null;
@@ -21,13 +22,14 @@ post({ type: 'ready' });
 function start(requests: PlannedRequest[], options: DispatchOptions): void {
   const eld = monitorEventLoopDelay({ resolution: 1 });
   eld.enable();
+  const cpuAtStart = readThreadCpu();
   dispatch = startDispatch(requests, options, {
     onSent: (id) => post({ type: 'sent', id }),
     onEnd: (raw) => post({ type: 'end', raw }, [raw.bytes.buffer as ArrayBuffer, raw.readNs.buffer as ArrayBuffer, raw.readEnd.buffer as ArrayBuffer]),
   });
   void dispatch.done.then(({ unsent }) => {
     eld.disable();
-    post({ type: 'finished', unsent, eldP50Ns: eld.percentile(50), eldP99Ns: eld.percentile(99), eldMaxNs: eld.max });
+    post({ type: 'finished', unsent, eldP50Ns: eld.percentile(50), eldP99Ns: eld.percentile(99), eldMaxNs: eld.max, cpu: threadCpuSince(cpuAtStart, readThreadCpu()) });
     port.close();
   });
 }

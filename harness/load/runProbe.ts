@@ -16,6 +16,7 @@ import type { RawExchange } from './exchange.ts';
 import type { PlannedRequest, ProbePlan } from './plan.ts';
 import type { PromptOptions } from './prompt.ts';
 import type { FromWorker, ToWorker } from './workerProtocol.ts';
+import { readThreadCpu, threadCpuSince, type ThreadCpu } from './threadCpu.ts';
 
 /** What the early-stop hook sees each time a request ends (records: read-only, live). */
 export interface ProbeProgress {
@@ -173,6 +174,8 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
   });
   const eldP99Ns: number[] = [];
   const eldMaxNs: number[] = [];
+  const loopCpu: (ThreadCpu | null)[] = [];
+  const mainCpuAtStart = readThreadCpu();
   try {
     if (workers.length === 0) {
       const d = startDispatch(plan.requests, dispatchOptions(1), { onSent, onEnd });
@@ -192,6 +195,7 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
         notSent += r.unsent;
         eldP99Ns.push(r.eldP99Ns);
         eldMaxNs.push(r.eldMaxNs);
+        loopCpu.push(r.cpu);
       }
     }
   } finally {
@@ -214,10 +218,12 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
   if (workers.length === 0) {
     eldP99Ns.push(mainEld.percentile(99));
     eldMaxNs.push(mainEld.max);
+    loopCpu.push(threadCpuSince(mainCpuAtStart, readThreadCpu()));
   }
   const clientHealth = judgeClientHealth({
     eldP99Ns,
     eldMaxNs,
+    loopCpu,
     dispatchLagS: lagS,
     recvMinusEmitNs: rme,
     toleranceS: options.clientToleranceS ?? defaultClientToleranceS(options.tbtDeadlineS),
@@ -272,7 +278,7 @@ function runShare(
   hooks: { onSent(id: string): void; onEnd(raw: RawExchange): void },
   stops: ((reason: string) => void)[],
   alreadyCancelled: boolean,
-): Promise<{ unsent: number; eldP99Ns: number; eldMaxNs: number }> {
+): Promise<{ unsent: number; eldP99Ns: number; eldMaxNs: number; cpu: ThreadCpu | null }> {
   return new Promise((resolve) => {
     let finished = false;
     let sentHere = 0;
@@ -288,13 +294,13 @@ function runShare(
       else if (m.type === 'end') hooks.onEnd(m.raw);
       else if (m.type === 'finished') {
         finished = true;
-        resolve({ unsent: m.unsent, eldP99Ns: m.eldP99Ns, eldMaxNs: m.eldMaxNs });
+        resolve({ unsent: m.unsent, eldP99Ns: m.eldP99Ns, eldMaxNs: m.eldMaxNs, cpu: m.cpu });
       }
     });
     const onGone = () => {
       if (finished) return;
       finished = true;
-      resolve({ unsent: share.length - sentHere, eldP99Ns: 0, eldMaxNs: 0 });
+      resolve({ unsent: share.length - sentHere, eldP99Ns: 0, eldMaxNs: 0, cpu: null });
     };
     w.on('error', onGone);
     w.on('exit', onGone);

@@ -2,6 +2,7 @@
 import type { DispatchOptions } from './dispatcher.ts';
 import type { RawExchange } from './exchange.ts';
 import type { PlannedRequest } from './plan.ts';
+import type { ThreadCpu } from './threadCpu.ts';
 
 /** Main → worker: start a share of the plan, or stop (cancel in flight, send nothing more). */
 export type ToWorker = { type: 'start'; requests: PlannedRequest[]; options: DispatchOptions } | { type: 'stop'; reason: string };
@@ -11,4 +12,4 @@ export type FromWorker =
   | { type: 'ready' }
   | { type: 'sent'; id: string }
   | { type: 'end'; raw: RawExchange }
-  | { type: 'finished'; unsent: number; eldP50Ns: number; eldP99Ns: number; eldMaxNs: number };
+  | { type: 'finished'; unsent: number; eldP50Ns: number; eldP99Ns: number; eldMaxNs: number; cpu: ThreadCpu | null };

@@ -1,0 +1,46 @@
+// Client health: the verdict against the tolerance, and the CPU-wait figures that say when the
+// machine (threads queued for a CPU) rather than the client's own work made the timing late.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { judgeClientHealth } from '../../harness/load/health.ts';
+import { readThreadCpu, threadCpuSince } from '../../harness/load/threadCpu.ts';
+
+const base = { eldP99Ns: [1e6], eldMaxNs: [3e6], dispatchLagS: [0.0001, 0.0002], toleranceS: 0.002 };
+
+test('cpu wait is summed over the receiving loops and named in an invalid verdict', () => {
+  const h = judgeClientHealth({
+    ...base,
+    recvMinusEmitNs: Array.from({ length: 100 }, (_, i) => (i < 90 ? 1e6 : 9e6)),
+    loopCpu: [
+      { runNs: 400e6, waitNs: 300e6, slices: 1000 },
+      { runNs: 100e6, waitNs: 100e6, slices: 600 },
+    ],
+  });
+  assert.is(h.verdict, 'invalid');
+  assert.equal(h.cpuWait, { runS: 0.5, runnableWaitS: 0.4, waitPerWakeS: 0.00025 });
+  assert.match(h.reason, /waited 0\.250 ms per wake-up for a CPU \(400 ms waiting, 500 ms running\)/);
+});
+
+test('cpu wait is null when any loop could not be measured; a valid verdict does not mention it', () => {
+  const h = judgeClientHealth({ ...base, recvMinusEmitNs: [1e5, 2e5], loopCpu: [{ runNs: 1, waitNs: 1, slices: 1 }, null] });
+  assert.is(h.cpuWait, null);
+  assert.is(h.verdict, 'valid');
+  assert.not.match(h.reason, /CPU/);
+});
+
+test('threadCpu: a 30 ms busy loop on this thread shows up as run time (Linux /proc/thread-self)', () => {
+  const before = readThreadCpu();
+  if (before === null) {
+    console.log('  (skipped: /proc/thread-self/schedstat is not available here)');
+    return;
+  }
+  const until = process.hrtime.bigint() + 30_000_000n;
+  while (process.hrtime.bigint() < until) {
+    // busy
+  }
+  const d = threadCpuSince(before, readThreadCpu())!;
+  assert.ok(d.runNs >= 10e6, `ran ${d.runNs} ns`);
+  assert.ok(d.waitNs >= 0 && d.slices >= 1);
+});
+
+test.run();
