@@ -7,7 +7,7 @@
 // Keep runs short on a shared machine.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { availableParallelism, loadavg, setPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { planProbe } from '../harness/load/plan.ts';
@@ -23,6 +23,9 @@ const { values } = parseArgs({
     'time-scale': { type: 'string', default: '1' },
     model: { type: 'string', default: 'tiny' },
     'ramp-s': { type: 'string', default: '0.5' },
+    // > 0 lowers the engine's priority below the client's: shows how much of the error is the two
+    // sharing this machine's cores (with a GPU engine on its own host, they do not).
+    'sim-nice': { type: 'string', default: '0' },
   },
 });
 const streamCounts = values.streams.split(',').map(Number);
@@ -51,7 +54,8 @@ function startSim(maxSeqs: number): Promise<{ url: string; child: ChildProcess }
 const ms = (s: number | null | undefined) => (s === null || s === undefined ? '   n/a' : (s * 1000).toFixed(2).padStart(6));
 const maxStreams = Math.max(...streamCounts);
 const sim = await startSim(maxStreams);
-console.log(`simulated engine (own process) at ${sim.url}, model ${values.model}, time scale ${values['time-scale']}; ${outputTokens} output tokens per stream; ${availableParallelism()} cores`);
+if (Number(values['sim-nice']) !== 0) setPriority(sim.child.pid!, Number(values['sim-nice']));
+console.log(`simulated engine (own process) at ${sim.url}, model ${values.model}, time scale ${values['time-scale']}; ${outputTokens} output tokens per stream; ${availableParallelism()} cores; engine niceness ${values['sim-nice']}`);
 console.log(`load average at start: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
 console.log('streams workers   tokens/s  recv−emit p50    p99    max (ms)  dispatch-lag p99  loop-delay p99  cpu-wait/wake  ok/total  verdict  load1');
 try {
