@@ -1,5 +1,5 @@
-// The streaming HTTP client. Hot path per read: take process.hrtime.bigint(), keep the Buffer,
-// refresh the stall clock — nothing else. Decoding happens after the request ends (decode.ts),
+// The streaming HTTP client. Hot path per read: take process.hrtime.bigint(), copy the bytes into
+// the request's buffer, refresh the stall clock — nothing else. Decoding happens after the request ends (decode.ts),
 // on another thread when workers are used. Failures end as data in the RawExchange; it never throws.
 import http from 'node:http';
 import https from 'node:https';
@@ -160,13 +160,17 @@ export class StreamClient {
     return {
       fire: () => {
         if (fired || !this.unfired.delete(req)) return;
+        if (earlyError !== null) {
+          // Nothing was written (e.g. a keep-alive socket the server closed while we held it), so
+          // sending afresh is safe; a failure of that send is the request's result.
+          this.prepare(out, onEnd).fire();
+          return;
+        }
         fired = true;
         entry.sentNs = entry.lastReadNs = Number(process.hrtime.bigint() - startNs);
         this.active.add(entry);
         this.ensureSweeper();
-        // Asynchronous like any other end, so the caller's bookkeeping for the send comes first.
-        if (earlyError !== null) process.nextTick(() => entry.finish('error', earlyError));
-        else req.end(out.body);
+        req.end(out.body);
       },
       abandon: () => {
         if (fired || !this.unfired.delete(req)) return;

@@ -7,6 +7,8 @@ import { StreamClient, type OutgoingRequest } from '../../harness/load/streamCli
 import { decodeExchange } from '../../harness/load/decode.ts';
 import type { RawExchange } from '../../harness/load/exchange.ts';
 import { startEmitter } from './support/emitter.ts';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 
 const body = JSON.stringify({ model: 'm', prompt: [1, 2, 3], max_tokens: 3, stream: true });
 const out = (id: string): OutgoingRequest => ({ id, index: 0, scheduledNs: 0, slotWaitNs: 0, promptTokens: 3, maxTokens: 3, path: '/v1/completions', body });
@@ -76,6 +78,44 @@ test('a refused connection while prepared ends as an error at fire(), once, asyn
     assert.ok(ends[0].sentNs !== null);
   } finally {
     client.close();
+  }
+});
+
+test('the server closes the idle keep-alive socket a prepared request holds: it is sent afresh and ends ok', async () => {
+  let requests = 0;
+  // Like servers that send no Keep-Alive timeout hint (so the client cannot retire the socket
+  // first): the connection is dropped 40 ms after a response unless another request came.
+  const server = http.createServer((req, res) => {
+    requests++;
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.end('data: {"choices":[{"text":"a","finish_reason":"length"}]}\n\ndata: [DONE]\n\n');
+      const served = requests;
+      setTimeout(() => {
+        if (requests === served) req.socket.destroy();
+      }, 40).unref();
+    });
+  });
+  server.keepAliveTimeout = 0;
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const startNs = process.hrtime.bigint();
+  const client = new StreamClient({ baseUrl: url, requestTimeoutS: 5, stallTimeoutS: 2, startNs });
+  try {
+    const ends: RawExchange[] = [];
+    client.send(out('first'), (raw) => ends.push(raw));
+    while (ends.length < 1) await sleep(5);
+    const p = client.prepare(out('second'), (raw) => ends.push(raw)); // takes the pooled socket
+    await sleep(150); // the server drops it as idle meanwhile
+    p.fire();
+    while (ends.length < 2) await sleep(5);
+    assert.is(ends[1].endReason, 'end', String(ends[1].error));
+    assert.is(decodeExchange(ends[1], startNs).record.status, 'ok');
+    assert.is(requests, 2);
+  } finally {
+    client.close();
+    await new Promise<void>((r) => server.close(() => r()));
   }
 });
 
