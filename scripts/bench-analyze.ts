@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { createRng } from '../harness/load/rng.ts';
+import { createRng } from '../harness/util/rng.ts';
 
 const args = process.argv.slice(2);
 const opt = (name: string, dflt: number) => {

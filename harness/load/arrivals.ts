@@ -1,6 +1,6 @@
 // Open-loop arrival schedules, computed in full before a probe starts: every request's planned
 // send time (seconds from the probe's single start) is fixed here, never by when a slot frees up.
-import { exponential, gamma, type Rng } from './rng.ts';
+import { exponential, gamma, type Rng } from '../util/rng.ts';
 
 /** The arrival processes a recipe may name (see workloadSpec.ts for the recipe syntax). */
 export type ArrivalProcess =

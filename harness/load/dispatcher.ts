@@ -2,7 +2,7 @@
 // (timed from the probe's single start, never "send, then sleep"), or waits for a concurrency slot
 // and records that wait. Runs inside a worker thread or in-process; it only sends and hands back raw exchanges.
 import { StreamClient, type OutgoingRequest, type PreparedSend, type StreamClientOptions } from './streamClient.ts';
-import { wakeAt, type Wake } from './wakeAt.ts';
+import { wakeAt, type Wake } from '../util/wakeAt.ts';
 import { apiPath, requestBody, type PromptOptions } from './prompt.ts';
 import type { RawExchange } from './exchange.ts';
 import type { PlannedRequest } from './plan.ts';

@@ -1,6 +1,6 @@
 // Token-length distributions for prompts and outputs: fixed, uniform, lognormal fitted to a median
 // and p90, Zipf, the papers' named presets, and Vidur-format traces. Pure: samplers take an Rng.
-import { standardNormal, type Rng } from './rng.ts';
+import { standardNormal, type Rng } from '../util/rng.ts';
 
 /** One length distribution as parsed from the recipe (see workloadSpec.ts). */
 export type LengthDist =

@@ -3,7 +3,7 @@
 // can print it. Pure: same inputs, same plan, byte for byte.
 import { arrivalTimesS } from './arrivals.ts';
 import { PRESETS, lengthSampler, truncateVidur, type LengthDist } from './lengths.ts';
-import { createRng, deriveSeed, permutation, type Rng } from './rng.ts';
+import { createRng, deriveSeed, permutation, type Rng } from '../util/rng.ts';
 import type { TraceTable } from './traceCsv.ts';
 import type { WorkloadSpec } from './workloadSpec.ts';
 

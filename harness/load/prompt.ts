@@ -1,7 +1,7 @@
 // Request bodies for the OpenAI-compatible APIs: prompts of exact token length (token ids where the
 // engine takes them, calibrated words otherwise), varied per request so prompt caches cannot hit,
 // and output length pinned with max_tokens + min_tokens + ignore_eos. Pure: seeded by request index.
-import { createRng, deriveSeed } from './rng.ts';
+import { createRng, deriveSeed } from '../util/rng.ts';
 
 /** How prompts are written and what extra fields every request carries. */
 export interface PromptOptions {

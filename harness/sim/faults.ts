@@ -1,7 +1,7 @@
 // Fault injection decisions, drawn per request in arrival order from one seeded generator so a
 // run with the same --fault-seed misbehaves the same way. Pure.
 import type { FaultConfig } from './config.ts';
-import { createRng } from '../load/rng.ts';
+import { createRng } from '../util/rng.ts';
 
 // What happens to one HTTP request.
 export interface FaultPlan {

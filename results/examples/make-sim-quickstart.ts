@@ -12,7 +12,7 @@ import { computeRequestMetrics } from '../../harness/metrics/request.ts';
 import { predictPrefillS, type PrefillFit } from '../../harness/metrics/prefill.ts';
 import { sloSchema } from '../../harness/metrics/slo.ts';
 import { summarizeRequests } from '../../harness/metrics/summary.ts';
-import { createRng } from '../../harness/load/rng.ts';
+import { createRng } from '../../harness/util/rng.ts';
 
 const SEED = 42;
 const OUT = join(dirname(fileURLToPath(import.meta.url)), 'sim-quickstart');

@@ -4,7 +4,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { arrivalTimesS } from '../../harness/load/arrivals.ts';
-import { createRng } from '../../harness/load/rng.ts';
+import { createRng } from '../../harness/util/rng.ts';
 import { planProbe } from '../../harness/load/plan.ts';
 import { workloadSchema } from '../../harness/load/workloadSpec.ts';
 

@@ -5,7 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createParser } from 'eventsource-parser';
 import { SseParser, type SseEvent } from '../../harness/load/sse.ts';
-import { createRng, type Rng } from '../../harness/load/rng.ts';
+import { createRng, type Rng } from '../../harness/util/rng.ts';
 
 const pick = <T>(rng: Rng, xs: readonly T[]): T => xs[Math.floor(rng.next() * xs.length)];
 const VALUE_CHARS = ['a', 'b', ' ', ':', '{', '"', 'é', '🙂', '[DONE]', '\t', 'data', 'x:y'];

@@ -2,7 +2,7 @@
 // (How late it fires is measured by scripts/bench-dispatch.ts, not asserted here.)
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { wakeAt } from '../../harness/load/wakeAt.ts';
+import { wakeAt } from '../../harness/util/wakeAt.ts';
 
 const t0 = process.hrtime.bigint();
 const nowNs = () => Number(process.hrtime.bigint() - t0);

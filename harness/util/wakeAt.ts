@@ -1,10 +1,11 @@
-// Wakes the dispatcher at a planned send instant, to within tens of microseconds. setTimeout alone
-// was measured here to fire ~0.3 ms EARLY at the median (libuv's millisecond clock), after which a
-// re-armed 1 ms timer made the median dispatch lag ~0.8 ms and its p99 several ms. So: a coarse
-// setTimeout until `leadNs` before, then futex sleeps (Atomics.wait, no CPU) of at most `sliceNs`
-// separated by setImmediate turns, so socket reads on the same loop wait one slice at most; then a
-// spin of at most `spinNs` (a futex sleep here oversleeps by ~75 µs: the kernel's timer slack).
-// Busy-polling with setImmediate instead burns a core on a shared machine.
+// Wakes code at an instant to within tens of microseconds: the load dispatcher at a planned send,
+// the simulated engine at an iteration boundary. setTimeout alone was measured here to fire
+// ~0.3 ms EARLY at the median (libuv's millisecond clock), after which a re-armed 1 ms timer made
+// the median dispatch lag ~0.8 ms and its p99 several ms. So: a coarse setTimeout until `leadNs`
+// before, then futex sleeps (Atomics.wait, no CPU) of at most `sliceNs` separated by setImmediate
+// turns, so socket reads on the same loop wait one slice at most; then a spin of at most `spinNs`
+// (a futex sleep here oversleeps by ~75 µs: the kernel's timer slack). Busy-polling with
+// setImmediate instead burns a core on a shared machine.
 
 /** Cancels a pending wake-up. */
 export interface Wake {
