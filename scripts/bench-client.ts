@@ -5,7 +5,7 @@
 // the 1-minute load average at the end of each row (a shared machine's load is part of the result).
 // Options: --streams 100,500 --workers 1,2 --output 200 --time-scale 1 --model tiny.
 // Keep runs short on a shared machine.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { startLocalSim, type LocalEngine } from '../harness/provision/localProcess.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, setPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -33,29 +33,17 @@ const workerCounts = values.workers.split(',').map(Number);
 const outputTokens = Number(values.output);
 
 /** Starts `fluidcap sim serve` in its own process and resolves with its URL. */
-function startSim(maxSeqs: number): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(
-    process.execPath,
-    ['bin/fluidcap.js', 'sim', 'serve', '--port', '0', '--model', values.model, '--time-scale', values['time-scale'],
-      '--max-num-seqs', String(maxSeqs), '--max-num-batched-tokens', String(Math.max(8192, maxSeqs * Number(values.prompt))), '--log-stats-interval', '0'],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (b: Buffer) => {
-      out += b.toString();
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) resolve({ url: m[1], child });
-    });
-    child.once('exit', (code) => reject(new Error(`sim exited with ${code} before listening: ${out}`)));
-  });
+// The engine in its own process, as `fluidcap run` starts it (logs to a temp file).
+function startSim(maxSeqs: number): Promise<LocalEngine> {
+  return startLocalSim(['--port', '0', '--model', values.model, '--time-scale', values['time-scale'],
+      '--max-num-seqs', String(maxSeqs), '--max-num-batched-tokens', String(Math.max(8192, maxSeqs * Number(values.prompt))), '--log-stats-interval', '0'], { logPath: join(tmpdir(), `fluidcap-bench-sim-${process.pid}.log`) });
 }
 
 const ms = (s: number | null | undefined) => (s === null || s === undefined ? '   n/a' : (s * 1000).toFixed(2).padStart(6));
 const maxStreams = Math.max(...streamCounts);
 const sim = await startSim(maxStreams);
-if (Number(values['sim-nice']) !== 0) setPriority(sim.child.pid!, Number(values['sim-nice']));
-console.log(`simulated engine (own process) at ${sim.url}, model ${values.model}, time scale ${values['time-scale']}; ${outputTokens} output tokens per stream; ${availableParallelism()} cores; engine niceness ${values['sim-nice']}`);
+if (Number(values['sim-nice']) !== 0) setPriority(sim.pid, Number(values['sim-nice']));
+console.log(`simulated engine (own process) at ${sim.baseUrl}, model ${values.model}, time scale ${values['time-scale']}; ${outputTokens} output tokens per stream; ${availableParallelism()} cores; engine niceness ${values['sim-nice']}`);
 console.log(`load average at start: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
 console.log('streams workers   tokens/s  recv−emit p50    p99    max (ms)  dispatch-lag p99  loop-delay p99  cpu-wait/wake  ok/total  verdict  load1');
 try {
@@ -66,7 +54,7 @@ try {
       const plan = planProbe({ workload, rateQps: streams / Number(values['ramp-s']), requests: streams, maxContextTokens: 1 << 20 });
       const dir = mkdtempSync(join(tmpdir(), 'fluidcap-bench-'));
       try {
-        const r = await runProbe(plan, { outDir: dir, baseUrl: sim.url, model: values.model, workers, metricsUrl: false, requestTimeoutS: 600, stallTimeoutS: 60 });
+        const r = await runProbe(plan, { outDir: dir, baseUrl: sim.baseUrl, model: values.model, workers, metricsUrl: false, requestTimeoutS: 600, stallTimeoutS: 60 });
         const { readFileSync } = await import('node:fs');
         let tokens = 0;
         let first = Infinity;
@@ -90,5 +78,5 @@ try {
     }
   }
 } finally {
-  sim.child.kill('SIGTERM');
+  await sim.stop();
 }

@@ -4,7 +4,7 @@
 // receiving workers, and this prints the dispatch-lag distribution, receive−emit, the workers' and
 // the main thread's event-loop delay, and the 1-minute load average next to each row.
 // Options: --qps 4,16,32,64 --workers 0,1,2 --duration 12 --max-requests 400.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { startLocalSim, type LocalEngine } from '../harness/provision/localProcess.ts';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,22 +26,10 @@ const { values } = parseArgs({
 });
 
 /** Starts the quickstart's simulated engine in its own process. */
-function startSim(): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(
-    process.execPath,
-    ['bin/fluidcap.js', 'sim', 'serve', '--port', '0', '--model', 'llama-3-8b', '--gpu', 'h100-sxm-80gb', '--scheduler', 'vllm',
-      '--max-num-seqs', '128', '--max-model-len', '4096', '--time-scale', '1', '--log-stats-interval', '0'],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (b: Buffer) => {
-      out += b.toString();
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) resolve({ url: m[1], child });
-    });
-    child.once('exit', (code) => reject(new Error(`sim exited with ${code} before listening: ${out}`)));
-  });
+// The engine in its own process, as `fluidcap run` starts it (logs to a temp file).
+function startSim(): Promise<LocalEngine> {
+  return startLocalSim(['--port', '0', '--model', 'llama-3-8b', '--gpu', 'h100-sxm-80gb', '--scheduler', 'vllm',
+      '--max-num-seqs', '128', '--max-model-len', '4096', '--time-scale', '1', '--log-stats-interval', '0'], { logPath: join(tmpdir(), `fluidcap-bench-sim-${process.pid}.log`) });
 }
 
 const ms = (s: number | null | undefined) => (s === null || s === undefined ? '   n/a' : (s * 1000).toFixed(2).padStart(6));
@@ -52,7 +40,7 @@ const workload = workloadSchema.parse({
   seed: Number(values.seed),
 });
 const sim = await startSim();
-console.log(`quickstart sim (own process) at ${sim.url}; Poisson, ${values.duration} s per row`);
+console.log(`quickstart sim (own process) at ${sim.baseUrl}; Poisson, ${values.duration} s per row`);
 console.log('  qps workers  reqs  lag p50   p90   p99   max (ms)  recv−emit p50  p99 (ms)  worker-eld p99  main-eld p99  cpu-wait/wake  tokens/s  load1');
 try {
   for (const rateQps of values.qps.split(',').map(Number)) {
@@ -62,7 +50,7 @@ try {
       const mainEld = monitorEventLoopDelay({ resolution: 1 });
       try {
         mainEld.enable();
-        const r = await runProbe(plan, { outDir: dir, baseUrl: sim.url, model: 'llama-3-8b', workers, metricsUrl: false, requestTimeoutS: 120, stallTimeoutS: 30 });
+        const r = await runProbe(plan, { outDir: dir, baseUrl: sim.baseUrl, model: 'llama-3-8b', workers, metricsUrl: false, requestTimeoutS: 120, stallTimeoutS: 30 });
         mainEld.disable();
         const lags: number[] = [];
         let tokens = 0;
@@ -88,5 +76,5 @@ try {
     }
   }
 } finally {
-  sim.child.kill('SIGTERM');
+  await sim.stop();
 }
