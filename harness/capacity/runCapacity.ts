@@ -175,13 +175,14 @@ export async function runCapacity(opts: RunOptions): Promise<RunOutcome> {
     saveManifest();
     log(`engine ready at ${session.baseUrl}${session.timeToReadyS !== null ? ` after ${session.timeToReadyS.toFixed(1)} s` : ''}`);
 
-    const fit = await profileOrReuse(history, plan, recipe, session, runDir, journal, opts);
+    const ctx: RunContext = { history, plan, recipe, session, runDir, journal, opts };
+    const fit = await profileOrReuse(ctx);
     if (opts.profileOnly) {
       status = 'completed';
       reason = `prefill profile only: D_p(P) = ${fit.a} + ${fit.b}·P + ${fit.c}·P² s, R² ${fit.r2}`;
       return { runDir, status, reason, capacity: null };
     }
-    const result = await search(history, plan, recipe, session, runDir, journal, fit, trace, opts);
+    const result = await search(ctx, fit, trace);
     if (result.interrupted !== null) {
       status = 'interrupted';
       reason = result.interrupted;
@@ -218,15 +219,18 @@ export async function runCapacity(opts: RunOptions): Promise<RunOutcome> {
   return { runDir, status, reason, capacity };
 }
 
-async function profileOrReuse(
-  history: JournalLine[],
-  plan: RunPlan,
-  recipe: Recipe,
-  session: EngineSession,
-  runDir: string,
-  journal: Journal,
-  opts: RunOptions,
-): Promise<PrefillFit> {
+/** What every step of a run shares: its plan, journal, engine and where it writes. */
+interface RunContext {
+  history: JournalLine[];
+  plan: RunPlan;
+  recipe: Recipe;
+  session: EngineSession;
+  runDir: string;
+  journal: Journal;
+  opts: RunOptions;
+}
+
+async function profileOrReuse({ history, plan, recipe, session, runDir, journal, opts }: RunContext): Promise<PrefillFit> {
   const fitPath = join(runDir, 'profile', 'fit.json');
   if (history.some((e) => e.type === 'profile-finished') && existsSync(fitPath)) {
     opts.log(`reusing the prefill profile in ${fitPath}`);
@@ -258,15 +262,9 @@ async function profileOrReuse(
 }
 
 async function search(
-  history: JournalLine[],
-  plan: RunPlan,
-  recipe: Recipe,
-  session: EngineSession,
-  runDir: string,
-  journal: Journal,
+  { history, plan, recipe, session, runDir, journal, opts }: RunContext,
   fit: PrefillFit,
   trace: ReturnType<typeof loadWorkloadTrace>,
-  opts: RunOptions,
 ): Promise<
   { decision: Extract<SearchDecision, { done: true }>; summaries: ProbeSummary[]; interrupted: null } | { interrupted: string; decision?: never; summaries?: never }
 > {
