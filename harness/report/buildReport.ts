@@ -270,7 +270,7 @@ function fitSection(d: RunReportData): Block[] {
     return [...out, para('profile/fit.json is absent: this run has no prefill fit.')];
   }
   const fit = { a: f.a, b: f.b, c: f.c };
-  out.push(para('D_p(P) = a + b·P + c·P² seconds for a prompt of P tokens, fitted by least squares with a, b, c ≥ 0 to the median of each prompt length's isolated prefills (one request at a time, max_tokens 1), so one hiccup among the repeats does not move the curve; R² is that of the fit to the medians.'));
+  out.push(para('D_p(P) = a + b·P + c·P² seconds for a prompt of P tokens, fitted by least squares with a, b, c ≥ 0 to the median isolated prefill time at each prompt length (one request at a time, max_tokens 1), so one hiccup among the repeats does not move the curve; R² is that of the fit to the medians.'));
   const rows: Inline[][] = [
     ['a (s)', fmtSci(fit.a)],
     ['b (s per token)', fmtSci(fit.b)],
