@@ -4,11 +4,10 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawn, execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { e2eEnv } from './e2eEnv.ts';
+import { e2eEnv, freePort } from './e2eEnv.ts';
 import { localDocker } from '../../harness/provision/dockerAgent.ts';
 import { listRunContainers } from '../../harness/provision/teardown.ts';
 
@@ -25,13 +24,6 @@ function cli(args: string[]): Promise<{ code: number | null; stdout: string; std
   });
 }
 
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 if (env) {
   const dir = mkdtempSync(join(tmpdir(), 'fluidcap-e2e-cli-'));

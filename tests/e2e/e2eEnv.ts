@@ -1,6 +1,7 @@
 // Where the end-to-end tests find the real sshd and Docker that scripts/ci/setup-e2e.sh started
 // (.tmp/e2e/env, also read directly so `npm test` works after a local setup without sourcing it).
 import { existsSync, readFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { InventoryHost } from '../../harness/provision/inventory.ts';
@@ -67,4 +68,13 @@ export function e2eHost(env: E2eEnv, overrides: Partial<InventoryHost> = {}): In
     nvidiaSmi: 'nvidia-smi',
     ...overrides,
   };
+}
+
+/** A loopback port free at the time of asking (engines in these tests listen on the host network). */
+export async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
+  const port = (s.address() as AddressInfo).port;
+  await new Promise((r) => s.close(r));
+  return port;
 }

@@ -8,7 +8,7 @@ import { createServer, type AddressInfo, type Server } from 'node:net';
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { e2eEnv, e2eHost } from './e2eEnv.ts';
+import { e2eEnv, e2eHost, freePort } from './e2eEnv.ts';
 import { targetSchema, type TargetInput } from '../../harness/provision/targetSpec.ts';
 import { renderContainerSpec } from '../../harness/provision/containerSpec.ts';
 import { launchEngine, EngineLaunchError, type EngineExit } from '../../harness/provision/launcher.ts';
@@ -27,12 +27,6 @@ async function listen(host = '0.0.0.0', port = 0): Promise<Server> {
 const portOf = (s: Server) => (s.address() as AddressInfo).port;
 const close = (s: Server) => new Promise((r) => s.close(r));
 
-async function freePort(): Promise<number> {
-  const s = await listen('127.0.0.1');
-  const p = portOf(s);
-  await close(s);
-  return p;
-}
 
 function simSpec(runId: string, port: number, extra: Partial<TargetInput> = {}) {
   const target = targetSchema.parse({ engine: 'sim', image: env!.image, model: 'tiny', port, sim: { timeScale: 0.1 }, readyTimeout: '60s', ...extra });

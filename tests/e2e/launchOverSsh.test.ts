@@ -3,10 +3,9 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { mkdtempSync, readFileSync, writeFileSync, chmodSync, existsSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { e2eEnv, e2eHost } from './e2eEnv.ts';
+import { e2eEnv, e2eHost, freePort } from './e2eEnv.ts';
 import { targetSchema, type TargetInput } from '../../harness/provision/targetSpec.ts';
 import { renderContainerSpec } from '../../harness/provision/containerSpec.ts';
 import { launchEngine } from '../../harness/provision/launcher.ts';
@@ -17,13 +16,6 @@ import { listRunContainers } from '../../harness/provision/teardown.ts';
 
 const env = e2eEnv('launch over ssh');
 
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 function simSpec(runId: string, port: number, extra: Partial<TargetInput> = {}) {
   const target = targetSchema.parse({ engine: 'sim', image: env!.image, model: 'tiny', port, sim: { timeScale: 0.1 }, readyTimeout: '60s', ...extra });
