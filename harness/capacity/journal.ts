@@ -2,23 +2,25 @@
 // `--resume` can rebuild where a killed run stood. A torn last line (crash mid-write) is ignored.
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 
+/** A finished probe as the journal records it and capacity.json lists it. */
+export interface ProbeOutcome {
+  index: number;
+  qps: number;
+  dir: string;
+  passed: boolean;
+  valid: boolean;
+  requests: number;
+  durationS: number;
+  earlyStop: string | null;
+  sloValue: number | null;
+}
+
 export type RunEvent =
   | { type: 'run-started'; runId: string; recipeFile: string; resumed: boolean }
   | { type: 'engine-ready'; baseUrl: string; timeToReadyS: number | null; engine: string }
   | { type: 'profile-finished'; points: number; r2: number }
   | { type: 'probe-started'; index: number; qps: number; dir: string }
-  | {
-      type: 'probe-finished';
-      index: number;
-      qps: number;
-      dir: string;
-      passed: boolean;
-      valid: boolean;
-      requests: number;
-      durationS: number;
-      earlyStop: string | null;
-      sloValue: number | null;
-    }
+  | ({ type: 'probe-finished' } & ProbeOutcome)
   | { type: 'probe-interrupted'; index: number; qps: number; dir: string; movedTo: string }
   | { type: 'search-finished'; capacityQps: number; reason: string }
   | { type: 'engine-stopped'; verified: boolean }

@@ -17,6 +17,7 @@ import type { TimelineRecord } from '../timeline/record.ts';
 import { makeEarlyStop } from './earlyStop.ts';
 import type { RunPlan } from './runPlan.ts';
 import type { EngineSession } from './engineSession.ts';
+import type { ProbeOutcome } from './journal.ts';
 
 export interface ProbeSummary {
   index: number;
@@ -55,6 +56,12 @@ export interface ServerMetricsSummary {
   maxWaiting: number | null;
   maxKvUsage: number | null;
   preemptions: number | null;
+}
+
+/** The fields of a summary that the journal and capacity.json keep for each finished probe. */
+export function probeOutcome(s: ProbeSummary): ProbeOutcome {
+  const { index, qps, dir, passed, valid, requests, durationS, earlyStop, sloValue } = s;
+  return { index, qps, dir, passed, valid, requests, durationS, earlyStop, sloValue };
 }
 
 /** How many requests a probe at `qps` plans: enough for both the count and the time window. */

@@ -13,11 +13,11 @@ import { loadWorkloadTrace } from '../load/traceFile.ts';
 import type { Inventory } from '../provision/inventory.ts';
 import type { ConnectOptions } from '../provision/sshConnection.ts';
 import { UserError } from '../util/errors.ts';
-import { Journal, type JournalLine } from './journal.ts';
+import { Journal, type JournalLine, type ProbeOutcome } from './journal.ts';
 import { planRun, type RunPlan } from './runPlan.ts';
 import { startEngineSession, type EngineSession } from './engineSession.ts';
 import { runProfile } from './profiler.ts';
-import { plannedRequests, runProbeStep, type ProbeSummary } from './probeStep.ts';
+import { plannedRequests, probeDirName, probeOutcome, runProbeStep, type ProbeSummary } from './probeStep.ts';
 import { nextProbe, type ProbeVerdict, type SearchDecision } from './search.ts';
 import { capacityCost, runCost } from './cost.ts';
 import type { PrefillFit } from '../metrics/prefill.ts';
@@ -62,17 +62,7 @@ export interface CapacityJson {
   slo: RunPlan['slo'];
   bracket: { passQps: number | null; failQps: number | null };
   tolerance: number;
-  probes: {
-    index: number;
-    qps: number;
-    passed: boolean;
-    valid: boolean;
-    requests: number;
-    durationS: number;
-    earlyStop: string | null;
-    sloValue: number | null;
-    dir: string;
-  }[];
+  probes: ProbeOutcome[];
   /** The baseline SLO definitions every probe was also judged under (Metron Fig. 6). */
   baselines: RunPlan['baselines'];
   /** Capacity under each baseline SLO: highest probed rate that passed it with every lower probed rate passing too. */
@@ -298,7 +288,7 @@ async function search(
     usedIndex += 1;
     const index = usedIndex;
     const qps = decision.qps;
-    const dir = `probes/${String(index).padStart(2, '0')}-qps-${+qps.toPrecision(6)}`;
+    const dir = `probes/${probeDirName(index, qps)}`;
     journal.append({ type: 'probe-started', index, qps, dir });
     opts.progress?.phase('search', `probe ${index} (${decision.phase}) at ${qps} QPS`, { planned: plannedRequests(plan.probe, qps), qps });
     const summary = await runProbeStep({
@@ -323,18 +313,7 @@ async function search(
       if (summary.engineDied) throw new UserError(`the engine died during probe ${index} at ${qps} QPS: ${summary.engineDied} (received data kept in ${movedTo})`);
       return { interrupted: why };
     }
-    journal.append({
-      type: 'probe-finished',
-      index,
-      qps,
-      dir,
-      passed: summary.passed,
-      valid: summary.valid,
-      requests: summary.requests,
-      durationS: summary.durationS,
-      earlyStop: summary.earlyStop,
-      sloValue: summary.sloValue,
-    });
+    journal.append({ type: 'probe-finished', ...probeOutcome(summary) });
     opts.log(
       `probe ${index}: ${qps} QPS ${summary.valid ? (summary.passed ? 'PASS' : 'FAIL') : 'INVALID'}` +
         ` (${summary.requests} requests, ${summary.durationS.toFixed(1)} s${summary.earlyStop ? `, stopped early: ${summary.earlyStop}` : ''})`,
@@ -379,17 +358,7 @@ function buildCapacity(
     slo: plan.slo,
     bracket: d.bracket,
     tolerance: plan.search.tolerance,
-    probes: summaries.map((s) => ({
-      index: s.index,
-      qps: s.qps,
-      passed: s.passed,
-      valid: s.valid,
-      requests: s.requests,
-      durationS: s.durationS,
-      earlyStop: s.earlyStop,
-      sloValue: s.sloValue,
-      dir: s.dir,
-    })),
+    probes: summaries.map(probeOutcome),
     baselines: plan.baselines,
     baselineCapacityQps,
     fluidTokenRateAtCapacity: atCapacity?.metrics.fluidRate ?? null,
