@@ -185,9 +185,9 @@ export async function runCapacity(opts: RunOptions): Promise<RunOutcome> {
       reason = capacity.reason;
     }
   } catch (err) {
+    // Ctrl-C ends the run as interrupted (resumable); any other failure is recorded, then thrown.
     status = opts.signal?.aborted ? 'interrupted' : 'failed';
     reason = opts.signal?.aborted ? 'interrupted by signal' : (err as Error).message;
-    if (!(err instanceof UserError) && !opts.signal?.aborted) throw err;
     if (status === 'failed') throw err;
   } finally {
     if (session) {
