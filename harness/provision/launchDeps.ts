@@ -9,7 +9,8 @@ import type { HostConnection } from './sshConnection.ts';
 /** A monotonic clock in seconds, a sleep on it, and the wall-clock time for recorded facts. */
 export interface LaunchClock {
   nowS(): number;
-  sleep(seconds: number): Promise<void>;
+  /** Resolves after `seconds`, or at once when `signal` aborts (its timer then no longer holds the process open). */
+  sleep(seconds: number, signal?: AbortSignal): Promise<void>;
   /** ISO 8601 wall-clock time: only for facts a person reads (launchedAt, readyAt). */
   isoNow(): string;
 }
@@ -25,7 +26,12 @@ export interface LaunchDeps extends LaunchClock {
 
 export const realClock: LaunchClock = {
   nowS: () => performance.now() / 1000,
-  sleep: (s) => new Promise<void>((r) => setTimeout(r, s * 1000)),
+  sleep: (s, signal) =>
+    new Promise<void>((resolve) => {
+      if (signal?.aborted) return resolve();
+      const timer = setTimeout(resolve, s * 1000);
+      signal?.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+    }),
   isoNow: () => new Date().toISOString(),
 };
 

@@ -10,7 +10,9 @@ import { sampleGpuTelemetry } from '../../harness/provision/gpuTelemetry.ts';
 import { startupFailure } from '../../harness/provision/startupFailure.ts';
 import { describeTunnel, openMeasuredTunnel, tunnelFacts } from '../../harness/provision/tunnelAccess.ts';
 import { engineHttp } from '../../harness/provision/engineHttp.ts';
-import { registryDigest } from '../../harness/provision/engineImage.ts';
+import { ensureImage, registryDigest } from '../../harness/provision/engineImage.ts';
+import { realClock } from '../../harness/provision/launchDeps.ts';
+import type Docker from 'dockerode';
 import { secretValues } from '../../harness/provision/secretValues.ts';
 import { EngineLaunchError, type EngineExit } from '../../harness/provision/launcher.ts';
 import type { GpuFacts, GpuSample } from '../../harness/provision/gpuFacts.ts';
@@ -346,6 +348,58 @@ test('image digest: the repository\'s own digest, else the first, else none (a l
   assert.is(registryDigest('other:1', [d('mirror/vllm')]), d('mirror/vllm'));
   assert.is(registryDigest('fluidcap/sim:dev', []), null);
   assert.is(registryDigest('fluidcap/sim:dev', undefined), null);
+});
+
+// No registry can be reached here: a FAKE Docker whose pull either completes or never does.
+function fakeRegistryDocker(pullCompletes: boolean) {
+  let pulled = false;
+  const destroyed: string[] = [];
+  const docker = {
+    getImage: () => ({
+      inspect: async () => {
+        if (!pulled) throw Object.assign(new Error('no such image'), { statusCode: 404 });
+        return { Id: 'sha256:abc', RepoDigests: [`vllm/vllm-openai@sha256:${'b'.repeat(64)}`] };
+      },
+    }),
+    pull: async () => ({ destroy: () => destroyed.push('stream') }),
+    modem: {
+      followProgress: (_stream: unknown, done: (e: Error | null) => void) => {
+        if (pullCompletes) setImmediate(() => ((pulled = true), done(null)));
+      },
+    },
+  };
+  return { docker: docker as unknown as Docker, destroyed };
+}
+
+test('image pull (FAKE registry): a finished pull records the digest and ends its time limit; a stuck one fails naming image, host and limit', async () => {
+  const signals: AbortSignal[] = [];
+  const logged: string[] = [];
+  const ok = fakeRegistryDocker(true);
+  const image = await ensureImage(ok.docker, 'vllm/vllm-openai:v0.8.5', {
+    hostName: 'gpu1', pullTimeoutS: 1800, log: (l) => logged.push(l),
+    sleep: (_s, signal) => (signals.push(signal!), new Promise<void>((r) => signal!.addEventListener('abort', () => r()))),
+  });
+  assert.equal(image, { imageId: 'sha256:abc', imageDigest: `vllm/vllm-openai@sha256:${'b'.repeat(64)}` });
+  assert.equal(logged, ['image vllm/vllm-openai:v0.8.5 not on gpu1; pulling']);
+  assert.ok(signals[0].aborted, 'the 1800 s limit was released once the pull finished');
+
+  const stuck = fakeRegistryDocker(false);
+  const clock = fakeClock();
+  const err = await ensureImage(stuck.docker, 'vllm/vllm-openai:v0.8.5', { hostName: 'gpu1', pullTimeoutS: 30, log: () => {}, sleep: clock.sleep }).catch((e: Error) => e);
+  assert.instance(err, Error);
+  assert.is((err as Error).message, 'image vllm/vllm-openai:v0.8.5 is not on host gpu1 and pulling it failed: no pull finished within 30 s');
+  assert.equal(stuck.destroyed, ['stream']);
+  assert.equal(clock.slept, [30]);
+});
+
+test('real clock: an aborted sleep resolves at once and leaves no timer behind', async () => {
+  const ac = new AbortController();
+  const t0 = performance.now();
+  const slept = realClock.sleep(3600, ac.signal);
+  ac.abort();
+  await slept;
+  assert.ok(performance.now() - t0 < 60_000, 'did not wait the hour');
+  await realClock.sleep(5, AbortSignal.abort());
 });
 
 test('secrets: read by name from the environment; an unset one names the recipe field and the variable, not a value', () => {
