@@ -1,7 +1,7 @@
 #!/usr/bin/env zx
 // Builds the simulated engine's container image without a registry or a base image: stages a
 // rootfs (this machine's node binary and the shared libraries ldd lists, a few /etc files, the
-// repo's harness/, bin/, gpu-profiles/, package.json and production node_modules) and pipes it to
+// repo's harness/, bin/, gpu-profiles/, dist/ when built, package.json and production node_modules) and pipes it to
 // `docker import`. The entrypoint is `node bin/fluidcap.js sim serve`, so container args pass
 // through like vLLM's. Usage: npm run build:sim-image [-- --tag fluidcap/sim:dev]
 import { $, argv, fs, path } from 'zx';
@@ -33,12 +33,12 @@ await fs.ensureDir(path.join(rootfs, 'root'));
 await fs.ensureDir(path.join(rootfs, 'tmp'));
 await fs.chmod(path.join(rootfs, 'tmp'), 0o1777);
 
-// The application: sources run through tsx, as bin/fluidcap.js does on a workstation.
+// The application as bin/fluidcap.js runs it on a workstation: the compiled dist/ when it was built
+// from these very sources (the TypeScript settings are part of that check), else the sources through tsx.
 const app = path.join(rootfs, 'app');
-for (const dir of ['harness', 'bin', 'gpu-profiles']) {
-  if (await fs.pathExists(path.join(repo, dir))) await fs.copy(path.join(repo, dir), path.join(app, dir));
+for (const entry of ['harness', 'bin', 'gpu-profiles', 'dist', 'package.json', 'tsconfig.json', 'tsconfig.build.json']) {
+  if (await fs.pathExists(path.join(repo, entry))) await fs.copy(path.join(repo, entry), path.join(app, entry));
 }
-await fs.copy(path.join(repo, 'package.json'), path.join(app, 'package.json'));
 // npm ls prints the production dependency closure from the installed tree: no registry needed.
 const prodDirs = (await $({ cwd: repo, nothrow: true })`npm ls --omit=dev --all --parseable`).stdout
   .split('\n')

@@ -1,4 +1,4 @@
-// Readiness: poll /health, then /v1/models, until a deadline, while checking that the engine is
+// Readiness: poll the health path, then the model list, until a deadline, while checking that the engine is
 // still alive, so a crash at start fails at once instead of after the whole deadline. Side effects
 // (HTTP, clock, sleep, liveness) come in through `deps`.
 
@@ -18,13 +18,15 @@ export type ReadinessResult =
   | { ready: false; reason: 'timeout'; detail: string; elapsedS: number }
   | { ready: false; reason: 'aborted'; detail: string; elapsedS: number };
 
-/** Waits until the engine answers /health with 200 and /v1/models lists a model. */
+/** Waits until the engine answers its health path (default /health) with 200 and its model list names a model. */
 export async function waitReady(
   baseUrl: string,
-  opts: { deadlineS: number; pollS?: number; signal?: AbortSignal },
+  opts: { deadlineS: number; pollS?: number; signal?: AbortSignal; healthPath?: string; modelsPath?: string },
   deps: ReadinessDeps,
 ): Promise<ReadinessResult> {
   const t0 = deps.nowS();
+  const healthPath = opts.healthPath ?? '/health';
+  const modelsPath = opts.modelsPath ?? '/v1/models';
   const pollS = opts.pollS ?? 0.5;
   let last = 'no answer yet';
   for (;;) {
@@ -36,15 +38,15 @@ export async function waitReady(
       return { ready: false, reason: 'timeout', detail: `not ready after ${opts.deadlineS} s (last: ${last})`, elapsedS };
     }
     try {
-      const health = await deps.get(`${baseUrl}/health`, 2);
+      const health = await deps.get(`${baseUrl}${healthPath}`, 2);
       if (health.status === 200) {
-        const models = await deps.get(`${baseUrl}/v1/models`, 5);
+        const models = await deps.get(`${baseUrl}${modelsPath}`, 5);
         if (models.status === 200) {
           const ids = ((JSON.parse(models.body) as { data?: { id?: string }[] }).data ?? []).map((m) => String(m.id));
           if (ids.length > 0) return { ready: true, timeToReadyS: deps.nowS() - t0, models: ids };
-          last = '/v1/models listed no model';
-        } else last = `/v1/models answered ${models.status}`;
-      } else last = `/health answered ${health.status}`;
+          last = `${modelsPath} listed no model`;
+        } else last = `${modelsPath} answered ${models.status}`;
+      } else last = `${healthPath} answered ${health.status}`;
     } catch (err) {
       last = (err as Error).message;
     }

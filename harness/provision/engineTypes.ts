@@ -1,0 +1,89 @@
+// What a launched engine looks like to the rest of the harness: its facts, how it exits, what its
+// teardown reports. Kept apart from launcher.ts so the launcher's parts share them without
+// importing the launcher; launcher.ts re-exports them as its stable interface.
+import { UserError } from '../util/errors.ts';
+import type { ContainerSpec } from './containerSpec.ts';
+import type { ConnectOptions } from './sshConnection.ts';
+import type { GpuFacts } from './gpuFacts.ts';
+
+/** An existing OpenAI-compatible server: nothing is launched or stopped. */
+export interface EndpointPlan {
+  engine: 'endpoint';
+  url: string;
+}
+
+export interface LaunchOptions {
+  runDir: string;
+  log?: (line: string) => void;
+  /** Aborting stops the launch (and a launched engine). */
+  signal?: AbortSignal;
+  connect?: ConnectOptions;
+  /** Where secret values are read from (default process.env); never logged. */
+  env?: NodeJS.ProcessEnv;
+  access?: 'direct' | 'ssh-tunnel';
+  gpuIdle?: { maxUsedMiB: number; timeoutS: number };
+  pullTimeoutS?: number;
+  /** How long teardown keeps trying to reach a host whose connection dropped. */
+  reconnectTimeoutS?: number;
+  /** Stop grace before Docker kills the engine. */
+  stopGraceS?: number;
+}
+
+export type EngineExit =
+  | { kind: 'exited'; exitCode: number | null; oomKilled: boolean; lastLogLines: string[]; message: string }
+  | { kind: 'connection-lost'; message: string };
+
+export interface EngineFacts {
+  engine: ContainerSpec['engine'] | 'endpoint';
+  host: string;
+  baseUrl: string;
+  access: 'direct' | 'ssh-tunnel';
+  containerName: string | null;
+  containerId: string | null;
+  image: string | null;
+  /** The image's content id (sha256 of its config). */
+  imageId: string | null;
+  /** `repo@sha256:...` when the image came from a registry; null for a locally built image. */
+  imageDigest: string | null;
+  gpu: GpuFacts | null;
+  dockerVersion: string | null;
+  models: string[];
+  timeToReadyS: number | null;
+  launchedAt: string;
+  readyAt: string | null;
+  sshHostKey: string | null;
+  /** Added latency of the SSH tunnel (keep-alive GET of the health path), when access is ssh-tunnel. */
+  tunnel: TunnelFacts | null;
+}
+
+export interface TunnelFacts {
+  tunnelMsP50: number | null;
+  directMsP50: number | null;
+  addedMsP50: number | null;
+}
+
+export interface StopReport {
+  removed: string[];
+  remaining: string[];
+  gpuIdle: { ok: boolean; message: string } | null;
+  problems: string[];
+}
+
+export interface Engine {
+  baseUrl: string;
+  facts: EngineFacts;
+  serverLogPath: string;
+  onExit(cb: (exit: EngineExit) => void): () => void;
+  startGpuTelemetry(file: string, intervalS?: number): () => Promise<void>;
+  stop(): Promise<StopReport>;
+}
+
+/** A launch that failed with the engine's own evidence attached. */
+export class EngineLaunchError extends UserError {
+  constructor(
+    message: string,
+    readonly details: { host: string; exitCode?: number | null; oomKilled?: boolean; lastLogLines?: string[] },
+  ) {
+    super(message);
+  }
+}
