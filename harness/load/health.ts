@@ -90,10 +90,16 @@ export interface TokenDrift {
   usageMissing: number;
   promptOutside: number;
   outputOutside: number;
-  /** Ok requests whose streamed chunk tokens disagree with usage (multi-token chunks counted as one). */
-  chunkCountMismatch: number;
+  /** Ok requests whose usage could not be reconciled with the streamed chunks (or was implausible). */
+  unreconciled: number;
+  /** Ok requests whose per-chunk counts the server stated (exact) or the client inferred; older timelines count as inferred. */
+  exactCounts: number;
+  inferredCounts: number;
+  /** Chunks (of ok requests) that carried more than one token. */
+  multiTokenChunks: number;
   maxPromptDriftFrac: number;
   maxOutputDriftFrac: number;
+  /** `drift` makes the probe invalid: its lengths or counts are not what the SLO was judged on. */
   verdict: 'ok' | 'drift' | 'unmeasured';
   note: string;
 }
@@ -104,11 +110,22 @@ export function judgeTokenDrift(records: readonly TimelineRecord[], tolerance: n
   let usageMissing = 0;
   let promptOutside = 0;
   let outputOutside = 0;
-  let chunkCountMismatch = 0;
+  let unreconciled = 0;
+  let exactCounts = 0;
+  let inferredCounts = 0;
+  let multiTokenChunks = 0;
+  let firstProblem: string | null = null;
   let maxP = 0;
   let maxO = 0;
   for (const r of records) {
     if (r.status !== 'ok') continue;
+    if (r.tokenCounts === 'exact') exactCounts++;
+    else inferredCounts++;
+    for (const c of r.chunks) if (c[1] > 1) multiTokenChunks++;
+    if (typeof r.tokenCountProblem === 'string') {
+      unreconciled++;
+      firstProblem ??= `${r.id}: ${r.tokenCountProblem}`;
+    }
     const up = r.usagePromptTokens;
     const uo = r.usageOutputTokens;
     if (typeof up !== 'number' || typeof uo !== 'number') {
@@ -122,26 +139,28 @@ export function judgeTokenDrift(records: readonly TimelineRecord[], tolerance: n
     maxO = Math.max(maxO, dO);
     if (dp > tolerance) promptOutside++;
     if (dO > tolerance) outputOutside++;
-    if (uo !== r.outputTokens) chunkCountMismatch++;
   }
-  const verdict = checked === 0 ? 'unmeasured' : promptOutside + outputOutside > 0 ? 'drift' : 'ok';
-  const note =
-    verdict === 'unmeasured'
-      ? 'the engine reported no usage: requested token counts could not be checked'
-      : verdict === 'drift'
-        ? `token counts drift beyond ${tolerance * 100}%: ${promptOutside} prompts and ${outputOutside} outputs of ${checked} (max ${(maxP * 100).toFixed(1)}% / ${(maxO * 100).toFixed(1)}%)`
-        : `prompt and output token counts within ${tolerance * 100}% of the plan for all ${checked} checked requests`;
-  const chunkNote = chunkCountMismatch > 0 ? `; ${chunkCountMismatch} requests streamed multi-token chunks the client counted as one token each (TBT samples of those are approximate)` : '';
+  const verdict = promptOutside + outputOutside + unreconciled > 0 ? 'drift' : checked === 0 ? 'unmeasured' : 'ok';
+  const parts: string[] = [];
+  if (verdict === 'unmeasured') parts.push('the engine reported no usage: requested token counts could not be checked');
+  else if (promptOutside + outputOutside > 0) parts.push(`token counts drift beyond ${tolerance * 100}%: ${promptOutside} prompts and ${outputOutside} outputs of ${checked} (max ${(maxP * 100).toFixed(1)}% / ${(maxO * 100).toFixed(1)}%)`);
+  else if (checked > 0) parts.push(`prompt and output token counts within ${tolerance * 100}% of the plan for all ${checked} checked requests`);
+  if (unreconciled > 0) parts.push(`${unreconciled} requests' usage disagrees with what was streamed (first: ${firstProblem})`);
+  if (multiTokenChunks > 0) parts.push(`${multiTokenChunks} chunks carried more than one token`);
+  if (inferredCounts > 0 && exactCounts > 0) parts.push(`per-chunk counts exact for ${exactCounts} requests, inferred for ${inferredCounts}`);
   return {
     tolerance,
     checked,
     usageMissing,
     promptOutside,
     outputOutside,
-    chunkCountMismatch,
+    unreconciled,
+    exactCounts,
+    inferredCounts,
+    multiTokenChunks,
     maxPromptDriftFrac: round(maxP),
     maxOutputDriftFrac: round(maxO),
     verdict,
-    note: note + chunkNote,
+    note: parts.join('; '),
   };
 }

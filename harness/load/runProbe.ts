@@ -76,6 +76,8 @@ export interface ProbeResult {
   sent: number;
   notSent: number;
   byStatus: Record<RequestStatus, number>;
+  /** Requests sent a second time on a fresh connection (their reused connection closed unread). */
+  retried: number;
   warmupRequests: number;
   startedAt: string;
   durationS: number;
@@ -105,6 +107,7 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
   const endedIds = new Set<string>();
   let sent = 0;
   let notSent = 0;
+  let retried = 0;
   let earlyStop: string | null = null;
   let cancelled = false;
   const promptOptions: PromptOptions = {
@@ -145,6 +148,7 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
     records.push(record);
     endedIds.add(record.id);
     byStatus[record.status]++;
+    if (record.retried) retried++;
     if (raw.sentNs !== null) lagS.push(Math.max(0, (raw.sentNs - raw.scheduledNs - raw.slotWaitNs) / 1e9));
     for (const v of recvMinusEmitNs) rme.push(v);
     if (earlyStop === null && options.shouldStop) {
@@ -236,6 +240,7 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
     sent,
     notSent,
     byStatus,
+    retried,
     warmupRequests: warmupCount,
     startedAt,
     durationS: Math.round(durationS * 1e6) / 1e6,

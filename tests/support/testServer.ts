@@ -55,7 +55,11 @@ export interface TestServerOptions {
   tokenIntervalMs?: number;
   /** idle-close*: how long a connection may sit idle after a response (default 170 ms). */
   idleCloseMs?: number;
-  /** idle-close-hinted: the Keep-Alive header value (default `timeout=1`: whole seconds over-promise a sub-second close). */
+  /**
+   * idle-close-hinted: the Keep-Alive header value (default `timeout=5`, over-promising the real
+   * close as whole seconds must; Node's agent keeps a socket for the hint minus 1 s, so `timeout=1`
+   * means it never reuses one).
+   */
   keepAliveHint?: string;
   /** lying-usage: the completion_tokens reported (default 1e9). */
   lieCompletionTokens?: number;
@@ -113,7 +117,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       if (idleTimer) clearTimeout(idleTimer);
     });
     socket.on('error', () => {});
-    let pending = Buffer.alloc(0);
+    let pending: Buffer = Buffer.alloc(0);
     let busy = false;
     let requestsHere = 0;
     let idleSinceMs: number | null = null;
@@ -185,7 +189,9 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     const record: ServedRequest = { path, body, connection, reusedConnection: reused, eventTokens: [], emitNs: [], tokensSent: 0, completed: false };
     served.push(record);
     const maxTokens = Number(body.max_tokens ?? 16);
-    const promptTokens = Array.isArray(body.prompt) ? body.prompt.length : 1;
+    // Token-id prompts count their ids; text counts whitespace-separated words, as the simulated engine does.
+    const promptText = chat ? (body.messages as { content?: unknown }[] | undefined)?.map((m) => String(m.content ?? '')).join(' ') ?? '' : String(body.prompt ?? '');
+    const promptTokens = Array.isArray(body.prompt) ? body.prompt.length : promptText.split(/\s+/).filter(Boolean).length;
     const streamOptions = (body.stream_options ?? {}) as { include_usage?: boolean; continuous_usage_stats?: boolean };
     const includeUsage = streamOptions.include_usage === true;
     const continuous = behaviour === 'continuous-usage' && streamOptions.continuous_usage_stats === true;
@@ -201,7 +207,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     if (chunked) headerLines.push('transfer-encoding: chunked');
     if (closeAfter) headerLines.push('connection: close');
     else headerLines.push('connection: keep-alive');
-    if (behaviour === 'idle-close-hinted') headerLines.push(`keep-alive: ${options.keepAliveHint ?? 'timeout=1'}`);
+    if (behaviour === 'idle-close-hinted') headerLines.push(`keep-alive: ${options.keepAliveHint ?? 'timeout=5'}`);
     socket.write(headerLines.join('\r\n') + '\r\n\r\n');
 
     const writeBody = (text: string | Buffer) => {

@@ -1,0 +1,75 @@
+// Reconciling streamed chunks with the server's counts (pure): totals, cumulative and delta usage,
+// placeholders, placement of extra tokens by text length, and the counts that cannot be believed.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { reconcileTokenCounts, type CountObservation } from '../../harness/load/tokenCounts.ts';
+
+const at = (contentBefore: number, completionTokens: number, onContent = false): CountObservation => ({ contentBefore, completionTokens, onContent });
+const chars = (n: number, c = 4) => new Array<number>(n).fill(c);
+
+test('no usage: one token per chunk, inferred, no problem', () => {
+  const r = reconcileTokenCounts(chars(3), [], 3);
+  assert.equal(r.perChunk, [1, 1, 1]);
+  assert.is(r.counts, 'inferred');
+  assert.is(r.reporting, 'none');
+  assert.is(r.problem, null);
+});
+
+test('a final total equal to the chunk count pins every chunk: exact', () => {
+  const r = reconcileTokenCounts(chars(5), [at(5, 5)], 5);
+  assert.equal(r.perChunk, [1, 1, 1, 1, 1]);
+  assert.is(r.counts, 'exact');
+  assert.is(r.reporting, 'total');
+});
+
+test('a larger total goes to the chunks whose text is longer; without a difference, evenly from the latest', () => {
+  const r = reconcileTokenCounts([4, 4, 8, 4, 12], [at(5, 8)], 8);
+  assert.equal(r.perChunk, [1, 1, 2, 1, 3]);
+  assert.is(r.counts, 'inferred');
+  assert.is(r.problem, null);
+  const even = reconcileTokenCounts(chars(4), [at(4, 6)], 6);
+  assert.equal(even.perChunk, [1, 1, 2, 2]);
+});
+
+test('a zero placeholder in the first chunk is not a total; the final count is', () => {
+  const r = reconcileTokenCounts(chars(4), [at(1, 0, true), at(4, 4)], 4);
+  assert.equal(r.perChunk, [1, 1, 1, 1]);
+  assert.is(r.counts, 'exact');
+  assert.is(r.reportedTotal, 4);
+});
+
+test('cumulative counts on every chunk are exact, multi-token chunks included', () => {
+  const r = reconcileTokenCounts(chars(4), [at(1, 1, true), at(2, 3, true), at(3, 4, true), at(4, 6, true), at(4, 6)], 6);
+  assert.equal(r.perChunk, [1, 2, 1, 2]);
+  assert.is(r.counts, 'exact');
+  assert.is(r.reporting, 'cumulative');
+});
+
+test('per-chunk deltas that fall back or stay below the chunk count are deltas', () => {
+  const d = reconcileTokenCounts(chars(4), [at(1, 1, true), at(2, 2, true), at(3, 1, true), at(4, 1, true)], 5);
+  assert.equal(d.perChunk, [1, 2, 1, 1]);
+  assert.is(d.reporting, 'delta');
+  assert.is(d.counts, 'exact');
+  assert.is(d.reportedTotal, 5);
+  const ones = reconcileTokenCounts(chars(3), [at(1, 1, true), at(2, 1, true), at(3, 1, true)], 3);
+  assert.equal(ones.perChunk, [1, 1, 1]);
+  assert.is(ones.reporting, 'delta');
+});
+
+test('fewer tokens than chunks cannot be reconciled: a problem, chunks kept at one each', () => {
+  const r = reconcileTokenCounts(chars(5), [at(5, 3)], 5);
+  assert.equal(r.perChunk, [1, 1, 1, 1, 1]);
+  assert.match(String(r.problem), /usage says 3 completion tokens but 5 chunks were streamed/);
+});
+
+test('an implausible count (1e9, or beyond 100 x max_tokens) is a problem and never allocated', () => {
+  const r = reconcileTokenCounts(chars(3), [at(3, 1e9)], 3);
+  assert.equal(r.perChunk, [1, 1, 1]);
+  assert.is(r.reportedTotal, 1e9);
+  assert.match(String(r.problem), /beyond any plausible count/);
+  assert.match(String(reconcileTokenCounts(chars(3), [at(3, 301)], 3).problem), /limit 300/);
+  assert.is(reconcileTokenCounts(chars(3), [at(3, 300)], 3).problem, null);
+  assert.match(String(reconcileTokenCounts(chars(2), [at(2, 2.5)], 2).problem), /not a token count/);
+});
+
+test.run();
