@@ -3,6 +3,9 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { reconcileTokenCounts, type CountObservation } from '../../harness/load/tokenCounts.ts';
+import { decodeExchange } from '../../harness/load/decode.ts';
+import { requestBody } from '../../harness/load/prompt.ts';
+import type { RawExchange } from '../../harness/load/exchange.ts';
 
 const at = (contentBefore: number, completionTokens: number, onContent = false): CountObservation => ({ contentBefore, completionTokens, onContent });
 const chars = (n: number, c = 4) => new Array<number>(n).fill(c);
@@ -70,6 +73,29 @@ test('an implausible count (1e9, or beyond 100 x max_tokens) is a problem and ne
   assert.match(String(reconcileTokenCounts(chars(3), [at(3, 301)], 3).problem), /limit 300/);
   assert.is(reconcileTokenCounts(chars(3), [at(3, 300)], 3).problem, null);
   assert.match(String(reconcileTokenCounts(chars(2), [at(2, 2.5)], 2).problem), /not a token count/);
+});
+
+test("llama.cpp's timings.predicted_n on every chunk (timings_per_token, sent with continuousUsage) counts a 2-token chunk exactly", () => {
+  const body = JSON.parse(requestBody({ api: 'completions', model: 'm', format: 'token-ids', seed: 1, continuousUsage: true }, 0, 4, 3));
+  assert.is(body.timings_per_token, true);
+  assert.equal(body.stream_options, { include_usage: true, continuous_usage_stats: true });
+  // Shaped as llama-server b10573 streams /v1/completions: the same text length for 1 and 2 tokens.
+  const events = [
+    { choices: [{ text: 'ab', index: 0, finish_reason: null }], timings: { predicted_n: 1 } },
+    { choices: [{ text: 'cd', index: 0, finish_reason: null }], timings: { predicted_n: 3 } },
+    { choices: [{ text: 'ef', index: 0, finish_reason: 'length' }], timings: { predicted_n: 4 } },
+  ];
+  const text = events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join('') + 'data: [DONE]\n\n';
+  const bytes = new TextEncoder().encode(text);
+  const raw: RawExchange = {
+    id: 'x', index: 0, scheduledNs: 0, sentNs: 0, slotWaitNs: 0, httpStatus: 200, contentType: 'text/event-stream',
+    readNs: new Float64Array([1e6]), readEnd: new Int32Array([bytes.length]), bytes, endNs: 2e6, endReason: 'end', error: null, promptTokens: 4, maxTokens: 4,
+  };
+  const { record } = decodeExchange(raw, 0n);
+  assert.equal(record.chunks.map((c) => c[1]), [1, 2, 1]);
+  assert.is(record.tokenCounts, 'exact');
+  assert.is(record.outputTokens, 4);
+  assert.is(record.usageOutputTokens, 4);
 });
 
 test.run();
