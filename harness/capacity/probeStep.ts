@@ -133,6 +133,7 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
       signal: abort.signal,
       tbtDeadlineS,
       clientToleranceS: plan.probe.clientToleranceS ?? undefined,
+      continuousUsage: plan.probe.continuousUsage,
       shouldStop: (p) => {
         input.onProgress?.(p);
         return early ? early(p) : null;
@@ -163,6 +164,11 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
       valid = true;
       validity = `${result.clientHealth.reason}; the fail is trusted: it persists with every deadline loosened by ${(clientErrorS * 1000).toFixed(3)} ms`;
     }
+  }
+  // Lengths or counts other than planned mean the SLO was judged on a different workload.
+  if (result.tokenDrift.verdict === 'drift') {
+    valid = false;
+    validity = `token counts drift: ${result.tokenDrift.note}; ${validity}`;
   }
   const baselines: ProbeSummary['baselines'] = {};
   for (const [name, slo] of Object.entries(plan.baselines)) {
