@@ -72,14 +72,10 @@ function fromCumulative(chunkChars: readonly number[], obs: readonly CountObserv
     const d = o.completionTokens - value;
     // A count below one token per chunk so far cannot be cumulative through this event: skip it.
     if (d < k) continue;
-    if (k === 0) {
-      if (d > 0) {
-        // Tokens that brought no text (e.g. a stop sequence): they belong to the latest chunk.
-        if (pos === 0) continue;
-        perChunk[pos - 1] += d;
-        exact = false;
-      }
-    } else if (d > k) {
+    // A count on an event without new text (llama.cpp holding back half a UTF-8 character):
+    // those tokens reach the user with the next chunk's text, so the next count covers them.
+    if (k === 0) continue;
+    if (d > k) {
       spread(perChunk, chunkChars, pos, o.contentBefore, d - k);
       if (k > 1) exact = false;
     }
@@ -87,6 +83,11 @@ function fromCumulative(chunkChars: readonly number[], obs: readonly CountObserv
     value = o.completionTokens;
   }
   if (pos < n) exact = false;
+  if (pos === n && n > 0 && total > value) {
+    // Tokens after the last text (a stop token, say): they end with the last chunk.
+    perChunk[n - 1] += total - value;
+    exact = false;
+  }
   const counted = perChunk.reduce((s, k) => s + k, 0);
   const problem = counted === total ? null : `usage says ${total} completion tokens but ${n} chunks${counted !== n ? ` (${counted} tokens with the counts placed)` : ''} were streamed`;
   return { perChunk, counts: exact && problem === null ? 'exact' : 'inferred', reporting, reportedTotal: total, problem };

@@ -48,6 +48,16 @@ test('cumulative counts on every chunk are exact, multi-token chunks included', 
   assert.is(r.reporting, 'cumulative');
 });
 
+test('a count on an event without text (a held-back half character) goes with the next chunk, still exact', () => {
+  const r = reconcileTokenCounts(chars(3), [at(1, 1, true), at(1, 2), at(2, 3, true), at(3, 4, true), at(3, 4)], 4);
+  assert.equal(r.perChunk, [1, 2, 1]);
+  assert.is(r.counts, 'exact');
+  const tail = reconcileTokenCounts(chars(2), [at(1, 1, true), at(2, 2, true), at(2, 3)], 3);
+  assert.equal(tail.perChunk, [1, 2]);
+  assert.is(tail.counts, 'inferred');
+  assert.is(tail.problem, null);
+});
+
 test('per-chunk deltas that fall back or stay below the chunk count are deltas', () => {
   const d = reconcileTokenCounts(chars(4), [at(1, 1, true), at(2, 2, true), at(3, 1, true), at(4, 1, true)], 5);
   assert.equal(d.perChunk, [1, 2, 1, 1]);
