@@ -86,6 +86,7 @@ try {
             streams, workers, outputTokens, tokensPerS,
             recvMinusEmitMs: rme ? { p50: toMs(rme.p50S), p99: toMs(rme.p99S), max: toMs(rme.maxS), samples: rme.samples } : null,
             dispatchLagP99Ms: toMs(h.dispatchLagP99S), eventLoopDelayP99Ms: toMs(h.eventLoopDelayP99S), cpuWaitPerWakeMs: toMs(h.cpuWait?.waitPerWakeS),
+            gc: h.gc ? { pauses: h.gc.pauses, totalMs: toMs(h.gc.totalS), maxMs: toMs(h.gc.maxS), tailInGcShare: h.gc.tailInGcShare } : null,
             ok: r.byStatus.ok, planned: r.planned, verdict: h.verdict, load1: Math.round(loadavg()[0] * 100) / 100,
           }));
           continue;

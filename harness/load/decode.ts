@@ -7,10 +7,11 @@ import type { RawExchange } from './exchange.ts';
 import { reconcileTokenCounts, type CountObservation } from './tokenCounts.ts';
 import type { Chunk, RequestStatus, TimelineRecord } from '../timeline/record.ts';
 
-/** The record plus what only the client-health check needs (receive − emit per chunk, ns). */
+/** The record plus what only the client-health check needs (receive − emit per chunk and each such chunk's receive time, ns). */
 export interface Decoded {
   record: TimelineRecord;
   recvMinusEmitNs: number[];
+  recvNs: number[];
 }
 
 interface ChoiceLike {
@@ -125,11 +126,13 @@ export function decodeExchange(raw: RawExchange, startNs: bigint): Decoded {
   const chunks: Chunk[] = chunkNs.map((t, i) => [t / 1e9, reconciled.perChunk[i]]);
   const emitNs: string[] = [];
   const recvMinusEmitNs: number[] = [];
+  const recvNs: number[] = [];
   for (let i = 0; i < chunkEmit.length; i++) {
     const e = chunkEmit[i];
     if (e === null) continue;
     emitNs.push(e);
     recvMinusEmitNs.push(Number(startNs + BigInt(chunkNs[i]) - BigInt(e)));
+    recvNs.push(chunkNs[i]);
   }
 
   let status: RequestStatus;
@@ -186,7 +189,7 @@ export function decodeExchange(raw: RawExchange, startNs: bigint): Decoded {
   if (raw.retried) record.retried = true;
   if (emitNs.length === chunks.length && emitNs.length > 0) record.emitNs = emitNs;
   if (raw.slotWaitNs > 0) record.slotWaitS = raw.slotWaitNs / 1e9;
-  return { record, recvMinusEmitNs };
+  return { record, recvMinusEmitNs, recvNs };
 }
 
 function errorText(e: unknown): string {

@@ -11,7 +11,7 @@ export interface ClientHealth {
   dispatchLagP99S: number | null;
   dispatchLagMaxS: number | null;
   /** Receive time minus the engine's emit time per chunk; null when the engine sends no `fluidcap_emit_ns`. */
-  recvMinusEmit: { p50S: number; p99S: number; maxS: number; samples: number } | null;
+  recvMinusEmit: { p50S: number; p99S: number; maxS: number; samples: number; p99OfTbtDeadline?: number } | null;
   /** The error compared with the tolerance: max(receive − emit p99 (or loop delay p99 without it), dispatch lag p99). */
   clientErrorS: number;
   toleranceS: number;
@@ -23,6 +23,11 @@ export interface ClientHealth {
    * not the client's work, made it late.
    */
   cpuWait?: { runS: number; runnableWaitS: number; waitPerWakeS: number } | null;
+  /**
+   * Garbage-collection pauses of the receiving loops, and the share of the receive − emit tail
+   * (samples at or above its p99) whose wait overlapped one: how much of the tail they explain.
+   */
+  gc?: { pauses: number; totalS: number; maxS: number; tailSamples: number; tailInGcShare: number | null } | null;
 }
 
 /** Default tolerance: 2 ms or 10% of the TBT deadline, whichever is smaller. */
@@ -41,12 +46,20 @@ export function judgeClientHealth(input: {
   toleranceS: number;
   /** Per receiving loop, its thread's scheduler figures over the probe (null where unknown). */
   loopCpu?: (ThreadCpu | null)[];
+  /** Per receiving loop, its GC pauses as flattened [start ns, duration ns] pairs on the probe clock. */
+  gcPausesNs?: ArrayLike<number>[];
+  /** Receive time (ns on the probe clock) of each receive − emit sample, in the same order. */
+  recvNs?: ArrayLike<number>;
+  /** The SLO's TBT deadline: receive − emit p99 is also stated as a fraction of it. */
+  tbtDeadlineS?: number;
 }): ClientHealth {
   const eldP99S = Math.max(0, ...input.eldP99Ns) / 1e9;
   const eldMaxS = Math.max(0, ...input.eldMaxNs) / 1e9;
   const lag = input.dispatchLagS.length > 0 ? percentiles(input.dispatchLagS, [99, 100]) : null;
   const rme = input.recvMinusEmitNs.length > 0 ? percentiles(input.recvMinusEmitNs, [50, 99, 100]) : null;
-  const recvMinusEmit = rme ? { p50S: round(rme[50] / 1e9), p99S: round(rme[99] / 1e9), maxS: round(rme[100] / 1e9), samples: input.recvMinusEmitNs.length } : null;
+  const recvMinusEmit: ClientHealth['recvMinusEmit'] = rme ? { p50S: round(rme[50] / 1e9), p99S: round(rme[99] / 1e9), maxS: round(rme[100] / 1e9), samples: input.recvMinusEmitNs.length } : null;
+  // How much of a TBT deadline the client's own p99 error takes up.
+  if (recvMinusEmit && input.tbtDeadlineS) recvMinusEmit.p99OfTbtDeadline = Math.round((recvMinusEmit.p99S / input.tbtDeadlineS) * 1000) / 1000;
   const timingErrorS = recvMinusEmit ? recvMinusEmit.p99S : eldP99S;
   const lagP99S = lag ? lag[99] : 0;
   const clientErrorS = Math.max(timingErrorS, lagP99S);
@@ -77,7 +90,41 @@ export function judgeClientHealth(input: {
     verdict: valid ? 'valid' : 'invalid',
     reason,
     cpuWait,
+    gc: input.gcPausesNs ? gcFigures(input.gcPausesNs, input.recvMinusEmitNs, input.recvNs, rme ? rme[99] : null) : null,
   };
+}
+
+/** GC pause totals and the share of tail samples (receive − emit >= its p99) whose wait overlapped a pause. */
+function gcFigures(perLoop: ArrayLike<number>[], rmeNs: ArrayLike<number>, recvNs: ArrayLike<number> | undefined, p99Ns: number | null): NonNullable<ClientHealth['gc']> {
+  const starts: number[] = [];
+  const ends: number[] = [];
+  let total = 0;
+  let max = 0;
+  for (const pairs of perLoop) {
+    for (let i = 0; i + 1 < pairs.length; i += 2) {
+      starts.push(pairs[i]);
+      ends.push(pairs[i] + pairs[i + 1]);
+      total += pairs[i + 1];
+      max = Math.max(max, pairs[i + 1]);
+    }
+  }
+  let tail = 0;
+  let inGc = 0;
+  if (p99Ns !== null && recvNs && recvNs.length === rmeNs.length) {
+    for (let j = 0; j < rmeNs.length; j++) {
+      if (rmeNs[j] < p99Ns) continue;
+      tail++;
+      const recv = recvNs[j];
+      const emitted = recv - rmeNs[j];
+      for (let i = 0; i < starts.length; i++) {
+        if (starts[i] < recv && ends[i] > emitted) {
+          inGc++;
+          break;
+        }
+      }
+    }
+  }
+  return { pauses: starts.length, totalS: round(total / 1e9), maxS: round(max / 1e9), tailSamples: tail, tailInGcShare: tail > 0 ? Math.round((inGc / tail) * 1000) / 1000 : null };
 }
 
 const ms = (s: number) => `${(s * 1000).toFixed(3)} ms`;
