@@ -70,14 +70,22 @@ try {
         let tokens = 0;
         let first = Infinity;
         let last = 0;
+        // Each chunk's receive time (s after the probe start) and its engine emit stamp (absolute ns).
+        const recvS: number[] = [];
+        const emitAbsNs: number[] = [];
         for (const line of readFileSync(r.timelinesFile, 'utf8').trim().split('\n')) {
-          const rec = JSON.parse(line) as { chunks: [number, number][] };
-          for (const [t, k] of rec.chunks) {
+          const rec = JSON.parse(line) as { chunks: [number, number][]; emitNs?: string[] };
+          rec.chunks.forEach(([t, k], i) => {
             tokens += k;
             first = Math.min(first, t);
             last = Math.max(last, t);
-          }
+            if (rec.emitNs) {
+              recvS.push(t);
+              emitAbsNs.push(Number(rec.emitNs[i]));
+            }
+          });
         }
+        const tailInRampShare = rampShareOfTail(recvS, emitAbsNs, Number(values['ramp-s']));
         const h = r.clientHealth;
         const rme = h.recvMinusEmit;
         const tokensPerS = Math.round(tokens / (last - first));
@@ -86,6 +94,10 @@ try {
             streams, workers, outputTokens, tokensPerS,
             recvMinusEmitMs: rme ? { p50: toMs(rme.p50S), p99: toMs(rme.p99S), max: toMs(rme.maxS), samples: rme.samples } : null,
             dispatchLagP99Ms: toMs(h.dispatchLagP99S), eventLoopDelayP99Ms: toMs(h.eventLoopDelayP99S), cpuWaitPerWakeMs: toMs(h.cpuWait?.waitPerWakeS),
+            // CPU the receiving threads ran, per received chunk: the per-read cost of the receive path.
+            tailInRampShare,
+            receiveThreadRunMs: toMs(h.cpuWait?.runS), receiveThreadRunnableWaitMs: toMs(h.cpuWait?.runnableWaitS),
+            receiveCpuUsPerChunk: h.cpuWait && rme ? Math.round((h.cpuWait.runS / rme.samples) * 1e7) / 10 : null,
             gc: h.gc ? { pauses: h.gc.pauses, totalMs: toMs(h.gc.totalS), maxMs: toMs(h.gc.maxS), tailInGcShare: h.gc.tailInGcShare } : null,
             ok: r.byStatus.ok, planned: r.planned, verdict: h.verdict, load1: Math.round(loadavg()[0] * 100) / 100,
           }));
@@ -101,4 +113,26 @@ try {
   }
 } finally {
   await sim?.stop();
+}
+
+/**
+ * The share of receive − emit samples at or above their p99 that were received during the ramp
+ * (while requests are still being prepared and connections opened). The probe's start on the
+ * engine clock is not in the timelines: receive − emit >= 0 bounds it, so the tightest bound
+ * (the fastest chunk) stands in for it, off by that chunk's few hundred µs at most.
+ */
+function rampShareOfTail(recvS: number[], emitAbsNs: number[], rampS: number): number | null {
+  if (recvS.length === 0) return null;
+  let startNs = -Infinity;
+  for (let i = 0; i < recvS.length; i++) startNs = Math.max(startNs, emitAbsNs[i] - recvS[i] * 1e9);
+  const rme = recvS.map((t, i) => startNs + t * 1e9 - emitAbsNs[i]);
+  const p99 = [...rme].sort((a, b) => a - b)[Math.floor(0.99 * (rme.length - 1))];
+  let tail = 0;
+  let inRamp = 0;
+  for (let i = 0; i < rme.length; i++) {
+    if (rme[i] < p99) continue;
+    tail++;
+    if (recvS[i] <= rampS) inRamp++;
+  }
+  return Math.round((inRamp / tail) * 1000) / 1000;
 }
