@@ -45,6 +45,8 @@ export interface ProbeSummary {
   client: ProbeResult['clientHealth'];
   tokenDrift: ProbeResult['tokenDrift'];
   byStatus: ProbeResult['byStatus'];
+  /** Requests sent again on a fresh connection after their reused connection closed unread. */
+  retried: number;
   serverMetrics: ServerMetricsSummary | null;
   seed: number;
   engineDied: string | null;
@@ -200,6 +202,7 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
     client: result.clientHealth,
     tokenDrift: result.tokenDrift,
     byStatus: result.byStatus,
+    retried: result.retried,
     serverMetrics: summarizeServerMetrics(join(dir, 'server-metrics.jsonl')),
     seed: probePlan.seed,
     engineDied,
