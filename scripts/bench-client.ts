@@ -3,8 +3,10 @@
 // prints receive−emit p50/p99/max (from the engine's fluidcap_emit_ns), dispatch lag p99,
 // event-loop delay p99, tokens/s, how long the receiving threads waited for a CPU per wake-up, and
 // the 1-minute load average at the end of each row (a shared machine's load is part of the result).
-// Options: --streams 100,500 --workers 1,2 --output 200 --time-scale 1 --model tiny.
-// Keep runs short on a shared machine.
+// Options: --streams 100,500 --workers 1,2 --output 200 --time-scale 1 --model tiny; --url URL
+// measures an engine that is already up (one that stamps fluidcap_emit_ns, e.g. `fluidcap sim
+// serve` pinned to its own core, as ../shared/bench/README.md runs the yardsticks) instead of
+// starting one; --json prints one JSON object per row. Keep runs short on a shared machine.
 import { startLocalSim, type LocalEngine } from '../harness/provision/localProcess.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, setPriority, tmpdir } from 'node:os';
@@ -23,6 +25,8 @@ const { values } = parseArgs({
     'time-scale': { type: 'string', default: '1' },
     model: { type: 'string', default: 'tiny' },
     'ramp-s': { type: 'string', default: '0.5' },
+    url: { type: 'string' },
+    json: { type: 'boolean', default: false },
     // > 0 lowers the engine's priority below the client's: shows how much of the error is the two
     // sharing this machine's cores (with a GPU engine on its own host, they do not).
     'sim-nice': { type: 'string', default: '0' },
@@ -40,12 +44,19 @@ function startSim(maxSeqs: number): Promise<LocalEngine> {
 }
 
 const ms = (s: number | null | undefined) => (s === null || s === undefined ? '   n/a' : (s * 1000).toFixed(2).padStart(6));
+const toMs = (s: number | null | undefined) => (s === null || s === undefined ? null : Math.round(s * 1e6) / 1e3);
 const maxStreams = Math.max(...streamCounts);
-const sim = await startSim(maxStreams);
-if (Number(values['sim-nice']) !== 0) setPriority(sim.pid, Number(values['sim-nice']));
-console.log(`simulated engine (own process) at ${sim.baseUrl}, model ${values.model}, time scale ${values['time-scale']}; ${outputTokens} output tokens per stream; ${availableParallelism()} cores; engine niceness ${values['sim-nice']}`);
-console.log(`load average at start: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-console.log('streams workers   tokens/s  recv−emit p50    p99    max (ms)  dispatch-lag p99  loop-delay p99  cpu-wait/wake  ok/total  verdict  load1');
+const sim = values.url ? null : await startSim(maxStreams);
+const baseUrl = values.url ?? sim!.baseUrl;
+if (sim && Number(values['sim-nice']) !== 0) setPriority(sim.pid, Number(values['sim-nice']));
+const say = (line: string) => {
+  // With --json, stdout carries only the rows; the rest goes to stderr.
+  if (values.json) console.error(line);
+  else console.log(line);
+};
+say(sim ? `simulated engine (own process) at ${baseUrl}, model ${values.model}, time scale ${values['time-scale']}; ${outputTokens} output tokens per stream; ${availableParallelism()} cores; engine niceness ${values['sim-nice']}` : `engine already up at ${baseUrl}, model ${values.model}; ${outputTokens} output tokens per stream; ${availableParallelism()} cores`);
+say(`load average at start: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+say('streams workers   tokens/s  recv−emit p50    p99    max (ms)  dispatch-lag p99  loop-delay p99  cpu-wait/wake  ok/total  verdict  load1');
 try {
   for (const streams of streamCounts) {
     for (const workers of workerCounts) {
@@ -54,23 +65,46 @@ try {
       const plan = planProbe({ workload, rateQps: streams / Number(values['ramp-s']), requests: streams, maxContextTokens: 1 << 20 });
       const dir = mkdtempSync(join(tmpdir(), 'fluidcap-bench-'));
       try {
-        const r = await runProbe(plan, { outDir: dir, baseUrl: sim.baseUrl, model: values.model, workers, metricsUrl: false, requestTimeoutS: 600, stallTimeoutS: 60 });
+        const r = await runProbe(plan, { outDir: dir, baseUrl, model: values.model, workers, metricsUrl: false, requestTimeoutS: 600, stallTimeoutS: 60 });
         const { readFileSync } = await import('node:fs');
         let tokens = 0;
         let first = Infinity;
         let last = 0;
+        // Each chunk's receive time (s after the probe start) and its engine emit stamp (absolute ns).
+        const recvS: number[] = [];
+        const emitAbsNs: number[] = [];
         for (const line of readFileSync(r.timelinesFile, 'utf8').trim().split('\n')) {
-          const rec = JSON.parse(line) as { chunks: [number, number][] };
-          for (const [t, k] of rec.chunks) {
+          const rec = JSON.parse(line) as { chunks: [number, number][]; emitNs?: string[] };
+          rec.chunks.forEach(([t, k], i) => {
             tokens += k;
             first = Math.min(first, t);
             last = Math.max(last, t);
-          }
+            if (rec.emitNs) {
+              recvS.push(t);
+              emitAbsNs.push(Number(rec.emitNs[i]));
+            }
+          });
         }
+        const tailInRampShare = rampShareOfTail(recvS, emitAbsNs, Number(values['ramp-s']));
         const h = r.clientHealth;
         const rme = h.recvMinusEmit;
+        const tokensPerS = Math.round(tokens / (last - first));
+        if (values.json) {
+          console.log(JSON.stringify({
+            streams, workers, outputTokens, tokensPerS,
+            recvMinusEmitMs: rme ? { p50: toMs(rme.p50S), p99: toMs(rme.p99S), max: toMs(rme.maxS), samples: rme.samples } : null,
+            dispatchLagP99Ms: toMs(h.dispatchLagP99S), eventLoopDelayP99Ms: toMs(h.eventLoopDelayP99S), cpuWaitPerWakeMs: toMs(h.cpuWait?.waitPerWakeS),
+            // CPU the receiving threads ran, per received chunk: the per-read cost of the receive path.
+            tailInRampShare,
+            receiveThreadRunMs: toMs(h.cpuWait?.runS), receiveThreadRunnableWaitMs: toMs(h.cpuWait?.runnableWaitS),
+            receiveCpuUsPerChunk: h.cpuWait && rme ? Math.round((h.cpuWait.runS / rme.samples) * 1e7) / 10 : null,
+            gc: h.gc ? { pauses: h.gc.pauses, totalMs: toMs(h.gc.totalS), maxMs: toMs(h.gc.maxS), tailInGcShare: h.gc.tailInGcShare } : null,
+            ok: r.byStatus.ok, planned: r.planned, verdict: h.verdict, load1: Math.round(loadavg()[0] * 100) / 100,
+          }));
+          continue;
+        }
         console.log(
-          `${String(streams).padStart(7)} ${String(workers).padStart(7)} ${Math.round(tokens / (last - first)).toString().padStart(10)}  ${ms(rme?.p50S)}  ${ms(rme?.p99S)} ${ms(rme?.maxS)}        ${ms(h.dispatchLagP99S)}          ${ms(h.eventLoopDelayP99S)}         ${ms(h.cpuWait?.waitPerWakeS)}  ${`${r.byStatus.ok}/${r.planned}`.padStart(9)}  ${h.verdict.padEnd(7)}  ${loadavg()[0].toFixed(2)}`,
+          `${String(streams).padStart(7)} ${String(workers).padStart(7)} ${tokensPerS.toString().padStart(10)}  ${ms(rme?.p50S)}  ${ms(rme?.p99S)} ${ms(rme?.maxS)}        ${ms(h.dispatchLagP99S)}          ${ms(h.eventLoopDelayP99S)}         ${ms(h.cpuWait?.waitPerWakeS)}  ${`${r.byStatus.ok}/${r.planned}`.padStart(9)}  ${h.verdict.padEnd(7)}  ${loadavg()[0].toFixed(2)}`,
         );
       } finally {
         rmSync(dir, { recursive: true, force: true });
@@ -78,5 +112,27 @@ try {
     }
   }
 } finally {
-  await sim.stop();
+  await sim?.stop();
+}
+
+/**
+ * The share of receive − emit samples at or above their p99 that were received during the ramp
+ * (while requests are still being prepared and connections opened). The probe's start on the
+ * engine clock is not in the timelines: receive − emit >= 0 bounds it, so the tightest bound
+ * (the fastest chunk) stands in for it, off by that chunk's few hundred µs at most.
+ */
+function rampShareOfTail(recvS: number[], emitAbsNs: number[], rampS: number): number | null {
+  if (recvS.length === 0) return null;
+  let startNs = -Infinity;
+  for (let i = 0; i < recvS.length; i++) startNs = Math.max(startNs, emitAbsNs[i] - recvS[i] * 1e9);
+  const rme = recvS.map((t, i) => startNs + t * 1e9 - emitAbsNs[i]);
+  const p99 = [...rme].sort((a, b) => a - b)[Math.floor(0.99 * (rme.length - 1))];
+  let tail = 0;
+  let inRamp = 0;
+  for (let i = 0; i < rme.length; i++) {
+    if (rme[i] < p99) continue;
+    tail++;
+    if (recvS[i] <= rampS) inRamp++;
+  }
+  return Math.round((inRamp / tail) * 1000) / 1000;
 }

@@ -45,6 +45,8 @@ export interface ProbeSummary {
   client: ProbeResult['clientHealth'];
   tokenDrift: ProbeResult['tokenDrift'];
   byStatus: ProbeResult['byStatus'];
+  /** Requests sent again on a fresh connection after their reused connection closed unread. */
+  retried: number;
   serverMetrics: ServerMetricsSummary | null;
   seed: number;
   engineDied: string | null;
@@ -133,6 +135,7 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
       signal: abort.signal,
       tbtDeadlineS,
       clientToleranceS: plan.probe.clientToleranceS ?? undefined,
+      continuousUsage: plan.probe.continuousUsage,
       shouldStop: (p) => {
         input.onProgress?.(p);
         return early ? early(p) : null;
@@ -164,6 +167,11 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
       validity = `${result.clientHealth.reason}; the fail is trusted: it persists with every deadline loosened by ${(clientErrorS * 1000).toFixed(3)} ms`;
     }
   }
+  // Lengths or counts other than planned mean the SLO was judged on a different workload.
+  if (result.tokenDrift.verdict === 'drift') {
+    valid = false;
+    validity = `token counts drift: ${result.tokenDrift.note}; ${validity}`;
+  }
   const baselines: ProbeSummary['baselines'] = {};
   for (const [name, slo] of Object.entries(plan.baselines)) {
     const ev = evaluateSlo(metrics, slo);
@@ -194,6 +202,7 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
     client: result.clientHealth,
     tokenDrift: result.tokenDrift,
     byStatus: result.byStatus,
+    retried: result.retried,
     serverMetrics: summarizeServerMetrics(join(dir, 'server-metrics.jsonl')),
     seed: probePlan.seed,
     engineDied,

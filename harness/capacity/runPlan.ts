@@ -27,6 +27,8 @@ export interface ProbeSettings {
   earlyStop: boolean;
   /** null: the load generator's default, min(2 ms, 10% of the TBT deadline). */
   clientToleranceS: number | null;
+  /** Ask the server for its running token count on every chunk (recipe search.probe.continuousUsage). */
+  continuousUsage: boolean;
 }
 
 export interface RunPlan {
@@ -139,6 +141,7 @@ export function planRun(recipe: Recipe, ctx: PlanContext): RunPlan {
       workers: p.workers ?? null,
       earlyStop: recipe.search.earlyStop,
       clientToleranceS: p.clientToleranceS ?? null,
+      continuousUsage: p.continuousUsage,
     },
     slo,
     baselines: baselineSlos(slo),

@@ -4,12 +4,14 @@
 // or a trailing `choices: []` chunk, continuous usage, non-streamed JSON answers, error events.
 import { SseParser } from './sse.ts';
 import type { RawExchange } from './exchange.ts';
+import { reconcileTokenCounts, type CountObservation } from './tokenCounts.ts';
 import type { Chunk, RequestStatus, TimelineRecord } from '../timeline/record.ts';
 
-/** The record plus what only the client-health check needs (receive − emit per chunk, ns). */
+/** The record plus what only the client-health check needs (receive − emit per chunk and each such chunk's receive time, ns). */
 export interface Decoded {
   record: TimelineRecord;
   recvMinusEmitNs: number[];
+  recvNs: number[];
 }
 
 interface ChoiceLike {
@@ -24,21 +26,19 @@ interface Usage {
   completion_tokens?: unknown;
 }
 
-const nonEmpty = (v: unknown) => typeof v === 'string' && v.length > 0;
+const textLength = (v: unknown) => (typeof v === 'string' ? v.length : 0);
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 
 /** Decodes the exchange; `startNs` is the probe start on the engine's clock (for receive − emit). */
 export function decodeExchange(raw: RawExchange, startNs: bigint): Decoded {
-  const chunks: Chunk[] = [];
-  const emitNs: string[] = [];
-  const recvMinusEmitNs: number[] = [];
+  // Content chunks as they arrive: receive time, text length, and the engine's emit stamp if any.
+  const chunkNs: number[] = [];
+  const chunkChars: number[] = [];
+  const chunkEmit: (string | null)[] = [];
+  const counts: CountObservation[] = [];
   let usagePrompt: number | null = null;
-  let usageOutput: number | null = null;
   let sawDone = false;
   let sawFinish = false;
-  let sawUsageBefore = false;
-  let lastCumulative = 0;
-  let contentChunks = 0;
   let streamError: string | null = null;
   let malformed: string | null = null;
   let events = 0;
@@ -50,41 +50,28 @@ export function decodeExchange(raw: RawExchange, startNs: bigint): Decoded {
     }
     const usage = (obj.usage ?? null) as Usage | null;
     const choices = Array.isArray(obj.choices) ? (obj.choices as ChoiceLike[]) : [];
-    let hasContent = false;
-    let finished = false;
+    let chars = 0;
     for (const c of choices) {
-      if (nonEmpty(c.text) || nonEmpty(c.delta?.content) || nonEmpty(c.delta?.reasoning_content) || nonEmpty(c.delta?.reasoning) || nonEmpty(c.message?.content)) hasContent = true;
-      if (c.finish_reason !== null && c.finish_reason !== undefined) finished = true;
+      chars += textLength(c.text) + textLength(c.delta?.content) + textLength(c.delta?.reasoning_content) + textLength(c.delta?.reasoning) + textLength(c.message?.content);
+      if (c.finish_reason !== null && c.finish_reason !== undefined) sawFinish = true;
     }
-    let tokens = hasContent ? 1 : 0;
-    const cumulative = usage ? num(usage.completion_tokens) : null;
-    if (usage) {
-      usagePrompt = num(usage.prompt_tokens) ?? usagePrompt;
-      usageOutput = cumulative ?? usageOutput;
-    }
-    if (hasContent && cumulative !== null) {
-      // Usage on a content chunk is cumulative when it came before or the stream goes on; a final-only
-      // usage on the finishing chunk of a longer stream says nothing about this chunk alone.
-      const continuous = sawUsageBefore || !finished || contentChunks === 0;
-      if (continuous) tokens = Math.max(0, cumulative - lastCumulative);
-      lastCumulative = cumulative;
-    }
-    if (usage && cumulative !== null) sawUsageBefore = true;
-    if (finished) sawFinish = true;
-    if (hasContent) contentChunks++;
-    if (tokens > 0) {
-      chunks.push([tNs / 1e9, tokens]);
+    if (chars > 0) {
+      chunkNs.push(tNs);
+      chunkChars.push(chars);
       const e = obj.fluidcap_emit_ns;
-      if ((typeof e === 'string' && /^\d+$/.test(e)) || (typeof e === 'number' && Number.isSafeInteger(e))) {
-        emitNs.push(String(e));
-        recvMinusEmitNs.push(Number(startNs + BigInt(tNs) - BigInt(e)));
-      }
+      chunkEmit.push((typeof e === 'string' && /^\d+$/.test(e)) || (typeof e === 'number' && Number.isSafeInteger(e)) ? String(e) : null);
     }
+    if (usage) usagePrompt = num(usage.prompt_tokens) ?? usagePrompt;
+    // llama.cpp states its running count in `timings.predicted_n` (every chunk with timings_per_token).
+    const completion = (usage ? num(usage.completion_tokens) : null) ?? num((obj.timings as { predicted_n?: unknown } | undefined)?.predicted_n);
+    if (completion !== null) counts.push({ contentBefore: chunkNs.length, completionTokens: completion, onContent: chars > 0 });
   };
 
-  const isStream = raw.contentType === null || raw.contentType.includes('text/event-stream');
+  const contentType = raw.contentType?.toLowerCase() ?? null;
+  const isStream = contentType === null || contentType.includes('text/event-stream');
   const ok2xx = raw.httpStatus !== null && raw.httpStatus >= 200 && raw.httpStatus < 300;
   let bodyText = '';
+  let afterDone = 0;
   if (ok2xx && isStream) {
     const parser = new SseParser();
     const decoder = new TextDecoder();
@@ -94,6 +81,11 @@ export function decodeExchange(raw: RawExchange, startNs: bigint): Decoded {
       const text = decoder.decode(raw.bytes.subarray(from, raw.readEnd[r]), { stream: true });
       from = raw.readEnd[r];
       parser.feed(text, (ev) => {
+        // [DONE] ends the stream: anything a server sends after it is not part of the answer.
+        if (sawDone) {
+          afterDone++;
+          return;
+        }
         events++;
         const data = ev.data.trim();
         if (data === '[DONE]') {
@@ -123,13 +115,24 @@ export function decodeExchange(raw: RawExchange, startNs: bigint): Decoded {
         const obj = JSON.parse(bodyText) as Record<string, unknown>;
         const lastNs = raw.readNs.length > 0 ? raw.readNs[raw.readNs.length - 1] : raw.endNs;
         onJson({ ...obj, choices: obj.choices ?? [] }, lastNs);
-        const last = chunks[chunks.length - 1];
-        if (last && usageOutput !== null) last[1] = usageOutput;
         sawDone = true;
       } catch {
         malformed = `2xx answer is neither an event stream nor JSON: ${JSON.stringify(bodyText.slice(0, 80))}`;
       }
     }
+  }
+
+  const reconciled = reconcileTokenCounts(chunkChars, counts, raw.maxTokens);
+  const chunks: Chunk[] = chunkNs.map((t, i) => [t / 1e9, reconciled.perChunk[i]]);
+  const emitNs: string[] = [];
+  const recvMinusEmitNs: number[] = [];
+  const recvNs: number[] = [];
+  for (let i = 0; i < chunkEmit.length; i++) {
+    const e = chunkEmit[i];
+    if (e === null) continue;
+    emitNs.push(e);
+    recvMinusEmitNs.push(Number(startNs + BigInt(chunkNs[i]) - BigInt(e)));
+    recvNs.push(chunkNs[i]);
   }
 
   let status: RequestStatus;
@@ -178,11 +181,15 @@ export function decodeExchange(raw: RawExchange, startNs: bigint): Decoded {
     httpStatus: raw.httpStatus,
     error,
     usagePromptTokens: usagePrompt,
-    usageOutputTokens: usageOutput,
+    usageOutputTokens: reconciled.reportedTotal,
+    tokenCounts: reconciled.counts,
   };
+  if (reconciled.problem !== null) record.tokenCountProblem = reconciled.problem;
+  if (afterDone > 0) record.eventsAfterDone = afterDone;
+  if (raw.retried) record.retried = true;
   if (emitNs.length === chunks.length && emitNs.length > 0) record.emitNs = emitNs;
   if (raw.slotWaitNs > 0) record.slotWaitS = raw.slotWaitNs / 1e9;
-  return { record, recvMinusEmitNs };
+  return { record, recvMinusEmitNs, recvNs };
 }
 
 function errorText(e: unknown): string {

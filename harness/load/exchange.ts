@@ -25,4 +25,6 @@ export interface RawExchange {
   error: string | null;
   promptTokens: number;
   maxTokens: number;
+  /** Sent a second time on a fresh connection after its reused connection closed unread. */
+  retried?: boolean;
 }

@@ -11,7 +11,7 @@ export interface ClientHealth {
   dispatchLagP99S: number | null;
   dispatchLagMaxS: number | null;
   /** Receive time minus the engine's emit time per chunk; null when the engine sends no `fluidcap_emit_ns`. */
-  recvMinusEmit: { p50S: number; p99S: number; maxS: number; samples: number } | null;
+  recvMinusEmit: { p50S: number; p99S: number; maxS: number; samples: number; p99OfTbtDeadline?: number } | null;
   /** The error compared with the tolerance: max(receive − emit p99 (or loop delay p99 without it), dispatch lag p99). */
   clientErrorS: number;
   toleranceS: number;
@@ -23,6 +23,11 @@ export interface ClientHealth {
    * not the client's work, made it late.
    */
   cpuWait?: { runS: number; runnableWaitS: number; waitPerWakeS: number } | null;
+  /**
+   * Garbage-collection pauses of the receiving loops, and the share of the receive − emit tail
+   * (samples at or above its p99) whose wait overlapped one: how much of the tail they explain.
+   */
+  gc?: { pauses: number; totalS: number; maxS: number; tailSamples: number; tailInGcShare: number | null } | null;
 }
 
 /** Default tolerance: 2 ms or 10% of the TBT deadline, whichever is smaller. */
@@ -41,12 +46,20 @@ export function judgeClientHealth(input: {
   toleranceS: number;
   /** Per receiving loop, its thread's scheduler figures over the probe (null where unknown). */
   loopCpu?: (ThreadCpu | null)[];
+  /** Per receiving loop, its GC pauses as flattened [start ns, duration ns] pairs on the probe clock. */
+  gcPausesNs?: ArrayLike<number>[];
+  /** Receive time (ns on the probe clock) of each receive − emit sample, in the same order. */
+  recvNs?: ArrayLike<number>;
+  /** The SLO's TBT deadline: receive − emit p99 is also stated as a fraction of it. */
+  tbtDeadlineS?: number;
 }): ClientHealth {
   const eldP99S = Math.max(0, ...input.eldP99Ns) / 1e9;
   const eldMaxS = Math.max(0, ...input.eldMaxNs) / 1e9;
   const lag = input.dispatchLagS.length > 0 ? percentiles(input.dispatchLagS, [99, 100]) : null;
   const rme = input.recvMinusEmitNs.length > 0 ? percentiles(input.recvMinusEmitNs, [50, 99, 100]) : null;
-  const recvMinusEmit = rme ? { p50S: round(rme[50] / 1e9), p99S: round(rme[99] / 1e9), maxS: round(rme[100] / 1e9), samples: input.recvMinusEmitNs.length } : null;
+  const recvMinusEmit: ClientHealth['recvMinusEmit'] = rme ? { p50S: round(rme[50] / 1e9), p99S: round(rme[99] / 1e9), maxS: round(rme[100] / 1e9), samples: input.recvMinusEmitNs.length } : null;
+  // How much of a TBT deadline the client's own p99 error takes up.
+  if (recvMinusEmit && input.tbtDeadlineS) recvMinusEmit.p99OfTbtDeadline = Math.round((recvMinusEmit.p99S / input.tbtDeadlineS) * 1000) / 1000;
   const timingErrorS = recvMinusEmit ? recvMinusEmit.p99S : eldP99S;
   const lagP99S = lag ? lag[99] : 0;
   const clientErrorS = Math.max(timingErrorS, lagP99S);
@@ -77,7 +90,41 @@ export function judgeClientHealth(input: {
     verdict: valid ? 'valid' : 'invalid',
     reason,
     cpuWait,
+    gc: input.gcPausesNs ? gcFigures(input.gcPausesNs, input.recvMinusEmitNs, input.recvNs, rme ? rme[99] : null) : null,
   };
+}
+
+/** GC pause totals and the share of tail samples (receive − emit >= its p99) whose wait overlapped a pause. */
+function gcFigures(perLoop: ArrayLike<number>[], rmeNs: ArrayLike<number>, recvNs: ArrayLike<number> | undefined, p99Ns: number | null): NonNullable<ClientHealth['gc']> {
+  const starts: number[] = [];
+  const ends: number[] = [];
+  let total = 0;
+  let max = 0;
+  for (const pairs of perLoop) {
+    for (let i = 0; i + 1 < pairs.length; i += 2) {
+      starts.push(pairs[i]);
+      ends.push(pairs[i] + pairs[i + 1]);
+      total += pairs[i + 1];
+      max = Math.max(max, pairs[i + 1]);
+    }
+  }
+  let tail = 0;
+  let inGc = 0;
+  if (p99Ns !== null && recvNs && recvNs.length === rmeNs.length) {
+    for (let j = 0; j < rmeNs.length; j++) {
+      if (rmeNs[j] < p99Ns) continue;
+      tail++;
+      const recv = recvNs[j];
+      const emitted = recv - rmeNs[j];
+      for (let i = 0; i < starts.length; i++) {
+        if (starts[i] < recv && ends[i] > emitted) {
+          inGc++;
+          break;
+        }
+      }
+    }
+  }
+  return { pauses: starts.length, totalS: round(total / 1e9), maxS: round(max / 1e9), tailSamples: tail, tailInGcShare: tail > 0 ? Math.round((inGc / tail) * 1000) / 1000 : null };
 }
 
 const ms = (s: number) => `${(s * 1000).toFixed(3)} ms`;
@@ -90,10 +137,16 @@ export interface TokenDrift {
   usageMissing: number;
   promptOutside: number;
   outputOutside: number;
-  /** Ok requests whose streamed chunk tokens disagree with usage (multi-token chunks counted as one). */
-  chunkCountMismatch: number;
+  /** Ok requests whose usage could not be reconciled with the streamed chunks (or was implausible). */
+  unreconciled: number;
+  /** Ok requests whose per-chunk counts the server stated (exact) or the client inferred; older timelines count as inferred. */
+  exactCounts: number;
+  inferredCounts: number;
+  /** Chunks (of ok requests) that carried more than one token. */
+  multiTokenChunks: number;
   maxPromptDriftFrac: number;
   maxOutputDriftFrac: number;
+  /** `drift` makes the probe invalid: its lengths or counts are not what the SLO was judged on. */
   verdict: 'ok' | 'drift' | 'unmeasured';
   note: string;
 }
@@ -104,11 +157,22 @@ export function judgeTokenDrift(records: readonly TimelineRecord[], tolerance: n
   let usageMissing = 0;
   let promptOutside = 0;
   let outputOutside = 0;
-  let chunkCountMismatch = 0;
+  let unreconciled = 0;
+  let exactCounts = 0;
+  let inferredCounts = 0;
+  let multiTokenChunks = 0;
+  let firstProblem: string | null = null;
   let maxP = 0;
   let maxO = 0;
   for (const r of records) {
     if (r.status !== 'ok') continue;
+    if (r.tokenCounts === 'exact') exactCounts++;
+    else inferredCounts++;
+    for (const c of r.chunks) if (c[1] > 1) multiTokenChunks++;
+    if (typeof r.tokenCountProblem === 'string') {
+      unreconciled++;
+      firstProblem ??= `${r.id}: ${r.tokenCountProblem}`;
+    }
     const up = r.usagePromptTokens;
     const uo = r.usageOutputTokens;
     if (typeof up !== 'number' || typeof uo !== 'number') {
@@ -122,26 +186,28 @@ export function judgeTokenDrift(records: readonly TimelineRecord[], tolerance: n
     maxO = Math.max(maxO, dO);
     if (dp > tolerance) promptOutside++;
     if (dO > tolerance) outputOutside++;
-    if (uo !== r.outputTokens) chunkCountMismatch++;
   }
-  const verdict = checked === 0 ? 'unmeasured' : promptOutside + outputOutside > 0 ? 'drift' : 'ok';
-  const note =
-    verdict === 'unmeasured'
-      ? 'the engine reported no usage: requested token counts could not be checked'
-      : verdict === 'drift'
-        ? `token counts drift beyond ${tolerance * 100}%: ${promptOutside} prompts and ${outputOutside} outputs of ${checked} (max ${(maxP * 100).toFixed(1)}% / ${(maxO * 100).toFixed(1)}%)`
-        : `prompt and output token counts within ${tolerance * 100}% of the plan for all ${checked} checked requests`;
-  const chunkNote = chunkCountMismatch > 0 ? `; ${chunkCountMismatch} requests streamed multi-token chunks the client counted as one token each (TBT samples of those are approximate)` : '';
+  const verdict = promptOutside + outputOutside + unreconciled > 0 ? 'drift' : checked === 0 ? 'unmeasured' : 'ok';
+  const parts: string[] = [];
+  if (verdict === 'unmeasured') parts.push('the engine reported no usage: requested token counts could not be checked');
+  else if (promptOutside + outputOutside > 0) parts.push(`token counts drift beyond ${tolerance * 100}%: ${promptOutside} prompts and ${outputOutside} outputs of ${checked} (max ${(maxP * 100).toFixed(1)}% / ${(maxO * 100).toFixed(1)}%)`);
+  else if (checked > 0) parts.push(`prompt and output token counts within ${tolerance * 100}% of the plan for all ${checked} checked requests`);
+  if (unreconciled > 0) parts.push(`${unreconciled} requests' usage disagrees with what was streamed (first: ${firstProblem})`);
+  if (multiTokenChunks > 0) parts.push(`${multiTokenChunks} chunks carried more than one token`);
+  if (inferredCounts > 0 && exactCounts > 0) parts.push(`per-chunk counts exact for ${exactCounts} requests, inferred for ${inferredCounts}`);
   return {
     tolerance,
     checked,
     usageMissing,
     promptOutside,
     outputOutside,
-    chunkCountMismatch,
+    unreconciled,
+    exactCounts,
+    inferredCounts,
+    multiTokenChunks,
     maxPromptDriftFrac: round(maxP),
     maxOutputDriftFrac: round(maxO),
     verdict,
-    note: note + chunkNote,
+    note: parts.join('; '),
   };
 }

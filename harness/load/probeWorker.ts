@@ -7,6 +7,7 @@ import { startDispatch, type Dispatch, type DispatchOptions } from './dispatcher
 import type { PlannedRequest } from './plan.ts';
 import type { ToWorker, FromWorker } from './workerProtocol.ts';
 import { readThreadCpu, threadCpuSince } from './threadCpu.ts';
+import { watchGcPauses } from './gcPauses.ts';
 
 const port = parentPort!;
 let dispatch: Dispatch | null = null;
@@ -23,13 +24,15 @@ function start(requests: PlannedRequest[], options: DispatchOptions): void {
   const eld = monitorEventLoopDelay({ resolution: 1 });
   eld.enable();
   const cpuAtStart = readThreadCpu();
+  const gc = watchGcPauses(options.client.startNs);
   dispatch = startDispatch(requests, options, {
     onSent: (id) => post({ type: 'sent', id }),
     onEnd: (raw) => post({ type: 'end', raw }, [raw.bytes.buffer as ArrayBuffer, raw.readNs.buffer as ArrayBuffer, raw.readEnd.buffer as ArrayBuffer]),
   });
   void dispatch.done.then(({ unsent }) => {
     eld.disable();
-    post({ type: 'finished', unsent, eldP50Ns: eld.percentile(50), eldP99Ns: eld.percentile(99), eldMaxNs: eld.max, cpu: threadCpuSince(cpuAtStart, readThreadCpu()) });
+    const gcPauses = gc.stop();
+    post({ type: 'finished', unsent, eldP50Ns: eld.percentile(50), eldP99Ns: eld.percentile(99), eldMaxNs: eld.max, cpu: threadCpuSince(cpuAtStart, readThreadCpu()), gcPauses }, [gcPauses.buffer as ArrayBuffer]);
     port.close();
   });
 }

@@ -13,7 +13,7 @@ export interface PromptOptions {
   tokenIdRange?: [number, number];
   /** Measured tokens per word of our text prompts (1 for the simulated engine); see tokenizeCalibration.ts. */
   tokensPerWord?: number;
-  /** Ask vLLM-style servers for usage on every chunk, which gives exact tokens per chunk. */
+  /** Ask for the running token count on every chunk (vLLM usage, llama.cpp timings): exact tokens per chunk. */
   continuousUsage?: boolean;
   /** Fields merged into every body (e.g. a server's cache-off switch); never holds secrets. */
   extraBody?: Record<string, unknown>;
@@ -66,6 +66,8 @@ export function requestBody(o: PromptOptions, index: number, promptTokens: numbe
     temperature: 0,
     stream: true,
     stream_options: o.continuousUsage ? { include_usage: true, continuous_usage_stats: true } : { include_usage: true },
+    // llama.cpp's server states its running count (timings.predicted_n) per chunk only when asked.
+    ...(o.continuousUsage ? { timings_per_token: true } : {}),
     ...o.extraBody,
   };
   return JSON.stringify(body);

@@ -17,6 +17,7 @@ import type { PlannedRequest, ProbePlan } from './plan.ts';
 import type { PromptOptions } from './prompt.ts';
 import type { FromWorker, ToWorker } from './workerProtocol.ts';
 import { readThreadCpu, threadCpuSince, type ThreadCpu } from './threadCpu.ts';
+import { watchGcPauses } from './gcPauses.ts';
 
 /** What the early-stop hook sees each time a request ends (records: read-only, live). */
 export interface ProbeProgress {
@@ -76,6 +77,8 @@ export interface ProbeResult {
   sent: number;
   notSent: number;
   byStatus: Record<RequestStatus, number>;
+  /** Requests sent a second time on a fresh connection (their reused connection closed unread). */
+  retried: number;
   warmupRequests: number;
   startedAt: string;
   durationS: number;
@@ -101,10 +104,12 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
   const byStatus: Record<RequestStatus, number> = { ok: 0, error: 0, timeout: 0, cancelled: 0 };
   const lagS: number[] = [];
   const rme: number[] = [];
+  const rmeRecvNs: number[] = [];
   const sentIds = new Set<string>();
   const endedIds = new Set<string>();
   let sent = 0;
   let notSent = 0;
+  let retried = 0;
   let earlyStop: string | null = null;
   let cancelled = false;
   const promptOptions: PromptOptions = {
@@ -139,14 +144,16 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
     sentIds.add(id);
   };
   const onEnd = (raw: RawExchange) => {
-    const { record, recvMinusEmitNs } = decodeExchange(raw, startNs);
+    const { record, recvMinusEmitNs, recvNs } = decodeExchange(raw, startNs);
     if (raw.index < warmupCount) record.warmup = true;
     writer.append(record);
     records.push(record);
     endedIds.add(record.id);
     byStatus[record.status]++;
+    if (record.retried) retried++;
     if (raw.sentNs !== null) lagS.push(Math.max(0, (raw.sentNs - raw.scheduledNs - raw.slotWaitNs) / 1e9));
     for (const v of recvMinusEmitNs) rme.push(v);
+    for (const v of recvNs) rmeRecvNs.push(v);
     if (earlyStop === null && options.shouldStop) {
       const now = elapsedS();
       let scheduled = 0;
@@ -175,7 +182,9 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
   const eldP99Ns: number[] = [];
   const eldMaxNs: number[] = [];
   const loopCpu: (ThreadCpu | null)[] = [];
+  const gcPausesNs: Float64Array[] = [];
   const mainCpuAtStart = readThreadCpu();
+  const mainGc = workers.length === 0 ? watchGcPauses(startNs) : null;
   try {
     if (workers.length === 0) {
       const d = startDispatch(plan.requests, dispatchOptions(1), { onSent, onEnd });
@@ -196,6 +205,7 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
         eldP99Ns.push(r.eldP99Ns);
         eldMaxNs.push(r.eldMaxNs);
         loopCpu.push(r.cpu);
+        gcPausesNs.push(r.gcPauses);
       }
     }
   } finally {
@@ -219,6 +229,7 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
     eldP99Ns.push(mainEld.percentile(99));
     eldMaxNs.push(mainEld.max);
     loopCpu.push(threadCpuSince(mainCpuAtStart, readThreadCpu()));
+    if (mainGc) gcPausesNs.push(mainGc.stop());
   }
   const clientHealth = judgeClientHealth({
     eldP99Ns,
@@ -226,6 +237,9 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
     loopCpu,
     dispatchLagS: lagS,
     recvMinusEmitNs: rme,
+    recvNs: rmeRecvNs,
+    gcPausesNs,
+    tbtDeadlineS: options.tbtDeadlineS,
     toleranceS: options.clientToleranceS ?? defaultClientToleranceS(options.tbtDeadlineS),
   });
   const tokenDrift = judgeTokenDrift(records, options.tokenDriftTolerance ?? plan.tokenDriftTolerance);
@@ -236,6 +250,7 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
     sent,
     notSent,
     byStatus,
+    retried,
     warmupRequests: warmupCount,
     startedAt,
     durationS: Math.round(durationS * 1e6) / 1e6,
@@ -278,7 +293,7 @@ function runShare(
   hooks: { onSent(id: string): void; onEnd(raw: RawExchange): void },
   stops: ((reason: string) => void)[],
   alreadyCancelled: boolean,
-): Promise<{ unsent: number; eldP99Ns: number; eldMaxNs: number; cpu: ThreadCpu | null }> {
+): Promise<{ unsent: number; eldP99Ns: number; eldMaxNs: number; cpu: ThreadCpu | null; gcPauses: Float64Array }> {
   return new Promise((resolve) => {
     let finished = false;
     let sentHere = 0;
@@ -294,13 +309,13 @@ function runShare(
       else if (m.type === 'end') hooks.onEnd(m.raw);
       else if (m.type === 'finished') {
         finished = true;
-        resolve({ unsent: m.unsent, eldP99Ns: m.eldP99Ns, eldMaxNs: m.eldMaxNs, cpu: m.cpu });
+        resolve({ unsent: m.unsent, eldP99Ns: m.eldP99Ns, eldMaxNs: m.eldMaxNs, cpu: m.cpu, gcPauses: m.gcPauses });
       }
     });
     const onGone = () => {
       if (finished) return;
       finished = true;
-      resolve({ unsent: share.length - sentHere, eldP99Ns: 0, eldMaxNs: 0, cpu: null });
+      resolve({ unsent: share.length - sentHere, eldP99Ns: 0, eldMaxNs: 0, cpu: null, gcPauses: new Float64Array(0) });
     };
     w.on('error', onGone);
     w.on('exit', onGone);

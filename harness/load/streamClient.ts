@@ -78,7 +78,7 @@ export class StreamClient {
    * that was idle for 15 ms took ~180-230 µs (30 µs when warm), so doing it at the send instant
    * put the bytes on the wire ~0.5 ms after `sentNs`. `onEnd` is called once, only if fired.
    */
-  prepare(out: OutgoingRequest, onEnd: (raw: RawExchange) => void): PreparedSend {
+  prepare(out: OutgoingRequest, onEnd: (raw: RawExchange) => void, retryOf?: { sentNs: number }): PreparedSend {
     const startNs = this.options.startNs;
     // Each read is copied into one growing buffer and its time into a growing typed array, so the
     // read's Buffer dies young: keeping every Buffer made the worker's scavenges take up to 14 ms.
@@ -98,7 +98,9 @@ export class StreamClient {
       'content-length': Buffer.byteLength(out.body),
     };
     if (this.options.apiKey) headers.authorization = `Bearer ${this.options.apiKey}`;
-    const req = this.transport.request({ ...this.target(out.path), method: 'POST', agent: this.agent, headers });
+    // A retry goes out on a connection of its own (agent: false), never on another pooled socket
+    // that the server may have closed as well.
+    const req = this.transport.request({ ...this.target(out.path), method: 'POST', agent: retryOf ? false : this.agent, headers });
     this.unfired.add(req);
     const entry: Active = {
       req,
@@ -127,6 +129,7 @@ export class StreamClient {
           error,
           promptTokens: out.promptTokens,
           maxTokens: out.maxTokens,
+          retried: retryOf !== undefined,
         });
       },
     };
@@ -154,8 +157,20 @@ export class StreamClient {
       });
     });
     req.on('error', (e) => {
-      if (fired) entry.finish('error', describeError(e));
-      else earlyError ??= describeError(e);
+      if (!fired) {
+        earlyError ??= describeError(e);
+        return;
+      }
+      if (!done && !retryOf && req.reusedSocket && httpStatus === null && bytes === 0 && closedUnread(e)) {
+        // The server closed the pooled keep-alive connection as the request went out (its idle
+        // timeout crossed our write), so it never read the request: send it again at once on a
+        // fresh connection. Its send time stays the first one and TTFT still counts from the plan.
+        done = true;
+        this.active.delete(entry);
+        this.prepare(out, onEnd, { sentNs: entry.sentNs }).fire();
+        return;
+      }
+      entry.finish('error', describeError(e));
     });
     return {
       fire: () => {
@@ -167,7 +182,8 @@ export class StreamClient {
           return;
         }
         fired = true;
-        entry.sentNs = entry.lastReadNs = Number(process.hrtime.bigint() - startNs);
+        entry.lastReadNs = Number(process.hrtime.bigint() - startNs);
+        entry.sentNs = retryOf?.sentNs ?? entry.lastReadNs;
         this.active.add(entry);
         this.ensureSweeper();
         req.end(out.body);
@@ -236,6 +252,12 @@ function joinPath(basePath: string, path: string): string {
 function grow<T extends Uint8Array | Int32Array | Float64Array>(from: T, to: T): T {
   to.set(from as never);
   return to;
+}
+
+/** A connection reset or broken pipe before any response byte: what a close crossing a request looks like. */
+function closedUnread(e: Error): boolean {
+  const code = (e as NodeJS.ErrnoException).code;
+  return code === 'ECONNRESET' || code === 'EPIPE';
 }
 
 function describeError(e: Error): string {

@@ -12,4 +12,4 @@ export type FromWorker =
   | { type: 'ready' }
   | { type: 'sent'; id: string }
   | { type: 'end'; raw: RawExchange }
-  | { type: 'finished'; unsent: number; eldP50Ns: number; eldP99Ns: number; eldMaxNs: number; cpu: ThreadCpu | null };
+  | { type: 'finished'; unsent: number; eldP50Ns: number; eldP99Ns: number; eldMaxNs: number; cpu: ThreadCpu | null; gcPauses: Float64Array };

@@ -59,6 +59,12 @@ const probeSchema = z
     workers: positiveInt().optional(),
     /** Client timing error above which a probe is invalid; default min(2 ms, 10% of the TBT deadline). */
     clientTolerance: durationS().optional(),
+    /**
+     * Ask for the server's running token count on every chunk (vLLM's
+     * stream_options.continuous_usage_stats, llama.cpp's timings_per_token), so chunks of several
+     * tokens are counted exactly rather than inferred. Off by default: strict servers refuse unknown fields.
+     */
+    continuousUsage: z.boolean().default(false),
   })
   .superRefine((p, ctx) => {
     if (p.minDuration === undefined) return;

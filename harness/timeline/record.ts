@@ -27,6 +27,18 @@ export interface TimelineRecord {
   emitNs?: string[];
   /** Time spent waiting for a concurrency slot before sending (counts in TTFT). */
   slotWaitS?: number;
+  /**
+   * exact: the server stated every chunk's token count (or the total equals the chunk count);
+   * inferred: counts were spread over chunks by text length, or one token per chunk was assumed.
+   * Absent in older timelines: read as inferred.
+   */
+  tokenCounts?: 'exact' | 'inferred';
+  /** Why the server's usage could not be reconciled with the streamed chunks (a token-count drift). */
+  tokenCountProblem?: string;
+  /** The request was sent again on a fresh connection: its reused keep-alive connection closed before the server read it. */
+  retried?: boolean;
+  /** Events the server sent after `data: [DONE]` (ignored). */
+  eventsAfterDone?: number;
   [extra: string]: unknown;
 }
 

@@ -28,14 +28,27 @@ test('cpu wait is null when any loop could not be measured; a valid verdict does
   assert.not.match(h.reason, /CPU/);
 });
 
-test('threadCpu: a 30 ms busy loop on this thread shows up as run time (Linux /proc/thread-self)', () => {
+test('GC pauses: totals, and the share of the receive − emit tail whose wait overlapped a pause; p99 as a fraction of the TBT deadline', () => {
+  // 100 samples received at 10 ms steps; the two slowest (9 ms) waited across a pause at 500-504 ms.
+  const recvNs = Array.from({ length: 100 }, (_, i) => i * 10e6);
+  const rmeNs = recvNs.map((_, i) => (i === 50 || i === 90 ? 9e6 : 1e6));
+  const h = judgeClientHealth({ ...base, recvMinusEmitNs: rmeNs, recvNs, gcPausesNs: [Float64Array.from([495e6, 4e6, 700e6, 2e6])], tbtDeadlineS: 0.025 });
+  assert.equal(h.gc, { pauses: 2, totalS: 0.006, maxS: 0.004, tailSamples: 2, tailInGcShare: 0.5 });
+  assert.is(h.recvMinusEmit?.p99OfTbtDeadline, 0.36);
+  assert.is(judgeClientHealth({ ...base, recvMinusEmitNs: rmeNs }).gc, null);
+});
+
+test('threadCpu: busy work on this thread shows up as its run time (Linux /proc/thread-self), however slow the machine', () => {
   const before = readThreadCpu();
   if (before === null) {
     console.log('  (skipped: /proc/thread-self/schedstat is not available here)');
     return;
   }
-  const until = process.hrtime.bigint() + 30_000_000n;
-  while (process.hrtime.bigint() < until) {
+  // Spin until the process has used 20 ms of CPU (not of wall time: a shared machine may give this
+  // thread a fraction of a core), then the thread's own figure must account for most of it.
+  const cpuBefore = process.cpuUsage();
+  const giveUpNs = process.hrtime.bigint() + 10_000_000_000n;
+  while (process.cpuUsage(cpuBefore).user < 20_000 && process.hrtime.bigint() < giveUpNs) {
     // busy
   }
   const d = threadCpuSince(before, readThreadCpu())!;

@@ -1,0 +1,23 @@
+// Garbage-collection pauses of the calling thread during a probe, on the probe's clock: a pause
+// on a receiving loop delays every read that arrives during it, so the client-health figures say
+// how much of the receive − emit tail such pauses explain.
+import { PerformanceObserver, performance } from 'node:perf_hooks';
+
+/** Starts recording; stop() returns [start ns after probe start, duration ns] pairs, flattened. */
+export function watchGcPauses(probeStartNs: bigint): { stop(): Float64Array } {
+  // performance.now() and hrtime share no origin: pin one to the other once, at the start.
+  const offsetNs = Number(process.hrtime.bigint() - probeStartNs) - performance.now() * 1e6;
+  const pauses: number[] = [];
+  const observer = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) pauses.push(e.startTime * 1e6 + offsetNs, e.duration * 1e6);
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  return {
+    stop() {
+      // Entries still queued for the callback are delivered by takeRecords().
+      for (const e of observer.takeRecords()) pauses.push(e.startTime * 1e6 + offsetNs, e.duration * 1e6);
+      observer.disconnect();
+      return Float64Array.from(pauses);
+    },
+  };
+}
