@@ -1,6 +1,7 @@
 // Scrapes the engine's /metrics every few seconds during a probe into server-metrics.jsonl (one
-// line per scrape: time from probe start, running, waiting, KV usage, preemptions, and every
-// vllm:/sglang: series). An engine without /metrics yields no file and `available: false`.
+// line per scrape: time from probe start, running, waiting, KV usage, preemptions, token counters,
+// and every vllm:/sglang:/tgi:/llamacpp: series). An engine without /metrics yields no file and
+// `available: false`.
 import http from 'node:http';
 import https from 'node:https';
 import { openSync, writeSync, closeSync } from 'node:fs';
@@ -49,8 +50,8 @@ export function startScraper(o: ScraperOptions): Scraper {
     const tS = Number(process.hrtime.bigint() - o.startNs) / 1e9;
     try {
       const { status, text } = await fetchText();
-      if (status === 404 || status === 405) {
-        // No /metrics on this engine: say so once and stop asking.
+      if (status === 404 || status === 405 || status === 501) {
+        // No /metrics on this engine (llama.cpp's server answers 501 without --metrics): say so once and stop asking.
         gaveUp = !available;
         lastError = `GET ${url.pathname} answered ${status}`;
         return;

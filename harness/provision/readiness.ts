@@ -18,10 +18,10 @@ export type ReadinessResult =
   | { ready: false; reason: 'timeout'; detail: string; elapsedS: number }
   | { ready: false; reason: 'aborted'; detail: string; elapsedS: number };
 
-/** Waits until the engine answers /health with 200 and /v1/models lists a model. */
+/** Waits until the engine answers /health with 200 (llama.cpp's server says 503 while loading) and /v1/models lists a model. */
 export async function waitReady(
   baseUrl: string,
-  opts: { deadlineS: number; pollS?: number; signal?: AbortSignal },
+  opts: { deadlineS: number; pollS?: number; signal?: AbortSignal; /** default `/health` (ContainerSpec.healthPath) */ healthPath?: string },
   deps: ReadinessDeps,
 ): Promise<ReadinessResult> {
   const t0 = deps.nowS();
@@ -36,7 +36,7 @@ export async function waitReady(
       return { ready: false, reason: 'timeout', detail: `not ready after ${opts.deadlineS} s (last: ${last})`, elapsedS };
     }
     try {
-      const health = await deps.get(`${baseUrl}/health`, 2);
+      const health = await deps.get(`${baseUrl}${opts.healthPath ?? '/health'}`, 2);
       if (health.status === 200) {
         const models = await deps.get(`${baseUrl}/v1/models`, 5);
         if (models.status === 200) {
@@ -44,7 +44,7 @@ export async function waitReady(
           if (ids.length > 0) return { ready: true, timeToReadyS: deps.nowS() - t0, models: ids };
           last = '/v1/models listed no model';
         } else last = `/v1/models answered ${models.status}`;
-      } else last = `/health answered ${health.status}`;
+      } else last = `${opts.healthPath ?? '/health'} answered ${health.status}`;
     } catch (err) {
       last = (err as Error).message;
     }
