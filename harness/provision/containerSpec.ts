@@ -71,6 +71,8 @@ export interface RenderOptions {
   promptCache?: PromptCache;
   /** Where `llamacpp.modelFileEnv` is looked up (default: this process's environment). */
   env?: Record<string, string | undefined>;
+  /** The recipe file, named in the errors this renderer raises. */
+  recipeFile?: string;
 }
 
 const GiB = 1024 ** 3;
@@ -123,15 +125,15 @@ function llamacppArgv(t: TargetSpec, modelInContainer: string, promptCache: Prom
 }
 
 /** The GGUF path on the engine host: written in the recipe, or read from the named environment variable. */
-function llamacppModelFile(t: TargetSpec, env: Record<string, string | undefined>): string {
+function llamacppModelFile(t: TargetSpec, env: Record<string, string | undefined>, where: string): string {
   const l = t.llamacpp!;
   if (l.modelFile !== undefined) return l.modelFile;
   const value = env[l.modelFileEnv!];
   if (value === undefined || value === '') {
-    throw new UserError(`target.llamacpp.modelFileEnv names the environment variable ${l.modelFileEnv}, which is not set (export it as the GGUF file's path on the engine host)`);
+    throw new UserError(`${where}target.llamacpp.modelFileEnv names the environment variable ${l.modelFileEnv}, which is not set (export it as the GGUF file's path on the engine host)`);
   }
   const problem = hostPathProblem(value);
-  if (problem) throw new UserError(`target.llamacpp.modelFileEnv: ${l.modelFileEnv} ${problem}, got ${describeValue(value)}`);
+  if (problem) throw new UserError(`${where}target.llamacpp.modelFileEnv: ${l.modelFileEnv} ${problem}, got ${describeValue(value)}`);
   return value;
 }
 
@@ -191,7 +193,7 @@ export function renderContainerSpec(target: TargetSpec, opts: RenderOptions): Co
     image = target.image!;
     mounts = [{ source: opts.hostHfCache ?? DEFAULT_HOST_HF_CACHE, target: CONTAINER_HF_CACHE, readOnly: false }];
   } else if (engine === 'llamacpp') {
-    const modelFile = llamacppModelFile(target, opts.env ?? process.env);
+    const modelFile = llamacppModelFile(target, opts.env ?? process.env, opts.recipeFile ? `${opts.recipeFile}: ` : '');
     const inContainer = `${CONTAINER_MODEL_DIR}/${modelFile.slice(modelFile.lastIndexOf('/') + 1)}`;
     argv = llamacppArgv(target, inContainer, promptCache);
     image = target.image ?? DEFAULT_LLAMACPP_IMAGE;

@@ -277,8 +277,8 @@ test('llamacpp: the model path from a local environment variable; unset or unsaf
   const spec = renderContainerSpec(t, { runId: 'l4', env: { FLUIDCAP_LLAMA_MODEL: '/data/tiny.gguf' } })!;
   assert.equal(spec.mounts, [{ source: '/data/tiny.gguf', target: '/models/tiny.gguf', readOnly: true }]);
   assert.ok(spec.argv.includes('/models/tiny.gguf'));
-  assert.throws(() => renderContainerSpec(t, { runId: 'l4', env: {} }),
-    /target\.llamacpp\.modelFileEnv names the environment variable FLUIDCAP_LLAMA_MODEL, which is not set/);
+  assert.throws(() => renderContainerSpec(t, { runId: 'l4', env: {}, recipeFile: 'recipes/x.yaml' }),
+    /^recipes\/x\.yaml: target\.llamacpp\.modelFileEnv names the environment variable FLUIDCAP_LLAMA_MODEL, which is not set/);
   assert.throws(() => renderContainerSpec(t, { runId: 'l4', env: { FLUIDCAP_LLAMA_MODEL: 'rel/tiny.gguf' } }),
     /FLUIDCAP_LLAMA_MODEL must be an absolute path on the engine host \(or start with ~\/\), got "rel\/tiny\.gguf"/);
   assert.throws(() => renderContainerSpec(t, { runId: 'l4', env: { FLUIDCAP_LLAMA_MODEL: '/a:b/x.gguf' } }), /must not contain ":"/);
