@@ -51,7 +51,7 @@ await fs.chmod(path.join(rootfs, 'tmp'), 0o1777);
 
 // The binary's own hash names what the image runs (the build has no git revision of its own).
 const binSha = (await $`sha256sum ${bin}`).stdout.slice(0, 16);
-const version = (await $({ nothrow: true })`${bin} --version`).stderr.split('\n').find((l) => l.startsWith('version:'))?.slice(9).trim() ?? 'unknown';
+const version = (await $({ nothrow: true, quiet: true })`${bin} --version`).stderr.split('\n').find((l) => l.startsWith('version:'))?.slice(9).trim() ?? 'unknown';
 const changes = [
   'ENTRYPOINT ["/usr/local/bin/llama-server"]',
   'WORKDIR /',

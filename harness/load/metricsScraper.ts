@@ -15,7 +15,7 @@ export interface ScraperOptions {
   apiKey?: string;
 }
 
-/** A running scraper; stop() waits for a scrape in progress and closes the file. */
+/** A running scraper; stop() waits for a scrape in progress, scrapes once more and closes the file. */
 export interface Scraper {
   stop(): Promise<{ scrapes: number; available: boolean; lastError: string | null }>;
 }
@@ -85,6 +85,8 @@ export function startScraper(o: ScraperOptions): Scraper {
       stopped = true;
       if (timer) clearTimeout(timer);
       await inProgress;
+      // One last scrape, so counters (tokens, cache hits) cover the probe's end and not only its last interval.
+      if (available && !gaveUp) await scrape();
       if (fd !== null) closeSync(fd);
       fd = null;
       return { scrapes, available, lastError };
