@@ -11,7 +11,7 @@ import { e2eEnv, freePort } from './e2eEnv.ts';
 import { localDocker } from '../../harness/provision/dockerAgent.ts';
 import { listRunContainers } from '../../harness/provision/teardown.ts';
 import {
-  SHARED_RECIPE_TAIL, cachedPromptTokens, checkFinishedRun, fluidcap, llamaEnv, readJson, readJsonl, startFluidcap, untilProbeStarted,
+  SHARED_RECIPE_TAIL, cachedPromptTokens, checkFinishedRun, finishedProbeDirs, fluidcap, llamaEnv, readJson, readJsonl, startFluidcap, untilProbeStarted,
 } from './llamacppSupport.ts';
 
 const env = e2eEnv('llama.cpp through Docker over SSH');
@@ -71,8 +71,9 @@ ${SHARED_RECIPE_TAIL}`);
 
   test('llamacpp:* metrics scraped and mapped: running, token counters; the prompt cache served nothing', () => {
     assert.ok(runDir, 'no run directory');
-    const capacity = readJson<{ probes: { dir: string }[] }>(join(runDir, 'capacity.json'));
-    const probe = capacity.probes[capacity.probes.length - 1].dir;
+    const dirs = finishedProbeDirs(runDir);
+    assert.ok(dirs.length > 0, 'no probe finished');
+    const probe = dirs[dirs.length - 1];
     const file = join(runDir, probe, 'server-metrics.jsonl');
     assert.ok(existsSync(file), `${probe}: no server-metrics.jsonl (was --metrics passed?)`);
     const rows = readJsonl(file);
@@ -88,7 +89,7 @@ ${SHARED_RECIPE_TAIL}`);
     assert.ok((last.generationTokens as number) > 0, 'no generated tokens counted');
     assert.is(last.kvUsage, null, 'this llama.cpp build has no KV-cache usage gauge');
     // The container runs with --no-cache-prompt --cache-ram 0 (prompt cache off for capacity runs).
-    const { cached, requests } = cachedPromptTokens(runDir, capacity.probes.map((p) => p.dir));
+    const { cached, requests } = cachedPromptTokens(runDir, dirs);
     assert.ok(cached !== null, 'the cache counter was never scraped twice in a probe');
     assert.ok(cached! <= requests, `llama-server served ${cached} prompt tokens from its cache over ${requests} requests`);
   });

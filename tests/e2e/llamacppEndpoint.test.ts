@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './e2eEnv.ts';
 import {
-  SHARED_RECIPE_TAIL, cachedPromptTokens, checkFinishedRun, fluidcap, llamaEnv, readJson, startFluidcap, startLlamaServer, untilProbeStarted,
+  SHARED_RECIPE_TAIL, cachedPromptTokens, checkFinishedRun, finishedProbeDirs, fluidcap, llamaEnv, readJson, startFluidcap, startLlamaServer, untilProbeStarted,
 } from './llamacppSupport.ts';
 
 const llama = llamaEnv('llama.cpp as engine endpoint');
@@ -55,8 +55,7 @@ ${SHARED_RECIPE_TAIL}`);
 
   test('with the server\'s prompt cache on, no probe was served from it (llamacpp:prompt_tokens_cached_total)', () => {
     assert.ok(runDir, 'no run directory');
-    const capacity = readJson<{ probes: { dir: string }[] }>(join(runDir, 'capacity.json'));
-    const { cached, requests } = cachedPromptTokens(runDir, capacity.probes.map((p) => p.dir));
+    const { cached, requests } = cachedPromptTokens(runDir, finishedProbeDirs(runDir));
     assert.ok(cached !== null, 'the cache counter was never scraped twice in a probe');
     // At most the BOS token of each request may be shared; anything more is a prompt the cache served.
     assert.ok(cached! <= requests, `llama-server served ${cached} prompt tokens from its cache over ${requests} requests`);

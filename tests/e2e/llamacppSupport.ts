@@ -29,16 +29,16 @@ function envFile(): Record<string, string> {
 }
 
 /**
- * llama-server, its model and image, or null: a SKIP line when ../shared/engines is absent (a fresh
- * clone has no engine to build), a failing test under FLUIDCAP_E2E=require when it is there but
- * setup-e2e.sh did not build the server.
+ * llama-server, its model and image, or null: a SKIP line when ../shared/engines is absent and no
+ * server was named (a fresh clone has no engine to build), a failing test under FLUIDCAP_E2E=require
+ * when it is there but setup-e2e.sh did not build the server.
  */
 export function llamaEnv(what: string): LlamaEnv | null {
-  if (!existsSync(join(SHARED_ENGINES, 'stories260K.gguf'))) {
-    console.log(`SKIP ${what}: no ../shared/engines beside the repository (llama.cpp's source and model live there)`);
+  const e = { ...envFile(), ...process.env };
+  if (!existsSync(join(SHARED_ENGINES, 'stories260K.gguf')) && !e.FLUIDCAP_LLAMA_SERVER) {
+    console.log(`SKIP ${what}: no ../shared/engines beside the repository (llama.cpp's source and model live there) and no FLUIDCAP_LLAMA_SERVER`);
     return null;
   }
-  const e = { ...envFile(), ...process.env };
   const problems: string[] = [];
   if (!e.FLUIDCAP_LLAMA_SERVER || !existsSync(e.FLUIDCAP_LLAMA_SERVER)) problems.push(`FLUIDCAP_LLAMA_SERVER (${e.FLUIDCAP_LLAMA_SERVER ?? 'unset'}) is not a llama-server binary`);
   if (!e.FLUIDCAP_LLAMA_MODEL || !existsSync(e.FLUIDCAP_LLAMA_MODEL)) problems.push(`FLUIDCAP_LLAMA_MODEL (${e.FLUIDCAP_LLAMA_MODEL ?? 'unset'}) is not a model file`);
@@ -178,6 +178,13 @@ export async function startLlamaServer(l: LlamaEnv, port: number, log: string[])
     }
     await new Promise((r) => setTimeout(r, 200));
   }
+}
+
+/** The directories of a run's finished probes, from its journal (so a run without capacity.json still tells). */
+export function finishedProbeDirs(runDir: string): string[] {
+  return readJsonl(join(runDir, 'events.jsonl'))
+    .filter((e) => e.type === 'probe-finished')
+    .map((e) => String(e.dir));
 }
 
 /** Growth of llama.cpp's prompt-cache counter over every probe of a run (null: never scraped). */
