@@ -2,6 +2,7 @@
 // vLLM and on Sarathi-Serve (chunk 512), A100 + Llama-2-70B with tensor parallelism 4; plus the
 // Docker create body and the printed `docker run` equivalent.
 import { test } from 'uvu';
+import { readFileSync } from 'node:fs';
 import * as assert from 'uvu/assert';
 import { targetSchema } from '../../harness/provision/targetSpec.ts';
 import { renderContainerSpec, formatDockerRun } from '../../harness/provision/containerSpec.ts';
@@ -282,6 +283,25 @@ test('llamacpp: the model path from a local environment variable; unset or unsaf
   assert.throws(() => renderContainerSpec(t, { runId: 'l4', env: { FLUIDCAP_LLAMA_MODEL: 'rel/tiny.gguf' } }),
     /FLUIDCAP_LLAMA_MODEL must be an absolute path on the engine host \(or start with ~\/\), got "rel\/tiny\.gguf"/);
   assert.throws(() => renderContainerSpec(t, { runId: 'l4', env: { FLUIDCAP_LLAMA_MODEL: '/a:b/x.gguf' } }), /must not contain ":"/);
+});
+
+test('recipes/llamacpp-cpu.yaml: no machine path in the recipe; the model comes from FLUIDCAP_LLAMA_MODEL', async () => {
+  const file = new URL('../../recipes/llamacpp-cpu.yaml', import.meta.url).pathname;
+  const text = readFileSync(file, 'utf8');
+  assert.not.match(text, /shared\/engines|\.gguf/, 'the recipe names a model file');
+  const recipe = await loadRecipe(file);
+  assert.is(recipe.target.engine, 'llamacpp');
+  const spec = renderContainerSpec(recipe.target, { runId: 'cpu', env: { FLUIDCAP_LLAMA_MODEL: '/opt/models/stories260K.gguf' } })!;
+  assert.equal(spec.mounts, [{ source: '/opt/models/stories260K.gguf', target: '/models/stories260K.gguf', readOnly: true }]);
+  assert.is(spec.image, 'fluidcap/llama-server:dev');
+  for (const flag of ['--parallel', '--ctx-size', '--threads', '--metrics', '--no-cache-prompt']) assert.ok(spec.argv.includes(flag), flag);
+  // Every planned request must fit one slot: prompt + output within ctxSize / slots.
+  const perSlot = recipe.target.engineArgs.ctxSize! / recipe.target.engineArgs.slots!;
+  const w = recipe.workload as unknown as { lengths: { prompt: { max: number }; output: { max: number } } };
+  assert.ok(w.lengths.prompt.max + w.lengths.output.max <= perSlot, 'workload lengths exceed one slot');
+  const p = recipe.profile as unknown as { promptLengths: number[] };
+  assert.ok(Math.max(...p.promptLengths) < perSlot, 'profile lengths exceed one slot');
+  assert.is((recipe.workload as unknown as { prompts: { format: string } }).prompts.format, 'text', 'token ids would exceed the 512-token vocabulary');
 });
 
 test('target env: plain container variables, values as strings, beside secrets', () => {
