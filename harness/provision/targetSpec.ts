@@ -138,6 +138,16 @@ const baseTargetSchema = z.strictObject({
 
 type BaseTarget = z.output<typeof baseTargetSchema>;
 
+// llama-server flags fluidcap sets itself, with the recipe field that sets them.
+const LLAMACPP_FLAG_FIELDS: Record<string, string> = {
+  '-np': 'engineArgs.slots', '--parallel': 'engineArgs.slots',
+  '-c': 'engineArgs.ctxSize', '--ctx-size': 'engineArgs.ctxSize',
+  '-t': 'engineArgs.threads', '--threads': 'engineArgs.threads',
+  '--metrics': 'engineArgs.metrics',
+  '--cache-prompt': 'the run\'s prompt-cache setting', '--no-cache-prompt': 'the run\'s prompt-cache setting',
+  '-cram': 'the run\'s prompt-cache setting', '--cache-ram': 'the run\'s prompt-cache setting',
+};
+
 /** llama.cpp server settings used when engineArgs leaves them out (as in the README's example). */
 export const LLAMACPP_DEFAULTS = { slots: 4, ctxSize: 8192, metrics: true } as const;
 
@@ -172,6 +182,12 @@ function checkEngineRules(t: BaseTarget, ctx: z.RefinementCtx): void {
     issue(['gpus'], t.gpus, `must list exactly tensorParallel (${t.tensorParallel}) GPU ids`);
   }
   const a = t.engineArgs;
+  if (t.engine === 'llamacpp' && Array.isArray(a.extraArgs)) {
+    a.extraArgs.forEach((arg, i) => {
+      const field = LLAMACPP_FLAG_FIELDS[arg.split('=')[0]];
+      if (field) issue(['engineArgs', 'extraArgs', i], arg, `must not set ${arg.split('=')[0]} (fluidcap sets it from ${field})`);
+    });
+  }
   const llamaOnly = (['slots', 'ctxSize', 'threads', 'metrics'] as const).filter((k) => a[k] !== undefined);
   if (t.engine !== 'llamacpp') {
     for (const k of llamaOnly) issue(['engineArgs', k], a[k], 'is only for engine llamacpp');

@@ -81,6 +81,11 @@ test('llamacpp rules: a model file is required, engine args belong to their engi
     'llamacpp: is only for engine llamacpp',
     'engineArgs.slots: is only for engine llamacpp',
   ]);
+  assert.equal(problems({ engine: 'llamacpp', model: 'm', llamacpp: { modelFile: '/m.gguf' }, engineArgs: { extraArgs: ['--ctx-size=512', '--no-cache-prompt', '-m', '--flash-attn'] } }), [
+    'engineArgs.extraArgs.2: must not set -m (fluidcap sets it from the target section)',
+    'engineArgs.extraArgs.0: must not set --ctx-size (fluidcap sets it from engineArgs.ctxSize)',
+    "engineArgs.extraArgs.1: must not set --no-cache-prompt (fluidcap sets it from the run's prompt-cache setting)",
+  ]);
   assert.equal(problems({ engine: 'endpoint', endpoint: { url: 'http://x:1' }, env: { A: '1' } }), ['env: must be absent for engine endpoint (nothing is launched)']);
   assert.equal(problems({ engine: 'vllm', image: 'a/b:c', model: 'm', env: { HF_TOKEN: 'x' }, secrets: { HF_TOKEN: 'HF_TOKEN' } }), ['env.HF_TOKEN: is also a secret; set it in one place']);
 });
