@@ -9,7 +9,8 @@ import pLimit from 'p-limit';
 import type { RunPlan } from '../../harness/capacity/runPlan.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
-const childEnv = { ...process.env };
+// recipes/llamacpp-cpu.yaml takes its model path from the environment, as an operator sets it.
+const childEnv = { ...process.env, FLUIDCAP_LLAMA_MODEL: '/models/stories260K.gguf' };
 delete childEnv.FORCE_COLOR;
 delete childEnv.NO_COLOR;
 
