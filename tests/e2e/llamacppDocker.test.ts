@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { e2eEnv, freePort } from './e2eEnv.ts';
 import { localDocker } from '../../harness/provision/dockerAgent.ts';
-import { listRunContainers } from '../../harness/provision/teardown.ts';
+import { listRunContainers, removeRunContainers } from '../../harness/provision/teardown.ts';
 import {
   SHARED_RECIPE_TAIL, cachedPromptTokens, checkFinishedRun, finishedProbeDirs, fluidcap, llamaEnv, readJson, readJsonl, startFluidcap, untilProbeStarted,
 } from './llamacppSupport.ts';
@@ -94,7 +94,11 @@ ${SHARED_RECIPE_TAIL}`);
     assert.ok(cached! <= requests, `llama-server served ${cached} prompt tokens from its cache over ${requests} requests`);
   });
 
-  test.after(() => rmSync(work, { recursive: true, force: true }));
+  test.after(async () => {
+    // A failed assertion between the SIGKILL and the resume would leave the engine running.
+    if (runDir) await removeRunContainers(localDocker(), runDir.split('/').pop()!, { graceS: 1 }).catch(() => {});
+    rmSync(work, { recursive: true, force: true });
+  });
 }
 
 test.run();
