@@ -10,7 +10,7 @@ import type { RunPlan } from '../../harness/capacity/runPlan.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 // recipes/llamacpp-cpu.yaml takes its model path from the environment, as an operator sets it.
-const childEnv = { ...process.env, FLUIDCAP_LLAMA_MODEL: '/models/stories260K.gguf' };
+const childEnv: NodeJS.ProcessEnv = { ...process.env, FLUIDCAP_LLAMA_MODEL: '/models/stories260K.gguf' };
 delete childEnv.FORCE_COLOR;
 delete childEnv.NO_COLOR;
 
