@@ -1,5 +1,7 @@
 // Engine adapters: a validated target becomes a plain-data container spec (exact argv, env names,
-// GPUs, IPC, mounts, labels, name, port). `--dry-run` prints it; the launcher executes it. Pure.
+// GPUs, IPC, mounts, labels, name, port, prompt-cache switches). `--dry-run` prints it; the launcher
+// executes it. Pure, but for one read: a llamacpp model path named by `llamacpp.modelFileEnv` comes
+// from `opts.env` (default: this process's environment).
 //
 // Interface (stable): `renderContainerSpec(target, { runId, ... }) → ContainerSpec | null` (null for
 // engine endpoint: nothing to launch), `formatDockerRun(spec)` (the equivalent `docker run` line).
