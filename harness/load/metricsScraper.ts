@@ -1,6 +1,7 @@
 // Scrapes the engine's /metrics every few seconds during a probe into server-metrics.jsonl (one
-// line per scrape: time from probe start, running, waiting, KV usage, preemptions, and every
-// vllm:/sglang: series). An engine without /metrics yields no file and `available: false`.
+// line per scrape: time from probe start, running, waiting, KV usage, preemptions, token counters,
+// and every vllm:/sglang:/tgi:/llamacpp: series). An engine without /metrics yields no file and
+// `available: false`.
 import http from 'node:http';
 import https from 'node:https';
 import { openSync, writeSync, closeSync } from 'node:fs';
@@ -14,7 +15,7 @@ export interface ScraperOptions {
   apiKey?: string;
 }
 
-/** A running scraper; stop() waits for a scrape in progress and closes the file. */
+/** A running scraper; stop() waits for a scrape in progress, scrapes once more and closes the file. */
 export interface Scraper {
   stop(): Promise<{ scrapes: number; available: boolean; lastError: string | null }>;
 }
@@ -49,8 +50,8 @@ export function startScraper(o: ScraperOptions): Scraper {
     const tS = Number(process.hrtime.bigint() - o.startNs) / 1e9;
     try {
       const { status, text } = await fetchText();
-      if (status === 404 || status === 405) {
-        // No /metrics on this engine: say so once and stop asking.
+      if (status === 404 || status === 405 || status === 501) {
+        // No /metrics on this engine (llama.cpp's server answers 501 without --metrics): say so once and stop asking.
         gaveUp = !available;
         lastError = `GET ${url.pathname} answered ${status}`;
         return;
@@ -84,6 +85,8 @@ export function startScraper(o: ScraperOptions): Scraper {
       stopped = true;
       if (timer) clearTimeout(timer);
       await inProgress;
+      // One last scrape, so counters (tokens, cache hits) cover the probe's end and not only its last interval.
+      if (available && !gaveUp) await scrape();
       if (fd !== null) closeSync(fd);
       fd = null;
       return { scrapes, available, lastError };

@@ -1,5 +1,5 @@
 // Reads the few engine gauges a capacity run wants from Prometheus text (vLLM names and common
-// alternatives; SPEC §8: names differ between engines). Pure.
+// alternatives; SPEC §8: names differ between engines), and summarizes a probe's scrapes. Pure.
 
 /** One scrape's gauges; null where the engine exposes no such metric. */
 export interface EngineGauges {
@@ -7,14 +7,25 @@ export interface EngineGauges {
   waiting: number | null;
   kvUsage: number | null;
   preemptions: number | null;
+  /** Counter: prompt tokens the engine computed (llama.cpp counts only those not served from its cache). */
+  promptTokens: number | null;
+  /** Counter: tokens generated. */
+  generationTokens: number | null;
+  /** Counter: prompt tokens served from a cache; growth during a cache-off run means prompts were reused. */
+  cachedPromptTokens: number | null;
 }
 
-// First match wins; sums over label sets (several models or engines on one server).
+// First match wins; sums over label sets (several models or engines on one server). The llamacpp:
+// names are those of llama.cpp's server (tools/server, `--metrics`); its current builds have no
+// KV-cache usage gauge, older ones had kv_cache_usage_ratio.
 const NAMES: Record<keyof EngineGauges, string[]> = {
   running: ['vllm:num_requests_running', 'sglang:num_running_reqs', 'tgi_batch_current_size', 'llamacpp:requests_processing'],
   waiting: ['vllm:num_requests_waiting', 'sglang:num_queue_reqs', 'tgi_queue_size', 'llamacpp:requests_deferred'],
   kvUsage: ['vllm:kv_cache_usage_perc', 'vllm:gpu_cache_usage_perc', 'sglang:token_usage', 'llamacpp:kv_cache_usage_ratio'],
   preemptions: ['vllm:num_preemptions_total', 'vllm:num_preemptions'],
+  promptTokens: ['vllm:prompt_tokens_total', 'sglang:prompt_tokens_total', 'llamacpp:prompt_tokens_total'],
+  generationTokens: ['vllm:generation_tokens_total', 'sglang:generation_tokens_total', 'llamacpp:tokens_predicted_total'],
+  cachedPromptTokens: ['llamacpp:prompt_tokens_cached_total', 'vllm:prefix_cache_hits_total'],
 };
 
 /** Parses exposition text into metric name → summed value (comments and histograms' series kept by full name). */
@@ -41,5 +52,44 @@ export function engineGauges(metrics: Map<string, number>): EngineGauges {
     for (const n of names) if (metrics.has(n)) return metrics.get(n)!;
     return null;
   };
-  return { running: pick(NAMES.running), waiting: pick(NAMES.waiting), kvUsage: pick(NAMES.kvUsage), preemptions: pick(NAMES.preemptions) };
+  const out = {} as EngineGauges;
+  for (const key of Object.keys(NAMES) as (keyof EngineGauges)[]) out[key] = pick(NAMES[key]);
+  return out;
+}
+
+/** A probe's scrapes in brief: peaks of the gauges, growth of the counters (null: never exposed). */
+export interface GaugeSummary {
+  scrapes: number;
+  maxRunning: number | null;
+  maxWaiting: number | null;
+  maxKvUsage: number | null;
+  preemptions: number | null;
+  promptTokens: number | null;
+  generationTokens: number | null;
+  cachedPromptTokens: number | null;
+}
+
+/** Summarizes server-metrics.jsonl rows (each an EngineGauges plus tS and series). */
+export function summarizeGauges(rows: readonly Partial<Record<keyof EngineGauges, unknown>>[]): GaugeSummary {
+  const values = (key: keyof EngineGauges) => rows.map((r) => r[key]).filter((v): v is number => typeof v === 'number');
+  const max = (key: keyof EngineGauges) => {
+    const v = values(key);
+    return v.length ? Math.max(...v) : null;
+  };
+  // A counter that went down was reset (engine restarted): its growth is unknown.
+  const growth = (key: keyof EngineGauges) => {
+    const v = values(key);
+    if (v.length === 0) return null;
+    return v.every((x, i) => i === 0 || x >= v[i - 1]) ? v[v.length - 1] - v[0] : null;
+  };
+  return {
+    scrapes: rows.length,
+    maxRunning: max('running'),
+    maxWaiting: max('waiting'),
+    maxKvUsage: max('kvUsage'),
+    preemptions: growth('preemptions'),
+    promptTokens: growth('promptTokens'),
+    generationTokens: growth('generationTokens'),
+    cachedPromptTokens: growth('cachedPromptTokens'),
+  };
 }

@@ -1,12 +1,18 @@
 // Engine adapters: a validated target becomes a plain-data container spec (exact argv, env names,
-// GPUs, IPC, mounts, labels, name, port). `--dry-run` prints it; the launcher executes it. Pure.
+// GPUs, IPC, mounts, labels, name, port, prompt-cache switches). `--dry-run` prints it; the launcher
+// executes it. Pure, but for one read: a llamacpp model path named by `llamacpp.modelFileEnv` comes
+// from `opts.env` (default: this process's environment).
 //
 // Interface (stable): `renderContainerSpec(target, { runId, ... }) → ContainerSpec | null` (null for
 // engine endpoint: nothing to launch), `formatDockerRun(spec)` (the equivalent `docker run` line).
 import { UserError, describeValue } from '../util/errors.ts';
-import type { TargetSpec } from './targetSpec.ts';
+import { hostPathProblem, type TargetSpec } from './targetSpec.ts';
 
 export const RUN_LABEL = 'fluidcap.run';
+/** The image scripts/build-llama-image.mjs builds; used when a llamacpp target names none. */
+export const DEFAULT_LLAMACPP_IMAGE = 'fluidcap/llama-server:dev';
+/** Where the GGUF file appears inside a llama.cpp container (mounted read-only). */
+export const CONTAINER_MODEL_DIR = '/models';
 export const CONTAINER_HF_CACHE = '/root/.cache/huggingface';
 /** Where the Hugging Face cache lives on a host whose inventory entry does not say (~ = remote $HOME). */
 export const DEFAULT_HOST_HF_CACHE = '~/.cache/huggingface';
@@ -22,7 +28,7 @@ export interface ContainerMount {
 /** Everything needed to start one engine container, as data. */
 export interface ContainerSpec {
   runId: string;
-  engine: 'vllm' | 'sarathi' | 'sim';
+  engine: 'vllm' | 'sarathi' | 'sim' | 'llamacpp';
   /** Deterministic, so a leftover of the same run is found and replaced, never duplicated. */
   name: string;
   /** As the recipe wrote it (tag or @sha256 digest); the launcher records the resolved digest. */
@@ -44,7 +50,16 @@ export interface ContainerSpec {
   networkMode: 'host';
   port: number;
   readyTimeoutS: number;
+  /**
+   * Whether the engine may serve prompts from its cache. `off` (capacity runs) switches every
+   * cache the engine has a flag for off, so a repeated prefix is computed again as a user's would be.
+   */
+  promptCache: PromptCache;
+  /** Path the readiness check polls before /v1/models (every supported engine answers /health). */
+  healthPath: string;
 }
+
+export type PromptCache = 'off' | 'on';
 
 export interface RenderOptions {
   runId: string;
@@ -54,13 +69,19 @@ export interface RenderOptions {
   hostHfCache?: string;
   /** Model catalog lookup for the simulated engine; unknown names fail here, before launch. */
   modelCatalog?: (name: string) => unknown;
+  /** The recipe's prompt-cache choice (workload.promptCache); capacity runs default to off. */
+  promptCache?: PromptCache;
+  /** Where `llamacpp.modelFileEnv` is looked up (default: this process's environment). */
+  env?: Record<string, string | undefined>;
+  /** The recipe file, named in the errors this renderer raises. */
+  recipeFile?: string;
 }
 
 const GiB = 1024 ** 3;
 const num = (n: number) => String(n);
 
 // vLLM's OpenAI server flags (vllm serve / python -m vllm.entrypoints.openai.api_server).
-function vllmArgv(t: TargetSpec): string[] {
+function vllmArgv(t: TargetSpec, promptCache: PromptCache): string[] {
   const a = t.engineArgs;
   const argv = [
     '--model', t.model!,
@@ -79,9 +100,43 @@ function vllmArgv(t: TargetSpec): string[] {
     argv.push('--no-enable-chunked-prefill');
     if (a.maxNumBatchedTokens !== undefined) argv.push('--max-num-batched-tokens', num(a.maxNumBatchedTokens));
   }
+  // V1 (the default engine since 0.8) turns automatic prefix caching on; V0 has it off, the flag makes both agree.
+  argv.push(promptCache === 'on' ? '--enable-prefix-caching' : '--no-enable-prefix-caching');
   if (a.loadFormat !== undefined) argv.push('--load-format', a.loadFormat);
   if (a.dtype !== undefined) argv.push('--dtype', a.dtype);
   return [...argv, ...a.extraArgs];
+}
+
+// llama.cpp's `llama-server` flags (the image's entrypoint is the binary itself).
+function llamacppArgv(t: TargetSpec, modelInContainer: string, promptCache: PromptCache): string[] {
+  const a = t.engineArgs;
+  const argv = [
+    '--host', '0.0.0.0',
+    '--port', num(t.port),
+    '--model', modelInContainer,
+    '--alias', t.model!,
+    '--parallel', num(a.slots!),
+    '--ctx-size', num(a.ctxSize!),
+  ];
+  if (a.threads !== undefined) argv.push('--threads', num(a.threads));
+  if (a.metrics) argv.push('--metrics');
+  // Requests default to cache_prompt false and the host-memory prompt cache is off: each prompt
+  // is evaluated in full, whatever an earlier request left in a slot.
+  if (promptCache === 'off') argv.push('--no-cache-prompt', '--cache-ram', '0');
+  return [...argv, ...a.extraArgs];
+}
+
+/** The GGUF path on the engine host: written in the recipe, or read from the named environment variable. */
+function llamacppModelFile(t: TargetSpec, env: Record<string, string | undefined>, where: string): string {
+  const l = t.llamacpp!;
+  if (l.modelFile !== undefined) return l.modelFile;
+  const value = env[l.modelFileEnv!];
+  if (value === undefined || value === '') {
+    throw new UserError(`${where}target.llamacpp.modelFileEnv names the environment variable ${l.modelFileEnv}, which is not set (export it as the GGUF file's path on the engine host)`);
+  }
+  const problem = hostPathProblem(value);
+  if (problem) throw new UserError(`${where}target.llamacpp.modelFileEnv: ${l.modelFileEnv} ${problem}, got ${describeValue(value)}`);
+  return value;
 }
 
 const FAULT_FLAGS: [key: string, flag: string][] = [
@@ -131,18 +186,36 @@ export function renderContainerSpec(target: TargetSpec, opts: RenderOptions): Co
   const gpuEngine = engine === 'vllm' || engine === 'sarathi';
   const tensorParallel = gpuEngine && target.tensorParallel > 1;
   const secretEnv = Object.entries(target.secrets).map(([name, fromEnv]) => ({ name, fromEnv }));
+  const promptCache = opts.promptCache ?? 'off';
+  let argv: string[];
+  let image: string;
+  let mounts: ContainerMount[] = [];
+  if (gpuEngine) {
+    argv = vllmArgv(target, promptCache);
+    image = target.image!;
+    mounts = [{ source: opts.hostHfCache ?? DEFAULT_HOST_HF_CACHE, target: CONTAINER_HF_CACHE, readOnly: false }];
+  } else if (engine === 'llamacpp') {
+    const modelFile = llamacppModelFile(target, opts.env ?? process.env, opts.recipeFile ? `${opts.recipeFile}: ` : '');
+    const inContainer = `${CONTAINER_MODEL_DIR}/${modelFile.slice(modelFile.lastIndexOf('/') + 1)}`;
+    argv = llamacppArgv(target, inContainer, promptCache);
+    image = target.image ?? DEFAULT_LLAMACPP_IMAGE;
+    mounts = [{ source: modelFile, target: inContainer, readOnly: true }];
+  } else {
+    argv = simArgv(target, gpuProfile);
+    image = target.image ?? 'fluidcap/sim:dev';
+  }
   return {
     runId: opts.runId,
     engine,
     name: `fluidcap-${opts.runId}-${engine}`,
-    image: target.image ?? 'fluidcap/sim:dev',
-    argv: gpuEngine ? vllmArgv(target) : simArgv(target, gpuProfile),
-    env: gpuEngine ? { HF_HOME: CONTAINER_HF_CACHE } : {},
+    image,
+    argv,
+    env: { ...(gpuEngine ? { HF_HOME: CONTAINER_HF_CACHE } : {}), ...target.env },
     secretEnv,
     gpuDeviceIds: gpuEngine ? target.gpus.map(String) : null,
     ipcMode: tensorParallel ? 'host' : null,
     shmSizeBytes: gpuEngine && !tensorParallel ? Math.round(target.shmSizeGiB * GiB) : null,
-    mounts: gpuEngine ? [{ source: opts.hostHfCache ?? DEFAULT_HOST_HF_CACHE, target: CONTAINER_HF_CACHE, readOnly: false }] : [],
+    mounts,
     labels: {
       [RUN_LABEL]: opts.runId,
       'fluidcap.engine': engine,
@@ -153,6 +226,8 @@ export function renderContainerSpec(target: TargetSpec, opts: RenderOptions): Co
     networkMode: 'host',
     port: target.port,
     readyTimeoutS: target.readyTimeoutS,
+    promptCache,
+    healthPath: '/health',
   };
 }
 

@@ -18,7 +18,7 @@ export type ReadinessResult =
   | { ready: false; reason: 'timeout'; detail: string; elapsedS: number }
   | { ready: false; reason: 'aborted'; detail: string; elapsedS: number };
 
-/** Waits until the engine answers its health path (default /health) with 200 and its model list names a model. */
+/** Waits until the engine answers its health path (default /health; llama.cpp's server says 503 while loading) with 200 and its model list names a model. */
 export async function waitReady(
   baseUrl: string,
   opts: { deadlineS: number; pollS?: number; signal?: AbortSignal; healthPath?: string; modelsPath?: string },

@@ -7,7 +7,10 @@ import { z } from 'zod';
 import { durationS, fraction, positiveInt } from '../recipe/zodKit.ts';
 
 /** Flags the adapters set themselves; passing them again in extraArgs would silently fight them. */
-export const MANAGED_FLAGS = ['--host', '--port', '--model', '--tensor-parallel-size', '--served-model-name'];
+export const MANAGED_FLAGS = ['--host', '--port', '--model', '--tensor-parallel-size', '--served-model-name', '-m', '--alias', '-a'];
+
+/** The engines fluidcap knows; every one but `endpoint` is launched by fluidcap. */
+export const ENGINES = ['sim', 'vllm', 'sarathi', 'llamacpp', 'endpoint'] as const;
 
 const IMAGE_RE = /^[a-z0-9]+(?:[._/-][a-z0-9]+)*(?::\d+)?(?:\/[a-z0-9]+(?:[._-][a-z0-9]+)*)*(?::[\w][\w.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$/;
 const ENV_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -24,6 +27,14 @@ const engineArgsSchema = z
     chunkSize: positiveInt().optional(),
     loadFormat: z.enum(['auto', 'dummy', 'safetensors', 'pt']).optional(),
     dtype: z.enum(['auto', 'half', 'float16', 'bfloat16', 'float', 'float32']).optional(),
+    /** llama.cpp's server slots (`--parallel`): requests decoded together. */
+    slots: positiveInt().optional(),
+    /** llama.cpp's total KV context (`--ctx-size`), shared by the slots: each gets ctxSize / slots. */
+    ctxSize: positiveInt().optional(),
+    /** CPU threads of llama.cpp (`--threads`); give 1 when a load generator shares the cores. */
+    threads: positiveInt().optional(),
+    /** llama.cpp's Prometheus endpoint (`--metrics`); off, /metrics answers 501 and no gauges are archived. */
+    metrics: z.boolean().optional(),
     extraArgs: z.array(z.string()).default([]),
   })
   .superRefine((a, ctx) => {
@@ -67,6 +78,32 @@ const endpointSchema = z.strictObject({
   apiKeyEnv: envName().optional(),
 });
 
+// Where llama.cpp's server finds its GGUF file: a path on the engine host, written in the recipe or
+// taken from a local environment variable (so recipes stay free of machine-specific paths).
+const llamacppSchema = z
+  .strictObject({
+    modelFile: z.string().min(1).optional(),
+    modelFileEnv: envName().optional(),
+  })
+  .superRefine((l, ctx) => {
+    if ((l.modelFile === undefined) === (l.modelFileEnv === undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['modelFile'], input: l.modelFile, message: 'give exactly one of modelFile (a GGUF path on the engine host) or modelFileEnv (a local environment variable holding it)' });
+    }
+    if (l.modelFile !== undefined) {
+      const problem = hostPathProblem(l.modelFile);
+      if (problem) ctx.addIssue({ code: 'custom', path: ['modelFile'], input: l.modelFile, message: problem });
+    }
+  });
+
+/** Why a string cannot be a bind-mount source on the engine host, or null when it can. */
+export function hostPathProblem(path: string): string | null {
+  if (!path.startsWith('/') && !path.startsWith('~/')) return 'must be an absolute path on the engine host (or start with ~/)';
+  // Docker's bind syntax separates source, target and mode with ':'.
+  if (path.includes(':') || path.includes(',')) return 'must not contain ":" or "," (Docker bind syntax)';
+  if (path.split('/').includes('..')) return 'must not contain ".." segments';
+  return null;
+}
+
 const gpuIdleSchema = z
   .strictObject({
     /** Used memory per GPU that still counts as idle (driver and display overhead). */
@@ -76,7 +113,7 @@ const gpuIdleSchema = z
   .transform(({ timeout, ...rest }) => ({ ...rest, timeoutS: timeout }));
 
 const baseTargetSchema = z.strictObject({
-  engine: z.enum(['sim', 'vllm', 'sarathi', 'endpoint']),
+  engine: z.enum(ENGINES),
   image: z.string().regex(IMAGE_RE, 'must be an image reference such as vllm/vllm-openai:v0.8.5 or repo@sha256:<64 hex>').optional(),
   model: z.string().min(1).optional(),
   gpuProfile: z.string().min(1).optional(),
@@ -87,6 +124,9 @@ const baseTargetSchema = z.strictObject({
   engineArgs: engineArgsSchema.prefault({}),
   sim: simSchema.optional(),
   endpoint: endpointSchema.optional(),
+  llamacpp: llamacppSchema.optional(),
+  /** Non-secret container environment, e.g. VLLM_USE_V1: "0" to pin vLLM's V0 engine. */
+  env: z.record(envName(), z.union([z.string(), z.number(), z.boolean()]).transform(String)).default({}),
   secrets: z.record(envName(), envName()).default({}),
   access: z.enum(['direct', 'ssh-tunnel']).default('direct'),
   /** How long loading may take before the launch fails (a 70B model can take minutes). */
@@ -98,9 +138,22 @@ const baseTargetSchema = z.strictObject({
 
 type BaseTarget = z.output<typeof baseTargetSchema>;
 
+// llama-server flags fluidcap sets itself, with the recipe field that sets them.
+const LLAMACPP_FLAG_FIELDS: Record<string, string> = {
+  '-np': 'engineArgs.slots', '--parallel': 'engineArgs.slots',
+  '-c': 'engineArgs.ctxSize', '--ctx-size': 'engineArgs.ctxSize',
+  '-t': 'engineArgs.threads', '--threads': 'engineArgs.threads',
+  '--metrics': 'engineArgs.metrics',
+  '--cache-prompt': 'the run\'s prompt-cache setting', '--no-cache-prompt': 'the run\'s prompt-cache setting',
+  '-cram': 'the run\'s prompt-cache setting', '--cache-ram': 'the run\'s prompt-cache setting',
+};
+
+/** llama.cpp server settings used when engineArgs leaves them out (as in the README's example). */
+export const LLAMACPP_DEFAULTS = { slots: 4, ctxSize: 8192, metrics: true } as const;
+
 // Runs even when other fields failed (so every problem is reported at once): fields may be raw.
 function checkEngineRules(t: BaseTarget, ctx: z.RefinementCtx): void {
-  if (!['sim', 'vllm', 'sarathi', 'endpoint'].includes(t.engine)) return;
+  if (!(ENGINES as readonly string[]).includes(t.engine)) return;
   const issue = (path: (string | number)[], input: unknown, message: string) =>
     ctx.addIssue({ code: 'custom', path, input, message });
   const container = t.engine !== 'endpoint';
@@ -112,12 +165,40 @@ function checkEngineRules(t: BaseTarget, ctx: z.RefinementCtx): void {
   if (t.engine === 'endpoint' && t.endpoint === undefined) issue(['endpoint', 'url'], undefined, 'is required for engine endpoint');
   if (t.engine !== 'endpoint' && t.endpoint !== undefined) issue(['endpoint'], t.endpoint, 'is only for engine endpoint');
   if (t.engine !== 'sim' && t.sim !== undefined) issue(['sim'], t.sim, 'is only for engine sim');
+  if (t.engine === 'llamacpp' && t.llamacpp === undefined) {
+    issue(['llamacpp', 'modelFile'], undefined, 'is required for engine llamacpp (or llamacpp.modelFileEnv: a local environment variable holding the GGUF path)');
+  }
+  if (t.engine !== 'llamacpp' && t.llamacpp !== undefined) issue(['llamacpp'], t.llamacpp, 'is only for engine llamacpp');
+  if (t.engine === 'llamacpp' && t.tensorParallel !== 1) issue(['tensorParallel'], t.tensorParallel, 'must be 1 for engine llamacpp (one CPU process)');
+  if (!container && t.env !== undefined && typeof t.env === 'object' && Object.keys(t.env).length > 0) {
+    issue(['env'], t.env, 'must be absent for engine endpoint (nothing is launched)');
+  }
+  if (t.env !== null && typeof t.env === 'object' && t.secrets !== null && typeof t.secrets === 'object') {
+    for (const name of Object.keys(t.env)) if (name in t.secrets) issue(['env', name], t.env[name], 'is also a secret; set it in one place');
+  }
   if (!Array.isArray(t.gpus) || typeof t.engineArgs !== 'object' || t.engineArgs === null) return;
   if (new Set(t.gpus).size !== t.gpus.length) issue(['gpus'], t.gpus, 'must not repeat a GPU id');
   if ((t.engine === 'vllm' || t.engine === 'sarathi') && t.gpus.length !== t.tensorParallel) {
     issue(['gpus'], t.gpus, `must list exactly tensorParallel (${t.tensorParallel}) GPU ids`);
   }
   const a = t.engineArgs;
+  if (t.engine === 'llamacpp' && Array.isArray(a.extraArgs)) {
+    a.extraArgs.forEach((arg, i) => {
+      const field = LLAMACPP_FLAG_FIELDS[arg.split('=')[0]];
+      if (field) issue(['engineArgs', 'extraArgs', i], arg, `must not set ${arg.split('=')[0]} (fluidcap sets it from ${field})`);
+    });
+  }
+  const llamaOnly = (['slots', 'ctxSize', 'threads', 'metrics'] as const).filter((k) => a[k] !== undefined);
+  if (t.engine !== 'llamacpp') {
+    for (const k of llamaOnly) issue(['engineArgs', k], a[k], 'is only for engine llamacpp');
+  } else {
+    const perSlot = Math.floor((a.ctxSize ?? LLAMACPP_DEFAULTS.ctxSize) / (a.slots ?? LLAMACPP_DEFAULTS.slots));
+    if (perSlot < 1) issue(['engineArgs', 'ctxSize'], a.ctxSize, `must give every slot at least one token (ctxSize >= slots, ${a.slots ?? LLAMACPP_DEFAULTS.slots})`);
+    else if (a.maxModelLen !== undefined && a.maxModelLen > perSlot) {
+      issue(['engineArgs', 'maxModelLen'], a.maxModelLen,
+        `must be <= the context of one slot, ctxSize / slots = ${perSlot} (llama.cpp splits --ctx-size between its slots)`);
+    }
+  }
   if (t.engine === 'vllm' && a.maxNumBatchedTokens !== undefined && a.maxModelLen !== undefined && a.maxNumBatchedTokens < a.maxModelLen) {
     issue(['engineArgs', 'maxNumBatchedTokens'], a.maxNumBatchedTokens,
       `must be >= engineArgs.maxModelLen (${a.maxModelLen}) without chunked prefill (vLLM refuses otherwise)`);
@@ -137,11 +218,25 @@ export const targetSchema = baseTargetSchema
   .transform(({ readyTimeout, engineArgs, ...t }) => ({
   ...t,
   readyTimeoutS: readyTimeout,
-  engineArgs: {
+  engineArgs: t.engine === 'llamacpp' ? llamacppEngineArgs(engineArgs) : {
     ...engineArgs,
     chunkSize: engineArgs.chunkSize ?? (t.engine === 'sarathi' || t.sim?.scheduler === 'sarathi' ? 512 : undefined),
   },
 }));
+
+// Explicit slots, context and metrics (so the run records what the server was told), and the
+// longest request the plan may send: the context of one slot.
+function llamacppEngineArgs(a: z.output<typeof engineArgsSchema>) {
+  const slots = a.slots ?? LLAMACPP_DEFAULTS.slots;
+  const ctxSize = a.ctxSize ?? LLAMACPP_DEFAULTS.ctxSize;
+  return {
+    ...a,
+    slots,
+    ctxSize,
+    metrics: a.metrics ?? LLAMACPP_DEFAULTS.metrics,
+    maxModelLen: a.maxModelLen ?? Math.floor(ctxSize / slots),
+  };
+}
 
 /** A validated target section, as every provisioning function takes it. */
 export type TargetSpec = z.output<typeof targetSchema>;

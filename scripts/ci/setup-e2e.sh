@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # End-to-end test infrastructure on this machine's loopback: a real dockerd and a real sshd with a
-# key made for the run, then the simulated engine's image. Idempotent (re-running reuses what is
-# up); works as root on a fresh Debian with only apt and npm reachable. Writes .tmp/e2e/env
-# (KEY=VALUE lines that .ci/run sources before `FLUIDCAP_E2E=require npm test`).
+# key made for the run, then the simulated engine's image, then (when ../shared/engines is beside
+# the repository) llama.cpp's server and its image. Idempotent (re-running reuses what is up and
+# what is built); works as root on a fresh Debian with only apt and npm reachable. Writes
+# .tmp/e2e/env (KEY=VALUE lines that .ci/run sources before `FLUIDCAP_E2E=require npm test`).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
@@ -109,4 +110,44 @@ EOF
 # 4. The simulated engine's image.
 say "building fluidcap/sim:dev"
 npm run --silent build:sim-image
+
+# 5. llama.cpp's server (a real engine fluidcap did not write) and its image. The build is cached
+# outside the repository (~/.cache/fluidcap-engines): minutes the first time, seconds after.
+# A failure here leaves the sshd/Docker tests runnable; the llama.cpp tests then fail under
+# FLUIDCAP_E2E=require for want of FLUIDCAP_LLAMA_SERVER.
+engines="$ROOT/../shared/engines"
+setup_llama() {
+  tools=()
+  for t in cmake g++ make; do command -v "$t" >/dev/null 2>&1 || tools+=("$t"); done
+  if ((${#tools[@]})); then
+    say "installing ${tools[*]} to build llama-server"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq >/dev/null || return 1
+    apt-get install -y -qq --no-install-recommends cmake g++ make >/dev/null || return 1
+  fi
+  t0=$(date +%s)
+  say "building llama-server (cached in ~/.cache/fluidcap-engines)"
+  llama_bin=$("$engines/build-llama-server.sh" | tail -1) || return 1
+  say "llama-server at $llama_bin ($(($(date +%s) - t0)) s)"
+  llama_image=fluidcap/llama-server:dev
+  want=$(sha256sum "$llama_bin" | cut -c1-16)
+  have=$(docker image inspect --format '{{index .Config.Labels "fluidcap.llama-server.sha256"}}' "$llama_image" 2>/dev/null || true)
+  if [[ "$have" != "$want" ]]; then
+    say "building $llama_image"
+    npx zx scripts/build-llama-image.mjs --bin "$llama_bin" --tag "$llama_image" || return 1
+  else
+    say "$llama_image is up to date (llama-server sha256 $want…)"
+  fi
+  cat >>"$E2E/env" <<EOF
+FLUIDCAP_LLAMA_SERVER=$llama_bin
+FLUIDCAP_LLAMA_MODEL=$(cd "$engines" && pwd)/stories260K.gguf
+FLUIDCAP_LLAMA_IMAGE=$llama_image
+EOF
+}
+if [[ -x "$engines/build-llama-server.sh" && -f "$engines/stories260K.gguf" ]]; then
+  # set -e does not reach inside a function tested with ||, hence the explicit returns above.
+  setup_llama || say "llama-server or its image could not be built (see above); the llama.cpp end-to-end tests will fail"
+else
+  say "no ../shared/engines beside the repository: the llama.cpp end-to-end tests will skip"
+fi
 say "ready (env in .tmp/e2e/env)"

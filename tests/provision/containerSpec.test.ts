@@ -2,10 +2,12 @@
 // vLLM and on Sarathi-Serve (chunk 512), A100 + Llama-2-70B with tensor parallelism 4; plus the
 // Docker create body and the printed `docker run` equivalent.
 import { test } from 'uvu';
+import { readFileSync } from 'node:fs';
 import * as assert from 'uvu/assert';
 import { targetSchema } from '../../harness/provision/targetSpec.ts';
 import { renderContainerSpec, formatDockerRun } from '../../harness/provision/containerSpec.ts';
 import { dockerCreateOptions } from '../../harness/provision/dockerCreateOptions.ts';
+import { loadRecipe } from '../../harness/recipe/load.ts';
 
 const VLLM_IMAGE = 'vllm/vllm-openai@sha256:' + 'ab'.repeat(32);
 const GiB = 1024 ** 3;
@@ -40,6 +42,7 @@ test('H100, Llama-3-8B, vLLM: prefill-prioritizing baseline, every field', () =>
       '--max-num-seqs', '256',
       '--max-model-len', '4096',
       '--no-enable-chunked-prefill',
+      '--no-enable-prefix-caching',
       '--load-format', 'dummy',
     ],
     env: { HF_HOME: '/root/.cache/huggingface' },
@@ -52,6 +55,8 @@ test('H100, Llama-3-8B, vLLM: prefill-prioritizing baseline, every field', () =>
     networkMode: 'host',
     port: 8000,
     readyTimeoutS: 900,
+    promptCache: 'off',
+    healthPath: '/health',
   });
 });
 
@@ -69,6 +74,7 @@ test('H100, Llama-3-8B, Sarathi-Serve chunk 512: chunked prefill, chunk = per-it
     '--max-model-len', '4096',
     '--enable-chunked-prefill',
     '--max-num-batched-tokens', '512',
+    '--no-enable-prefix-caching',
     '--load-format', 'dummy',
   ]);
   assert.not.ok(spec.argv.includes('--no-enable-chunked-prefill'));
@@ -103,6 +109,7 @@ test('A100, Llama-2-70B, TP4: four device ids, host IPC instead of shm, tensor-p
     '--max-model-len', '4096',
     '--no-enable-chunked-prefill',
     '--max-num-batched-tokens', '4096',
+    '--no-enable-prefix-caching',
     '--load-format', 'dummy',
     '--disable-custom-all-reduce',
   ]);
@@ -161,6 +168,148 @@ test('endpoint engine renders no container; a run id that cannot name a containe
   const endpoint = targetSchema.parse({ engine: 'endpoint', endpoint: { url: 'http://10.0.0.5:8000' } });
   assert.is(renderContainerSpec(endpoint, { runId: 'r6' }), null);
   assert.throws(() => renderContainerSpec(h100('vllm'), { runId: 'bad id/..' }), /run id must be letters, digits/);
+});
+
+test('prompt cache: off unless the run opts in (vLLM --no-enable-prefix-caching), recorded in the spec', () => {
+  const off = renderContainerSpec(h100('vllm'), { runId: 'c1' })!;
+  assert.is(off.promptCache, 'off');
+  assert.ok(off.argv.includes('--no-enable-prefix-caching'));
+  assert.not.ok(off.argv.includes('--enable-prefix-caching'));
+  const on = renderContainerSpec(h100('vllm'), { runId: 'c2', promptCache: 'on' })!;
+  assert.is(on.promptCache, 'on');
+  assert.ok(on.argv.includes('--enable-prefix-caching'));
+  assert.not.ok(on.argv.includes('--no-enable-prefix-caching'));
+});
+
+// The papers' vLLM baseline is vLLM's prefill-prioritizing scheduler without chunked prefill: on
+// the pinned vLLM 0.8.5 that is the V0 engine (V1 chunks every prefill whatever the flag says).
+test('papers: vLLM 0.8.x recipes pin the V0 engine; vllm without chunked prefill, sarathi with 512-token chunks', async () => {
+  const dir = new URL('../../recipes/papers/', import.meta.url).pathname;
+  const checked: string[] = [];
+  for (const file of ['llama3-8b-h100-vllm.yaml', 'llama2-70b-a100-tp4-vllm.yaml', 'llama3-8b-h100-sarathi.yaml']) {
+    const recipe = await loadRecipe(dir + file);
+    const spec = renderContainerSpec(recipe.target, { runId: 'paper' })!;
+    assert.match(spec.image, /^vllm\/vllm-openai:v0\.8\.\d+$/, `${file}: the V0 pin holds for vLLM 0.8.x only`);
+    assert.is(spec.env.VLLM_USE_V1, '0', `${file}: VLLM_USE_V1=0 selects the V0 engine`);
+    const body = dockerCreateOptions(spec, { secretValues: { HF_TOKEN: 'x' }, resolveSource: (s) => s });
+    assert.ok(body.Env!.includes('VLLM_USE_V1=0'), `${file}: the container gets the pin`);
+    assert.ok(spec.argv.includes('--no-enable-prefix-caching'), `${file}: capacity runs compute every prompt`);
+    if (recipe.target.engine === 'vllm') {
+      assert.ok(spec.argv.includes('--no-enable-chunked-prefill'), file);
+      assert.not.ok(spec.argv.includes('--enable-chunked-prefill'), file);
+      const budget = Number(spec.argv[spec.argv.indexOf('--max-num-batched-tokens') + 1]);
+      const maxLen = Number(spec.argv[spec.argv.indexOf('--max-model-len') + 1]);
+      assert.ok(budget >= maxLen, `${file}: V0 without chunking needs a token budget >= max-model-len`);
+    } else {
+      assert.is(recipe.target.engine, 'sarathi');
+      assert.ok(spec.argv.includes('--enable-chunked-prefill'), file);
+      assert.is(spec.argv[spec.argv.indexOf('--max-num-batched-tokens') + 1], '512');
+    }
+    assert.match(formatDockerRun(spec), / -e VLLM_USE_V1=0 /);
+    checked.push(file);
+  }
+  assert.is(checked.length, 3);
+});
+
+const llama = (over: Record<string, unknown> = {}) =>
+  targetSchema.parse({
+    engine: 'llamacpp',
+    model: 'stories260K',
+    host: 'e2e',
+    port: 18080,
+    llamacpp: { modelFile: '/srv/models/stories260K.gguf' },
+    engineArgs: { slots: 2, ctxSize: 2048, threads: 1 },
+    ...over,
+  });
+
+test('llamacpp: llama-server flags, model file mounted read-only, no GPU, prompt cache off', () => {
+  const spec = renderContainerSpec(llama(), { runId: 'l1' })!;
+  assert.equal(spec, {
+    runId: 'l1',
+    engine: 'llamacpp',
+    name: 'fluidcap-l1-llamacpp',
+    image: 'fluidcap/llama-server:dev',
+    argv: [
+      '--host', '0.0.0.0',
+      '--port', '18080',
+      '--model', '/models/stories260K.gguf',
+      '--alias', 'stories260K',
+      '--parallel', '2',
+      '--ctx-size', '2048',
+      '--threads', '1',
+      '--metrics',
+      '--no-cache-prompt', '--cache-ram', '0',
+    ],
+    env: {},
+    secretEnv: [],
+    gpuDeviceIds: null,
+    ipcMode: null,
+    shmSizeBytes: null,
+    mounts: [{ source: '/srv/models/stories260K.gguf', target: '/models/stories260K.gguf', readOnly: true }],
+    labels: { 'fluidcap.run': 'l1', 'fluidcap.engine': 'llamacpp', 'fluidcap.model': 'stories260K', 'fluidcap.port': '18080' },
+    networkMode: 'host',
+    port: 18080,
+    readyTimeoutS: 900,
+    promptCache: 'off',
+    healthPath: '/health',
+  });
+  const body = dockerCreateOptions(spec, { secretValues: {}, resolveSource: (s) => s });
+  assert.equal(body.HostConfig!.Binds, ['/srv/models/stories260K.gguf:/models/stories260K.gguf:ro']);
+  assert.is(body.HostConfig!.DeviceRequests, undefined, 'a CPU engine asks Docker for no GPU');
+  assert.is(body.Image, 'fluidcap/llama-server:dev');
+  const line = formatDockerRun(spec);
+  assert.match(line, / -v \/srv\/models\/stories260K\.gguf:\/models\/stories260K\.gguf:ro /);
+  assert.ok(line.endsWith('--metrics --no-cache-prompt --cache-ram 0'), line);
+});
+
+test('llamacpp: defaults (4 slots, 8192 context, metrics on); the plan\'s longest request is one slot\'s context', () => {
+  const t = targetSchema.parse({ engine: 'llamacpp', model: 'm', llamacpp: { modelFile: '~/models/m.gguf' } });
+  assert.equal([t.engineArgs.slots, t.engineArgs.ctxSize, t.engineArgs.metrics, t.engineArgs.maxModelLen], [4, 8192, true, 2048]);
+  const spec = renderContainerSpec(t, { runId: 'l2', promptCache: 'on' })!;
+  assert.not.ok(spec.argv.includes('--threads'), 'threads left to llama-server when not given');
+  assert.not.ok(spec.argv.includes('--no-cache-prompt'), 'prompt cache on: the server keeps its defaults');
+  assert.equal(spec.mounts, [{ source: '~/models/m.gguf', target: '/models/m.gguf', readOnly: true }]);
+  const noMetrics = renderContainerSpec(llama({ engineArgs: { metrics: false } }), { runId: 'l3' })!;
+  assert.not.ok(noMetrics.argv.includes('--metrics'));
+});
+
+test('llamacpp: the model path from a local environment variable; unset or unsafe is a clear error', () => {
+  const t = llama({ llamacpp: { modelFileEnv: 'FLUIDCAP_LLAMA_MODEL' } });
+  const spec = renderContainerSpec(t, { runId: 'l4', env: { FLUIDCAP_LLAMA_MODEL: '/data/tiny.gguf' } })!;
+  assert.equal(spec.mounts, [{ source: '/data/tiny.gguf', target: '/models/tiny.gguf', readOnly: true }]);
+  assert.ok(spec.argv.includes('/models/tiny.gguf'));
+  assert.throws(() => renderContainerSpec(t, { runId: 'l4', env: {}, recipeFile: 'recipes/x.yaml' }),
+    /^recipes\/x\.yaml: target\.llamacpp\.modelFileEnv names the environment variable FLUIDCAP_LLAMA_MODEL, which is not set/);
+  assert.throws(() => renderContainerSpec(t, { runId: 'l4', env: { FLUIDCAP_LLAMA_MODEL: 'rel/tiny.gguf' } }),
+    /FLUIDCAP_LLAMA_MODEL must be an absolute path on the engine host \(or start with ~\/\), got "rel\/tiny\.gguf"/);
+  assert.throws(() => renderContainerSpec(t, { runId: 'l4', env: { FLUIDCAP_LLAMA_MODEL: '/a:b/x.gguf' } }), /must not contain ":"/);
+});
+
+test('recipes/llamacpp-cpu.yaml: no machine path in the recipe; the model comes from FLUIDCAP_LLAMA_MODEL', async () => {
+  const file = new URL('../../recipes/llamacpp-cpu.yaml', import.meta.url).pathname;
+  const text = readFileSync(file, 'utf8');
+  assert.not.match(text, /shared\/engines|\.gguf/, 'the recipe names a model file');
+  const recipe = await loadRecipe(file);
+  assert.is(recipe.target.engine, 'llamacpp');
+  const spec = renderContainerSpec(recipe.target, { runId: 'cpu', env: { FLUIDCAP_LLAMA_MODEL: '/opt/models/stories260K.gguf' } })!;
+  assert.equal(spec.mounts, [{ source: '/opt/models/stories260K.gguf', target: '/models/stories260K.gguf', readOnly: true }]);
+  assert.is(spec.image, 'fluidcap/llama-server:dev');
+  for (const flag of ['--parallel', '--ctx-size', '--threads', '--metrics', '--no-cache-prompt']) assert.ok(spec.argv.includes(flag), flag);
+  // Every planned request must fit one slot: prompt + output within ctxSize / slots.
+  const perSlot = recipe.target.engineArgs.ctxSize! / recipe.target.engineArgs.slots!;
+  const w = recipe.workload as unknown as { lengths: { prompt: { max: number }; output: { max: number } } };
+  assert.ok(w.lengths.prompt.max + w.lengths.output.max <= perSlot, 'workload lengths exceed one slot');
+  const p = recipe.profile as unknown as { promptLengths: number[] };
+  assert.ok(Math.max(...p.promptLengths) < perSlot, 'profile lengths exceed one slot');
+  assert.is((recipe.workload as unknown as { prompts: { format: string } }).prompts.format, 'text', 'token ids would exceed the 512-token vocabulary');
+});
+
+test('target env: plain container variables, values as strings, beside secrets', () => {
+  const t = targetSchema.parse({ engine: 'vllm', image: VLLM_IMAGE, model: 'm', env: { VLLM_USE_V1: 0, VLLM_LOGGING_LEVEL: 'DEBUG' }, secrets: { HF_TOKEN: 'HF_TOKEN' } });
+  const spec = renderContainerSpec(t, { runId: 'e1' })!;
+  assert.equal(spec.env, { HF_HOME: '/root/.cache/huggingface', VLLM_USE_V1: '0', VLLM_LOGGING_LEVEL: 'DEBUG' });
+  const body = dockerCreateOptions(spec, { secretValues: { HF_TOKEN: 's' }, resolveSource: (s) => s });
+  assert.equal(body.Env, ['HF_HOME=/root/.cache/huggingface', 'VLLM_USE_V1=0', 'VLLM_LOGGING_LEVEL=DEBUG', 'HF_TOKEN=s']);
 });
 
 test.run();

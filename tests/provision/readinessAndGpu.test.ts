@@ -21,6 +21,19 @@ function fakeDeps(script: (url: string, t: number) => { status: number; body?: s
   };
 }
 
+// llama-server (b10573) while loading and once loaded: /health 503 then 200; /v1/models in its own shape.
+const LLAMA_MODELS = '{"models":[{"name":"stories260K","model":"stories260K","capabilities":["completion"]}],"object":"list","data":[{"id":"stories260K","aliases":["stories260K"],"object":"model","owned_by":"llamacpp","meta":{"n_vocab":512,"n_ctx":1024}}]}';
+
+test('llama.cpp: 503 "Loading model" then ready, its /v1/models read; the health path comes from the spec', async () => {
+  const deps = fakeDeps((url, t) => (url.endsWith('/health') ? (t < 1 ? { status: 503, body: '{"error":{"code":503,"message":"Loading model"}}' } : { status: 200 }) : { status: 200, body: LLAMA_MODELS }));
+  const r = await waitReady('http://h:1', { deadlineS: 60, pollS: 0.5, healthPath: '/health' }, deps);
+  assert.equal(r, { ready: true, timeToReadyS: 1, models: ['stories260K'] });
+  const other = fakeDeps((url) => (url.endsWith('/ping') ? { status: 200 } : url.endsWith('/v1/models') ? { status: 200, body: LLAMA_MODELS } : { status: 404 }));
+  assert.equal(await waitReady('http://h:1', { deadlineS: 5, healthPath: '/ping' }, other), { ready: true, timeToReadyS: 0, models: ['stories260K'] });
+  const timeout = await waitReady('http://h:1', { deadlineS: 2, pollS: 0.5 }, fakeDeps(() => ({ status: 503 })));
+  assert.equal([timeout.ready, (timeout as { detail: string }).detail], [false, 'not ready after 2 s (last: /health answered 503)']);
+});
+
 test('ready once /health is 200 and /v1/models lists a model; time to ready from the clock', async () => {
   const deps = fakeDeps((url, t) => (t < 2 ? new Error('ECONNREFUSED') : url.endsWith('/health') ? { status: t < 3 ? 503 : 200 } : { status: 200, body: '{"data":[{"id":"m"}]}' }));
   const r = await waitReady('http://h:1', { deadlineS: 60, pollS: 0.5 }, deps);

@@ -58,4 +58,36 @@ test('secrets map container variable names to local variable names, both validat
   assert.equal(problems({ engine: 'sim', model: 'tiny', secrets: { HF_TOKEN: 'hf_abc-123 literal' } }), ['secrets.HF_TOKEN: must be an environment variable name such as HF_TOKEN']);
 });
 
+test('llamacpp rules: a model file is required, engine args belong to their engine, one slot\'s context bounds maxModelLen', () => {
+  assert.equal(problems({ engine: 'llamacpp', model: 'm' }), [
+    'llamacpp.modelFile: is required for engine llamacpp (or llamacpp.modelFileEnv: a local environment variable holding the GGUF path)',
+  ]);
+  assert.equal(problems({ engine: 'llamacpp', model: 'm', llamacpp: {} }), [
+    'llamacpp.modelFile: give exactly one of modelFile (a GGUF path on the engine host) or modelFileEnv (a local environment variable holding it)',
+  ]);
+  assert.equal(problems({ engine: 'llamacpp', model: 'm', llamacpp: { modelFile: 'models/m.gguf' } }), [
+    'llamacpp.modelFile: must be an absolute path on the engine host (or start with ~/)',
+  ]);
+  assert.equal(problems({ engine: 'llamacpp', model: 'm', llamacpp: { modelFileEnv: 'not a name' } }), [
+    'llamacpp.modelFileEnv: must be an environment variable name such as HF_TOKEN',
+  ]);
+  assert.equal(problems({ engine: 'llamacpp', model: 'm', llamacpp: { modelFile: '/m.gguf' }, engineArgs: { slots: 4, ctxSize: 2048, maxModelLen: 1024 } }), [
+    'engineArgs.maxModelLen: must be <= the context of one slot, ctxSize / slots = 512 (llama.cpp splits --ctx-size between its slots)',
+  ]);
+  assert.equal(problems({ engine: 'llamacpp', model: 'm', llamacpp: { modelFile: '/m.gguf' }, tensorParallel: 2 }), [
+    'tensorParallel: must be 1 for engine llamacpp (one CPU process)',
+  ]);
+  assert.equal(problems({ engine: 'vllm', image: 'a/b:c', model: 'm', engineArgs: { slots: 4 }, llamacpp: { modelFile: '/m.gguf' } }), [
+    'llamacpp: is only for engine llamacpp',
+    'engineArgs.slots: is only for engine llamacpp',
+  ]);
+  assert.equal(problems({ engine: 'llamacpp', model: 'm', llamacpp: { modelFile: '/m.gguf' }, engineArgs: { extraArgs: ['--ctx-size=512', '--no-cache-prompt', '-m', '--flash-attn'] } }), [
+    'engineArgs.extraArgs.2: must not set -m (fluidcap sets it from the target section)',
+    'engineArgs.extraArgs.0: must not set --ctx-size (fluidcap sets it from engineArgs.ctxSize)',
+    "engineArgs.extraArgs.1: must not set --no-cache-prompt (fluidcap sets it from the run's prompt-cache setting)",
+  ]);
+  assert.equal(problems({ engine: 'endpoint', endpoint: { url: 'http://x:1' }, env: { A: '1' } }), ['env: must be absent for engine endpoint (nothing is launched)']);
+  assert.equal(problems({ engine: 'vllm', image: 'a/b:c', model: 'm', env: { HF_TOKEN: 'x' }, secrets: { HF_TOKEN: 'HF_TOKEN' } }), ['env.HF_TOKEN: is also a secret; set it in one place']);
+});
+
 test.run();

@@ -106,7 +106,7 @@ test('a missing required field says "is required"; a missing enum says which val
   void target;
   assert.equal(problemsOf(noTarget), ['recipes/x.yaml: target is required (expected object)']);
   const problems = problemsOf({ ...minimal(), target: { model: 'llama-3-8b' } });
-  assert.equal(problems, ['recipes/x.yaml: target.engine is required (one of "sim", "vllm", "sarathi", "endpoint")']);
+  assert.equal(problems, ['recipes/x.yaml: target.engine is required (one of "sim", "vllm", "sarathi", "llamacpp", "endpoint")']);
 });
 
 test('unknown fields: one problem per key, with its full path and value', () => {
