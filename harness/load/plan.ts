@@ -42,7 +42,9 @@ export interface PromptIdentity {
 }
 
 /** The content options a plan's prompt identity gives (prompt.ts): a shared prefix only when the cache is on. */
-export function planPromptContent(p: PromptIdentity): PromptContent {
+export function planPromptContent(p: PromptIdentity | undefined): PromptContent {
+  // Plans archived before prompts had an identity replay with the old content.
+  if (!p) return {};
   return { nonce: p.nonce ?? undefined, stream: p.stream, sharedPrefix: p.cache.mode === 'on' ? p.cache.sharedPrefix : null };
 }
 
