@@ -6,6 +6,7 @@ import type { Slo } from '../metrics/slo.ts';
 import { renderContainerSpec, type ContainerSpec } from '../provision/containerSpec.ts';
 import { planProfile, type ProfilePlan } from './profilePlan.ts';
 import type { SearchBounds } from './search.ts';
+import type { PromptCacheSpec } from '../load/workloadSpec.ts';
 import { UserError } from '../util/errors.ts';
 
 /** How the engine comes up: a local child process (sim without image), a container, or nothing. */
@@ -46,12 +47,24 @@ export interface RunPlan {
   /** Baseline SLOs every probe is also judged under (Metron Fig. 6), each with its own name. */
   baselines: Record<string, Slo>;
   seed: number;
+  /** How prompts are written: the cache policy (off: the engine's cache-off switches are used) and the run's nonce. */
+  prompts: RunPrompts;
+}
+
+export interface RunPrompts {
+  cache: PromptCacheSpec;
+  /** Random per run, kept on --resume; null until the run starts (a dry run has none). */
+  nonce: string | null;
+  format: 'token-ids' | 'text';
+  tokenIdRange: [number, number] | null;
 }
 
 export interface PlanContext {
   runId: string;
   /** Context length of a catalog model, or null when the catalog does not know it. */
   modelContext: (model: string) => number | null;
+  /** The run's prompt nonce (new runs draw one; a resumed run reads it from its manifest). */
+  promptNonce?: string;
 }
 
 /** SLO entries carry the user's own text when the recipe file has it. */
@@ -143,6 +156,12 @@ export function planRun(recipe: Recipe, ctx: PlanContext): RunPlan {
     slo,
     baselines: baselineSlos(slo),
     seed: recipe.workload.seed,
+    prompts: {
+      cache: recipe.workload.promptCache,
+      nonce: ctx.promptNonce ?? null,
+      format: recipe.workload.api === 'chat' ? 'text' : recipe.workload.prompts.format,
+      tokenIdRange: recipe.workload.prompts.tokenIdRange ?? null,
+    },
   };
 }
 
