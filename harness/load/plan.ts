@@ -71,6 +71,8 @@ export interface PlanInput {
   promptNonce?: string;
   /** Overrides the prompt stream (default: probeStream(idPrefix, rateQps)). */
   promptStream?: string;
+  /** Overrides the workload's prompt format (token ids refused for an unknown vocabulary fall back to text). */
+  promptFormat?: WorkloadSpec['prompts']['format'];
 }
 
 /** Plans a probe: arrival times from the arrival process, lengths from the length source. */
@@ -99,7 +101,7 @@ export function planProbe(input: PlanInput): ProbePlan {
     seed,
     rateQps,
     api: workload.api,
-    promptFormat: workload.api === 'chat' ? 'text' : workload.prompts.format,
+    promptFormat: workload.api === 'chat' ? 'text' : (input.promptFormat ?? workload.prompts.format),
     arrivals: workload.arrivals,
     tokenDriftTolerance: workload.tokenDriftTolerance,
     durationLimitS,
