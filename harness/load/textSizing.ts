@@ -35,6 +35,8 @@ interface Index {
   byTokens: number[];
   /** Word indices usable first, by ascending first-word count. */
   firstByTokens: number[];
+  /** How many of firstByTokens have the fewest tokens (they lead it). */
+  fewestFirst: number;
   maxWordTokens: number;
 }
 
@@ -49,7 +51,8 @@ function indexOf(s: TextSizing): Index {
     .filter((i) => (s.firstTokens[i] ?? 0) > 0)
     .sort((a, b) => s.firstTokens[a]! - s.firstTokens[b]! || a - b);
   if (byTokens.length === 0 || firstByTokens.length === 0) throw new Error('text sizing: no word has a positive token count');
-  ix = { byTokens, firstByTokens, maxWordTokens: s.wordTokens[byTokens[byTokens.length - 1]] };
+  const fewest = firstByTokens.length > 0 ? s.firstTokens[firstByTokens[0]] : null;
+  ix = { byTokens, firstByTokens, fewestFirst: firstByTokens.filter((i) => s.firstTokens[i] === fewest).length, maxWordTokens: s.wordTokens[byTokens[byTokens.length - 1]] };
   indexes.set(s, ix);
   return ix;
 }
@@ -77,7 +80,10 @@ export function composeText(rng: Rng, tokens: number, sizing: TextSizing, first:
   let remaining = tokens;
   if (first) {
     const firstCount = (i: number) => sizing.firstTokens[i]!;
-    const n = fitting(ix.firstByTokens, firstCount, remaining);
+    // Prompts open with a word of the fewest tokens (one, in most vocabularies) where the length
+    // allows: two different one-token words differ in their first token, while words of several
+    // pieces often share their first piece with other words.
+    const n = Math.min(ix.fewestFirst, fitting(ix.firstByTokens, firstCount, remaining));
     // Shorter than any first word: the shortest one, and the count says by how much it is over.
     const pick = n === 0 ? ix.firstByTokens[0] : ix.firstByTokens[Math.floor(rng.next() * n)];
     words.push(sizing.words[pick]);
