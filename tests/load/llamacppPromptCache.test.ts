@@ -173,6 +173,8 @@ if (missing) {
     try {
       const setup = await preparePrompts({ baseUrl: server.url, api: 'completions', format: 'text', cacheOff: false, checkLengths: [256, 1024, 1536], nonce: 'calibration' });
       assert.equal(setup.extraBody, {}, 'promptCache on: fluidcap must not send cache_prompt:false');
+      assert.ok(setup.notes.some((n) => n.includes('llamacpp dialect')), setup.notes.join('; '));
+      assert.ok(setup.notes.some((n) => n.includes('target.model not set')), 'the model comes from /v1/models');
       assert.ok(setup.checks.every((c) => Math.abs(c.counted - c.planned) <= 1), JSON.stringify(setup.checks));
 
       const prof = await interleavedProfiles(server.url, setup, ['run-one-nonce-a1', 'run-two-nonce-b2'], true);

@@ -68,8 +68,8 @@ test('preparePrompts: model from /v1/models with a note; token ids need a known 
   });
 });
 
-test('a server without /tokenize: usage.prompt_tokens sizes prompts, and the note says so', async () => {
-  // Counts characters / 4 rounded up per word plus a BOS, like no tokenizer we wrote; no /tokenize.
+/** A server with a tokenizer of its own: a BOS, then ceil(length / 3) tokens per word; /tokenize in TGI's dialect when asked. */
+async function oddServer(tgiTokenize: boolean) {
   const count = (text: string) => 1 + text.split(' ').reduce((n, w) => n + Math.ceil(w.length / 3), 0);
   const server = http.createServer((req, res) => {
     let body = '';
@@ -79,11 +79,33 @@ test('a server without /tokenize: usage.prompt_tokens sizes prompts, and the not
         const prompt = (JSON.parse(body) as { prompt: string }).prompt;
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ choices: [{ text: 'x' }], usage: { prompt_tokens: count(prompt), completion_tokens: 1 } }));
       } else if (req.url === '/v1/models') res.writeHead(200).end(JSON.stringify({ data: [{ id: 'odd', owned_by: 'llamacpp', meta: { n_vocab: 300 } }] }));
-      else res.writeHead(404).end('not found');
+      else if (req.url === '/tokenize' && tgiTokenize) {
+        const inputs = (JSON.parse(body) as { inputs?: string }).inputs;
+        // TGI: an array of tokens, without the BOS the model adds; other request shapes are refused.
+        if (typeof inputs !== 'string') res.writeHead(422).end(JSON.stringify({ error: 'missing field `inputs`' }));
+        else res.writeHead(200).end(JSON.stringify(Array.from({ length: count(inputs) - 1 }, (_, id) => ({ id, text: 'x' }))));
+      } else res.writeHead(404).end('not found');
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, count, close: () => server.close() };
+}
+
+test('TGI-style /tokenize (`inputs`, no BOS): found, and the BOS the server adds is measured with usage', async () => {
+  const { url, count, close } = await oddServer(true);
+  try {
+    const setup = await preparePrompts({ baseUrl: url, model: 'odd', api: 'completions', format: 'text', cacheOff: false, checkLengths: [9, 40, 200] });
+    assert.ok(setup.notes.some((n) => n.includes('tgi dialect')), setup.notes.join('; '));
+    assert.equal(setup.extraBody, {}, 'cache on: no cache-off field');
+    const o: PromptOptions = { api: 'completions', model: 'odd', format: 'text', seed: 3, nonce: 'q', stream: 'p', ...setup.content };
+    for (const n of [15, 99, 250]) assert.is(count(textPrompt(o, 1, n)), n);
+  } finally {
+    close();
+  }
+});
+
+test('a server without /tokenize: usage.prompt_tokens sizes prompts, and the note says so', async () => {
+  const { url, count, close } = await oddServer(false);
   try {
     const setup = await preparePrompts({ baseUrl: url, api: 'completions', format: 'text', cacheOff: true, checkLengths: [9, 40, 200] });
     assert.equal(setup.extraBody, { cache_prompt: false });
@@ -92,7 +114,7 @@ test('a server without /tokenize: usage.prompt_tokens sizes prompts, and the not
     const o: PromptOptions = { api: 'completions', model: 'odd', format: 'text', seed: 3, nonce: 'q', stream: 'p', ...setup.content };
     for (const n of [15, 99, 250]) assert.is(count(textPrompt(o, 1, n)), n);
   } finally {
-    server.close();
+    close();
   }
 });
 
