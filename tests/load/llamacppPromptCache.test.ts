@@ -196,8 +196,9 @@ if (missing) {
       const lengthErrors = [...prof.a, ...prof.b, ...prof.ref].map((r) => Math.abs((r.usagePromptTokens ?? NaN) - r.promptTokens))
         .concat([...probes.a, ...probes.b].map((r) => Math.abs((r.usagePromptTokens ?? NaN) - r.promptTokens)));
       assert.ok(lengthErrors.every((e) => e <= 1), `prompt lengths off plan by up to ${Math.max(...lengthErrors)} tokens`);
-      // Each prompt shares its BOS with whatever the slot held; a first word in common is rare.
-      const slack = (n: number) => n + Math.ceil(n * 0.05);
+      // Each prompt shares its BOS with whatever the slot held. Prompts open with one of the ~30
+      // words this 512-token vocabulary holds whole, so about 1 request in 30 also shares that word.
+      const slack = (n: number) => n + Math.ceil(n * 0.1);
       assert.ok(prof.cachedTokens <= slack(prof.cachingRequests), lines.join('\n'));
       assert.ok(probes.cachedTokens <= slack(probes.sent), lines.join('\n'));
       // On a quiet machine (FLUIDCAP_PROOF_STRICT=1) the medians themselves must lie in the band; on
