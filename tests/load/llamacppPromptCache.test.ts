@@ -97,8 +97,8 @@ interface Prefill {
  * cache_prompt:false reference at the same length), so a CPU shared with other work slows all
  * three alike. With the old prompts B's request k is A's, sent right after it: a cache hit.
  */
-async function interleavedProfiles(url: string, setup: PromptSetup, nonces: [string, string] | null, reference: boolean) {
-  const profile = planProfile({ promptLengths: PROFILE_LENGTHS, repeats: REPEATS, warmup: 2 }, { maxContextTokens: 2048 });
+async function interleavedProfiles(url: string, setup: PromptSetup, nonces: [string, string] | null, reference: boolean, repeats = REPEATS) {
+  const profile = planProfile({ promptLengths: PROFILE_LENGTHS, repeats, warmup: 2 }, { maxContextTokens: 2048 });
   const out = { a: [] as Prefill[], b: [] as Prefill[], ref: [] as Prefill[] };
   const before = await cachedTokens(url);
   let cachingRequests = 0;
@@ -214,6 +214,15 @@ if (missing) {
       for (const p of PROFILE_LENGTHS) {
         for (const run of [prof.a, prof.b]) assert.ok(within(refPairs(run, p), 0.75, 1.25), `${p} tokens: profile vs cache_prompt:false\n${lines.join('\n')}`);
       }
+
+      // Token-id prompts (this server adds no BOS to them): two runs share nothing the cache could serve.
+      const idSetup = await preparePrompts({ baseUrl: server.url, api: 'completions', format: 'token-ids', cacheOff: false, checkLengths: [384, 1536], nonce: 'calibration' });
+      assert.is(idSetup.format, 'token-ids');
+      assert.ok(idSetup.content.tokenIdRange![1] <= 512, `${idSetup.content.tokenIdRange}`);
+      const ids = await interleavedProfiles(server.url, idSetup, ['run-one-nonce-a1', 'run-two-nonce-b2'], false, 2);
+      console.log(`  llama.cpp proof, token ids: cached tokens +${ids.cachedTokens} over ${ids.cachingRequests} requests`);
+      assert.ok([...ids.a, ...ids.b].every((r) => r.usagePromptTokens === r.promptTokens));
+      assert.ok(ids.cachedTokens <= Math.ceil(ids.cachingRequests * 0.05), `token ids: cached tokens grew by ${ids.cachedTokens}`);
 
       // The old prompts (no nonce, no stream): the second run's requests are served from the cache.
       const old = await interleavedProfiles(server.url, setup, null, false);
