@@ -18,6 +18,7 @@ import { makeEarlyStop } from './earlyStop.ts';
 import type { RunPlan } from './runPlan.ts';
 import type { EngineSession } from './engineSession.ts';
 import type { ProbeOutcome } from './journal.ts';
+import type { PromptSetup } from '../load/tokenizeCalibration.ts';
 
 export interface ProbeSummary {
   index: number;
@@ -88,6 +89,8 @@ export interface ProbeStepInput {
   earlyStop: boolean;
   onProgress?: (p: ProbeProgress) => void;
   log: (line: string) => void;
+  /** The engine's prompt format, sizing and cache-off fields, measured once per run (tokenizeCalibration.ts). */
+  prompts?: PromptSetup;
 }
 
 /** Runs and judges one probe; never throws for request failures (they count against the SLO). */
@@ -104,6 +107,8 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
     maxContextTokens: plan.maxContextTokens,
     trace: input.trace,
     idPrefix: String(index).padStart(2, '0'),
+    promptNonce: plan.prompts.nonce ?? undefined,
+    promptFormat: input.prompts?.format,
   });
   writeFileSync(join(dir, 'plan.json'), JSON.stringify(probePlan) + '\n');
   const warmupRequests = Math.floor(plan.probe.warmupFraction * probePlan.requests.length);
@@ -136,6 +141,8 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
       tbtDeadlineS,
       clientToleranceS: plan.probe.clientToleranceS ?? undefined,
       continuousUsage: plan.probe.continuousUsage,
+      content: input.prompts?.content,
+      extraBody: input.prompts?.extraBody,
       shouldStop: (p) => {
         input.onProgress?.(p);
         return early ? early(p) : null;

@@ -21,7 +21,7 @@ export interface ProfileLimits {
 
 /** One isolated request of the profile, in the order it must be sent. */
 export interface ProfileRequest {
-  /** Position in the sequence; also a distinct seed for the prompt text, so no two prompts match. */
+  /** Position in the sequence; with the run's nonce and the attempt's stream it seeds the prompt (prompt.ts). */
   seq: number;
   promptTokens: number;
   maxTokens: number;
@@ -102,4 +102,12 @@ export function defaultPromptLengths(minPrompt: number, longestPrompt: number): 
   for (; p <= longestPrompt; p *= 2) out.push(p);
   if (out.length > 0 && out[out.length - 1] !== longestPrompt) out.push(longestPrompt);
   return out;
+}
+
+/**
+ * The prompt stream of one profiling attempt: a profile redone on --resume must not send the
+ * prompts the interrupted attempt sent (the engine may still hold them).
+ */
+export function profileStream(attempt: number): string {
+  return `profile-${attempt}`;
 }

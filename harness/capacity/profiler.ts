@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { sendOne } from '../load/sendOne.ts';
 import { fitPrefill, toFitJson, type FitBounds, type PrefillFitResult, type PrefillPoint } from './fit.ts';
 import type { ProfilePlan } from './profilePlan.ts';
+import type { PromptContent } from '../load/prompt.ts';
 import { UserError } from '../util/errors.ts';
 
 export interface ProfileTarget {
@@ -16,6 +17,10 @@ export interface ProfileTarget {
   apiKey?: string;
   seed: number;
   requestTimeoutS: number;
+  /** The run's nonce, this attempt's stream and the engine's measured sizing (prompt.ts). */
+  content?: PromptContent;
+  /** Per-request fields (the engine's cache-off switch). */
+  extraBody?: Record<string, unknown>;
 }
 
 export interface ProfileOutcome {
@@ -35,12 +40,14 @@ export async function runProfile(
   writeFileSync(rawPath, '');
   const points: PrefillPoint[] = [];
   const failures: string[] = [];
+  /** The engine's usage.prompt_tokens of each measured point (null where it sent none). */
+  const counted: (number | null)[] = [];
   let done = 0;
   for (const req of plan.requests) {
     if (opts.signal?.aborted) throw new UserError('profiling interrupted');
     const result = await sendOne(
       { promptTokens: req.promptTokens, maxTokens: req.maxTokens, index: req.seq, id: `profile-${req.seq}` },
-      { baseUrl: target.baseUrl, model: target.model, api: target.api, format: target.format, apiKey: target.apiKey, seed: target.seed, requestTimeoutS: target.requestTimeoutS, stallTimeoutS: target.requestTimeoutS },
+      { ...target.content, extraBody: target.extraBody, baseUrl: target.baseUrl, model: target.model, api: target.api, format: target.format, apiKey: target.apiKey, seed: target.seed, requestTimeoutS: target.requestTimeoutS, stallTimeoutS: target.requestTimeoutS },
     );
     const r = result.record;
     const first = r.chunks[0];
@@ -51,18 +58,41 @@ export async function runProfile(
       JSON.stringify({ seq: req.seq, promptTokens: req.promptTokens, warmup: req.warmup, repeat: req.repeat, prefillS, status: r.status, httpStatus: r.httpStatus, error: r.error, usagePromptTokens: r.usagePromptTokens ?? null }) + '\n',
     );
     if (prefillS === null) failures.push(`${req.promptTokens} tokens: ${r.status}${r.httpStatus ? ` (HTTP ${r.httpStatus})` : ''}${r.error ? `: ${r.error}` : ''}`);
-    else if (!req.warmup) points.push({ promptTokens: req.promptTokens, prefillS });
+    else if (!req.warmup) {
+      points.push({ promptTokens: req.promptTokens, prefillS });
+      counted.push(r.usagePromptTokens ?? null);
+    }
     done += 1;
     opts.onProgress?.(done, plan.requests.length);
   }
   if (failures.length > 0) {
     throw new UserError(`prefill profiling: ${failures.length} of ${plan.requests.length} requests failed (${rawPath}):\n  ${failures.slice(0, 10).join('\n  ')}`);
   }
-  const fit = fitPrefill(points, opts.fitBounds);
+  const fit = fitPrefill(enginePromptLengths(points, counted, opts.log), opts.fitBounds);
   writeFileSync(join(dir, 'fit.json'), JSON.stringify({ ...fit, ...toFitJson(fit, opts.ttftSlackS) }, null, 2) + '\n');
   if (!fit.ok) {
     throw new UserError(`prefill profile refused (${join(dir, 'fit.json')}): ${fit.problems.join('; ')}`);
   }
   opts.log(`prefill fit: D_p(P) = ${fit.a.toExponential(3)} + ${fit.b.toExponential(3)}·P + ${fit.c.toExponential(3)}·P² s, R² ${fit.r2.toFixed(4)} over ${fit.n} points`);
   return { fit, points };
+}
+
+/**
+ * D_p is fitted against the prompt length the engine counted, not the one planned: each planned
+ * length takes the median of its requests' usage.prompt_tokens (repeats stay one group).
+ */
+function enginePromptLengths(points: PrefillPoint[], counted: (number | null)[], log: (line: string) => void): PrefillPoint[] {
+  const byPlanned = new Map<number, number[]>();
+  points.forEach((p, i) => {
+    const c = counted[i];
+    if (c !== null && c > 0) byPlanned.set(p.promptTokens, [...(byPlanned.get(p.promptTokens) ?? []), c]);
+  });
+  const lengthOf = new Map<number, number>();
+  for (const [planned, counts] of byPlanned) {
+    const sorted = [...counts].sort((a, b) => a - b);
+    const median = sorted[Math.floor((sorted.length - 1) / 2)];
+    lengthOf.set(planned, median);
+    if (Math.abs(median - planned) > 1) log(`prefill profile: ${planned} prompt tokens planned, the engine counted ${median}; the fit uses ${median}`);
+  }
+  return points.map((p) => ({ ...p, promptTokens: lengthOf.get(p.promptTokens) ?? p.promptTokens }));
 }

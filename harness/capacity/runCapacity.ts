@@ -1,7 +1,7 @@
 // `fluidcap run`: plan → provision → profile → search → archive → report. Every step is journalled
 // in events.jsonl before and after it happens, so `--resume` reuses the profile and every finished
 // probe, and a killed probe's partial data is kept (moved aside), never overwritten.
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -23,6 +23,8 @@ import { capacityCost, runCost } from './cost.ts';
 import type { PrefillFit } from '../metrics/prefill.ts';
 import { writeReports } from '../report/write.ts';
 import { toolInfo } from './toolInfo.ts';
+import { preparePrompts, type PromptSetup } from '../load/tokenizeCalibration.ts';
+import { profileStream } from './profilePlan.ts';
 import type { Progress } from './progress.ts';
 
 export interface RunOptions {
@@ -132,6 +134,8 @@ export async function runCapacity(opts: RunOptions): Promise<RunOutcome> {
       recipeSha256: sha256(recipeText),
       ...(await toolInfo()),
       seed: recipe.workload.seed,
+      // Random per run so no prompt of this run repeats one of an earlier run (prompt caches).
+      promptNonce: randomBytes(8).toString('hex'),
       startedAt: now().toISOString(),
       endedAt: null,
       status: 'running',
@@ -139,12 +143,15 @@ export async function runCapacity(opts: RunOptions): Promise<RunOutcome> {
     };
   }
   const runId = String(manifest.runId);
+  // A run directory written before prompts had a nonce gets one now; kept on every later resume.
+  manifest.promptNonce ??= randomBytes(8).toString('hex');
+  const promptNonce = String(manifest.promptNonce);
   const journal = new Journal(join(runDir, 'events.jsonl'));
   const history = journal.read();
   const resumed = history.length > 0;
-  const plan = planRun(recipe, { runId, modelContext: (m) => findModel(m)?.maxContextTokens ?? null });
+  const plan = planRun(recipe, { runId, modelContext: (m) => findModel(m)?.maxContextTokens ?? null, promptNonce });
   manifest.recipe = recipe;
-  manifest.plan = { engine: plan.engine, profile: { promptLengths: plan.profile.promptLengths, repeats: plan.profile.repeats }, search: plan.search, probe: plan.probe };
+  manifest.plan = { engine: plan.engine, profile: { promptLengths: plan.profile.promptLengths, repeats: plan.profile.repeats }, search: plan.search, probe: plan.probe, prompts: plan.prompts };
   const saveManifest = () => writeJson(join(runDir, 'manifest.json'), manifest);
   saveManifest();
   journal.append({ type: 'run-started', runId, recipeFile: String(manifest.recipeFile), resumed });
@@ -165,7 +172,10 @@ export async function runCapacity(opts: RunOptions): Promise<RunOutcome> {
     saveManifest();
     log(`engine ready at ${session.baseUrl}${session.timeToReadyS !== null ? ` after ${session.timeToReadyS.toFixed(1)} s` : ''}`);
 
-    const ctx: RunContext = { history, plan, recipe, session, runDir, journal, opts };
+    const prompts = await setUpPrompts(plan, recipe, session, log);
+    manifest.prompts = { ...plan.prompts, model: prompts.model, format: prompts.format, extraBody: prompts.extraBody, sizing: prompts.content.textSizing?.source ?? null, idOverheadTokens: prompts.content.idOverheadTokens ?? null, checks: prompts.checks, notes: prompts.notes };
+    saveManifest();
+    const ctx: RunContext = { history, plan, recipe, session, runDir, journal, opts, prompts };
     const fit = await profileOrReuse(ctx);
     if (opts.profileOnly) {
       status = 'completed';
@@ -218,9 +228,33 @@ interface RunContext {
   runDir: string;
   journal: Journal;
   opts: RunOptions;
+  prompts: PromptSetup;
 }
 
-async function profileOrReuse({ history, plan, recipe, session, runDir, journal, opts }: RunContext): Promise<PrefillFit> {
+/** The served model, prompt format, sizing and cache-off fields of this engine; each finding is logged. */
+async function setUpPrompts(plan: RunPlan, recipe: Recipe, session: EngineSession, log: (line: string) => void): Promise<PromptSetup> {
+  const lengths = plan.profile.promptLengths;
+  const setup = await preparePrompts({
+    baseUrl: session.baseUrl,
+    apiKey: session.apiKey,
+    api: recipe.workload.api,
+    model: recipe.target.model ?? undefined,
+    engine: recipe.target.engine,
+    format: plan.prompts.format,
+    tokenIdRange: plan.prompts.tokenIdRange ?? undefined,
+    knownVocab: findModel(session.servedModel)?.vocabSize ?? null,
+    cacheOff: plan.prompts.cache.mode === 'off',
+    checkLengths: [...new Set([lengths[0], lengths[Math.floor(lengths.length / 2)], lengths[lengths.length - 1]])],
+    nonce: plan.prompts.nonce ?? undefined,
+  }).catch((err: Error) => {
+    throw new UserError(`${recipe.source.file}: prompts cannot be prepared for ${session.baseUrl}: ${err.message}`);
+  });
+  session.servedModel = setup.model;
+  for (const n of setup.notes) log(`prompts: ${n}`);
+  return setup;
+}
+
+async function profileOrReuse({ history, plan, recipe, session, runDir, journal, opts, prompts }: RunContext): Promise<PrefillFit> {
   const fitPath = join(runDir, 'profile', 'fit.json');
   if (history.some((e) => e.type === 'profile-finished') && existsSync(fitPath)) {
     opts.log(`reusing the prefill profile in ${fitPath}`);
@@ -233,10 +267,13 @@ async function profileOrReuse({ history, plan, recipe, session, runDir, journal,
       baseUrl: session.baseUrl,
       model: session.servedModel,
       api: recipe.workload.api,
-      format: recipe.workload.api === 'chat' ? 'text' : recipe.workload.prompts.format,
+      format: prompts.format,
       apiKey: session.apiKey,
       seed: recipe.workload.seed,
       requestTimeoutS: recipe.profile.requestTimeoutS,
+      // A profile redone on resume is a new attempt with prompts of its own.
+      content: { ...prompts.content, nonce: plan.prompts.nonce ?? undefined, stream: profileStream(history.filter((e) => e.type === 'run-started').length + 1) },
+      extraBody: prompts.extraBody,
     },
     {
       runDir,
@@ -252,7 +289,7 @@ async function profileOrReuse({ history, plan, recipe, session, runDir, journal,
 }
 
 async function search(
-  { history, plan, recipe, session, runDir, journal, opts }: RunContext,
+  { history, plan, recipe, session, runDir, journal, opts, prompts }: RunContext,
   fit: PrefillFit,
   trace: ReturnType<typeof loadWorkloadTrace>,
 ): Promise<
@@ -303,6 +340,7 @@ async function search(
       signal: opts.signal,
       earlyStop,
       log: opts.log,
+      prompts,
       onProgress: (p) => opts.progress?.update({ done: p.ended, total: p.planned, elapsedS: p.elapsedS }),
     });
     if (summary.interrupted) {

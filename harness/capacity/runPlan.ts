@@ -6,6 +6,7 @@ import type { Slo } from '../metrics/slo.ts';
 import { renderContainerSpec, type ContainerSpec } from '../provision/containerSpec.ts';
 import { planProfile, type ProfilePlan } from './profilePlan.ts';
 import type { SearchBounds } from './search.ts';
+import type { PromptCacheSpec } from '../load/workloadSpec.ts';
 import { UserError } from '../util/errors.ts';
 
 /** How the engine comes up: a local child process (sim without image), a container, or nothing. */
@@ -48,12 +49,24 @@ export interface RunPlan {
   /** Baseline SLOs every probe is also judged under (Metron Fig. 6), each with its own name. */
   baselines: Record<string, Slo>;
   seed: number;
+  /** How prompts are written: the cache policy (off: the engine's cache-off switches are used) and the run's nonce. */
+  prompts: RunPrompts;
+}
+
+export interface RunPrompts {
+  cache: PromptCacheSpec;
+  /** Random per run, kept on --resume; null until the run starts (a dry run has none). */
+  nonce: string | null;
+  format: 'token-ids' | 'text';
+  tokenIdRange: [number, number] | null;
 }
 
 export interface PlanContext {
   runId: string;
   /** Context length of a catalog model, or null when the catalog does not know it. */
   modelContext: (model: string) => number | null;
+  /** The run's prompt nonce (new runs draw one; a resumed run reads it from its manifest). */
+  promptNonce?: string;
 }
 
 /** SLO entries carry the user's own text when the recipe file has it. */
@@ -104,7 +117,7 @@ export function planRun(recipe: Recipe, ctx: PlanContext): RunPlan {
   if (t.engine === 'endpoint') {
     engine = { kind: 'endpoint', url: t.endpoint!.url.replace(/\/$/, ''), apiKeyEnv: t.endpoint!.apiKeyEnv ?? null };
   } else {
-    const spec = renderContainerSpec(t, { runId: ctx.runId })!;
+    const spec = renderContainerSpec(t, { runId: ctx.runId, recipeFile: recipe.source.file, promptCache: recipe.workload.promptCache.mode })!;
     if (t.engine === 'sim' && t.image === undefined) {
       // No image: the engine runs as a child process here, on a free loopback port.
       engine = { kind: 'local-process', argv: withListenAddress(spec.argv, '127.0.0.1', 0) };
@@ -127,7 +140,8 @@ export function planRun(recipe: Recipe, ctx: PlanContext): RunPlan {
     servedModel: model,
     maxContextTokens,
     gpuProfile: t.gpuProfile ?? null,
-    gpuCount: t.engine === 'endpoint' ? 0 : t.tensorParallel,
+    // llama.cpp's server runs on the CPU here: it holds no GPU to cost.
+    gpuCount: t.engine === 'endpoint' || t.engine === 'llamacpp' ? 0 : t.tensorParallel,
     profile,
     search: { qps: recipe.search.qps, tolerance: recipe.search.tolerance, maxProbes: recipe.search.maxProbes },
     probe: {
@@ -146,6 +160,12 @@ export function planRun(recipe: Recipe, ctx: PlanContext): RunPlan {
     slo,
     baselines: baselineSlos(slo),
     seed: recipe.workload.seed,
+    prompts: {
+      cache: recipe.workload.promptCache,
+      nonce: ctx.promptNonce ?? null,
+      format: recipe.workload.api === 'chat' ? 'text' : recipe.workload.prompts.format,
+      tokenIdRange: recipe.workload.prompts.tokenIdRange ?? null,
+    },
   };
 }
 

@@ -1,11 +1,13 @@
 // The probe planner: turns a workload, a rate and a size into plain data (every request's planned
 // send time and token lengths) before the probe starts, so runners only execute and `--dry-run`
-// can print it. Pure: same inputs, same plan, byte for byte.
+// can print it. Pure: same inputs, same plan, byte for byte. Prompt content is not planned here,
+// only named: the run's nonce and the probe's stream (prompt.ts writes the text from them).
 import { arrivalTimesS } from './arrivals.ts';
 import { PRESETS, lengthSampler, truncateVidur, type LengthDist } from './lengths.ts';
 import { createRng, deriveSeed, permutation, type Rng } from '../util/rng.ts';
 import type { TraceTable } from './traceCsv.ts';
 import type { WorkloadSpec } from './workloadSpec.ts';
+import type { PromptContent } from './prompt.ts';
 
 /** One request of the plan: when to send it and how long its prompt and output are. */
 export interface PlannedRequest {
@@ -26,7 +28,29 @@ export interface ProbePlan {
   tokenDriftTolerance: number;
   /** The time limit the plan was cut at (Infinity when only a request count was given). */
   durationLimitS: number;
+  /** Whose prompts these are: with the seed they give every request's content (see prompt.ts). */
+  prompts: PromptIdentity;
   requests: PlannedRequest[];
+}
+
+/** What makes a probe's prompt content its own: the run's nonce, the probe's stream, the cache policy. */
+export interface PromptIdentity {
+  /** null: no run nonce given (a standalone plan); content then repeats between such plans. */
+  nonce: string | null;
+  stream: string;
+  cache: WorkloadSpec['promptCache'];
+}
+
+/** The content options a plan's prompt identity gives (prompt.ts): a shared prefix only when the cache is on. */
+export function planPromptContent(p: PromptIdentity | undefined): PromptContent {
+  // Plans archived before prompts had an identity replay with the old content.
+  if (!p) return {};
+  return { nonce: p.nonce ?? undefined, stream: p.stream, sharedPrefix: p.cache.mode === 'on' ? p.cache.sharedPrefix : null };
+}
+
+/** The prompt stream of a probe: its index and rate, so a re-probed rate and a resumed probe get new prompts. */
+export function probeStream(idPrefix: string, rateQps: number): string {
+  return `probe-${idPrefix}-qps-${+rateQps.toPrecision(6)}`;
 }
 
 export interface PlanInput {
@@ -43,6 +67,12 @@ export interface PlanInput {
   trace?: TraceTable;
   /** Prefix of request ids, e.g. the probe number "03" gives "03-0017". */
   idPrefix?: string;
+  /** The run's prompt nonce (random per run, kept on resume). */
+  promptNonce?: string;
+  /** Overrides the prompt stream (default: probeStream(idPrefix, rateQps)). */
+  promptStream?: string;
+  /** Overrides the workload's prompt format (token ids refused for an unknown vocabulary fall back to text). */
+  promptFormat?: WorkloadSpec['prompts']['format'];
 }
 
 /** Plans a probe: arrival times from the arrival process, lengths from the length source. */
@@ -71,10 +101,11 @@ export function planProbe(input: PlanInput): ProbePlan {
     seed,
     rateQps,
     api: workload.api,
-    promptFormat: workload.api === 'chat' ? 'text' : workload.prompts.format,
+    promptFormat: workload.api === 'chat' ? 'text' : (input.promptFormat ?? workload.prompts.format),
     arrivals: workload.arrivals,
     tokenDriftTolerance: workload.tokenDriftTolerance,
     durationLimitS,
+    prompts: { nonce: input.promptNonce ?? null, stream: input.promptStream ?? probeStream(prefix, rateQps), cache: workload.promptCache },
     requests,
   };
 }

@@ -13,8 +13,8 @@ import { startDispatch, type DispatchOptions } from './dispatcher.ts';
 import { startScraper } from './metricsScraper.ts';
 import { defaultClientToleranceS, judgeClientHealth, judgeTokenDrift, type ClientHealth, type TokenDrift } from './health.ts';
 import type { RawExchange } from './exchange.ts';
-import type { PlannedRequest, ProbePlan } from './plan.ts';
-import type { PromptOptions } from './prompt.ts';
+import { planPromptContent, type PlannedRequest, type ProbePlan } from './plan.ts';
+import type { PromptContent, PromptOptions } from './prompt.ts';
 import type { FromWorker, ToWorker } from './workerProtocol.ts';
 import { readThreadCpu, threadCpuSince, type ThreadCpu } from './threadCpu.ts';
 import { watchGcPauses } from './gcPauses.ts';
@@ -62,6 +62,8 @@ export interface ProbeOptions {
   continuousUsage?: boolean;
   tokenIdRange?: [number, number];
   extraBody?: Record<string, unknown>;
+  /** The engine's measured prompt sizing (tokenizeCalibration.ts); the plan names nonce and stream. */
+  content?: PromptContent;
 }
 
 /** Side effects a caller may replace (tests, the capacity pipeline's logger). */
@@ -121,6 +123,8 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
     continuousUsage: options.continuousUsage,
     tokenIdRange: options.tokenIdRange,
     extraBody: options.extraBody,
+    ...planPromptContent(plan.prompts),
+    ...options.content,
   };
 
   // Workers boot first (tsx compiles them), so the clock starts only once all can send.

@@ -11,7 +11,12 @@
 //     # or lengths: { trace: file.csv, maxTotalTokens: 4096 }   (Vidur columns; path relative to the recipe)
 //     arrivals: { process: poisson }   # poisson | gamma (burstiness) | constant | trace (timeScale?)
 //     seed: 42
-//     prompts: { format: token-ids }   # token-ids | text (chat always sends text)
+//     prompts: { format: token-ids }   # token-ids | text (chat always sends text); token ids only
+//                                      #   where the vocabulary is known, else text; tokenIdRange: [lo, hi]
+//     promptCache: off                 # off: the engine's prompt cache is switched off where it has a
+//                                      #   switch; on: left on; { sharedPrefix: { tokens, fraction } }:
+//                                      #   on, and that fraction of each probe's requests opens with one
+//                                      #   common prefix of that many tokens (inference-perf's shared prefix)
 //     tokenDriftTolerance: 0.02        # largest |usage − requested| / requested before a probe says so
 import { z } from 'zod';
 import { PRESET_NAMES, type LengthDist, type PresetName } from './lengths.ts';
@@ -119,6 +124,42 @@ const arrivalsSchema = z.discriminatedUnion(
   { error: 'must be { process: poisson | gamma | constant | trace }' },
 );
 
+const promptsSchema = z
+  .strictObject({
+    format: z.enum(['token-ids', 'text']).default('token-ids'),
+    /** Token ids are drawn from [lo, hi); default: what fits the vocabulary the server states. */
+    tokenIdRange: z.tuple([z.number().int().min(0), posInt()]).optional(),
+  })
+  .superRefine((p, ctx) => {
+    const r = p.tokenIdRange;
+    if (r && r[1] - r[0] < 16) ctx.addIssue({ code: 'custom', path: ['tokenIdRange'], input: r, message: `must span at least 16 ids, got [${r[0]}, ${r[1]})` });
+  });
+
+/** `off` | `on` | { sharedPrefix } → one shape: the cache mode and the deliberate sharing, if any. */
+function normalizePromptCache(v: unknown): unknown {
+  if (v === 'off' || v === 'on' || v === false || v === true) return { mode: v === 'on' || v === true ? 'on' : 'off' };
+  if (v !== null && typeof v === 'object' && !Array.isArray(v) && !('mode' in v)) return { mode: 'on', ...v };
+  return v;
+}
+
+const promptCacheSchema = z.preprocess(
+  normalizePromptCache,
+  z
+    .strictObject(
+      {
+        mode: z.enum(['off', 'on']),
+        sharedPrefix: z.strictObject({ tokens: posInt(), fraction: z.number().min(0).max(1) }).optional(),
+      },
+      { error: 'must be off, on, or { sharedPrefix: { tokens, fraction } }' },
+    )
+    .superRefine((c, ctx) => {
+      if (c.mode === 'off' && c.sharedPrefix) {
+        ctx.addIssue({ code: 'custom', path: ['sharedPrefix'], input: c.sharedPrefix, message: 'needs the prompt cache on (a shared prefix only matters to a cache)' });
+      }
+    })
+    .transform((c) => ({ mode: c.mode, sharedPrefix: c.sharedPrefix ?? null })),
+);
+
 /** The recipe's workload section; the lead's recipe loader composes it with the other sections. */
 export const workloadSchema = z
   .strictObject({
@@ -126,7 +167,8 @@ export const workloadSchema = z
     lengths: lengthsSchema,
     arrivals: arrivalsSchema.default({ process: 'poisson' }),
     seed: z.number().int().min(0).max(0xffffffff).default(42),
-    prompts: z.strictObject({ format: z.enum(['token-ids', 'text']).default('token-ids') }).prefault({}),
+    prompts: promptsSchema.prefault({}),
+    promptCache: promptCacheSchema.default({ mode: 'off', sharedPrefix: null }),
     tokenDriftTolerance: z.number().min(0).max(1).default(0.02),
   })
   .superRefine((w, ctx) => {
@@ -142,4 +184,5 @@ export const workloadSchema = z
 
 export type WorkloadSpec = z.output<typeof workloadSchema>;
 export type LengthsSpec = WorkloadSpec['lengths'];
+export type PromptCacheSpec = WorkloadSpec['promptCache'];
 export type { LengthDist };

@@ -183,6 +183,7 @@ const plan = (requests: { scheduledS: number; maxTokens: number }[]): ProbePlan 
   arrivals: { process: 'poisson' } as ProbePlan['arrivals'],
   tokenDriftTolerance: 0.02,
   durationLimitS: Infinity,
+  prompts: { nonce: 'test', stream: 'serverBehaviours', cache: { mode: 'off' } } as ProbePlan['prompts'],
   requests: requests.map((r, i) => ({ id: `p-${i}`, index: i, scheduledS: r.scheduledS, promptTokens: 8, maxTokens: r.maxTokens })),
 });
 
