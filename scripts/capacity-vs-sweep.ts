@@ -7,7 +7,7 @@
 // the first failing one; when the whole grid fails (or passes) it extends down (or up) by the same
 // step, at most --extra more rates. Prints both capacities and their relative difference (target ≤ 5%).
 import { parseArgs } from 'node:util';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { runCapacity } from '../harness/capacity/runCapacity.ts';
@@ -17,7 +17,8 @@ import { findModel } from '../harness/catalog/models.ts';
 import { startEngineSession } from '../harness/capacity/engineSession.ts';
 import { runProbeStep } from '../harness/capacity/probeStep.ts';
 import { loadWorkloadTrace } from '../harness/load/traceFile.ts';
-import type { PrefillFit } from '../harness/metrics/prefill.ts';
+import { runPaths } from '../harness/runDir/layout.ts';
+import { readFit } from '../harness/runDir/read.ts';
 
 const { values } = parseArgs({
   options: {
@@ -56,7 +57,7 @@ const plan: RunPlan = {
     earlyStop: false,
   },
 };
-const fit = JSON.parse(readFileSync(join(outcome.runDir, 'profile', 'fit.json'), 'utf8')) as PrefillFit;
+const fit = readFit(runPaths(outcome.runDir).fit)!;
 const sweepDir = join(outcome.runDir, 'sweep');
 mkdirSync(sweepDir, { recursive: true });
 const rateAt = (k: number) => +(found.capacityQps * (1 + k * step)).toPrecision(4);

@@ -2,7 +2,7 @@
 // in events.jsonl before and after it happens, so `--resume` reuses the profile and every finished
 // probe, and a killed probe's partial data is kept (moved aside), never overwritten.
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { loadRecipe } from '../recipe/load.ts';
@@ -13,11 +13,16 @@ import { loadWorkloadTrace } from '../load/traceFile.ts';
 import type { Inventory } from '../provision/inventory.ts';
 import type { ConnectOptions } from '../provision/sshConnection.ts';
 import { UserError } from '../util/errors.ts';
-import { Journal, type JournalLine, type ProbeOutcome } from './journal.ts';
+import { Journal } from '../runDir/journal.ts';
+import { RUN_FILES, probePaths, runPaths, type RunPaths } from '../runDir/layout.ts';
+import { readJsonFile, writeJsonFile } from '../runDir/jsonFiles.ts';
+import { readManifest } from '../runDir/read.ts';
+import type { CapacityJson, FitFile, JournalLine, Manifest, ManifestPlan, ProbeSummary } from '../runDir/schema.ts';
 import { planRun, type RunPlan } from './runPlan.ts';
 import { startEngineSession, type EngineSession } from './engineSession.ts';
 import { runProfile } from './profiler.ts';
-import { plannedRequests, probeDirName, probeOutcome, runProbeStep, type ProbeSummary } from './probeStep.ts';
+import { plannedRequests, probeOutcome, runProbeStep } from './probeStep.ts';
+import { reclaimProbes } from './resume.ts';
 import { nextProbe, type ProbeVerdict, type SearchDecision } from './search.ts';
 import { capacityCost, runCost } from './cost.ts';
 import type { PrefillFit } from '../metrics/prefill.ts';
@@ -52,30 +57,6 @@ export interface RunOutcome {
   capacity: CapacityJson | null;
 }
 
-export interface CapacityJson {
-  runId: string;
-  capacityQps: number;
-  outcome: string;
-  reason: string;
-  belowMin: boolean;
-  atLeastMax: boolean;
-  slo: RunPlan['slo'];
-  bracket: { passQps: number | null; failQps: number | null };
-  tolerance: number;
-  probes: ProbeOutcome[];
-  /** The baseline SLO definitions every probe was also judged under (Metron Fig. 6). */
-  baselines: RunPlan['baselines'];
-  /** Capacity under each baseline SLO: highest probed rate that passed it with every lower probed rate passing too. */
-  baselineCapacityQps: Record<string, number | null>;
-  fluidTokenRateAtCapacity: unknown;
-  warmupFraction: number;
-  probeTimeS: number;
-  gpuSeconds: number;
-  costUsd?: number;
-  cost: ReturnType<typeof capacityCost> | null;
-  gpuProfile: string | null;
-  gpuCount: number;
-}
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
@@ -87,8 +68,16 @@ function newRunId(recipe: Recipe, now: Date, outDir: string): string {
   return id;
 }
 
-function writeJson(path: string, value: unknown): void {
-  writeFileSync(path, JSON.stringify(value, null, 2) + '\n');
+/** The parts of the plan manifest.json keeps. */
+function manifestPlan(plan: RunPlan): ManifestPlan {
+  return {
+    engine: plan.engine,
+    servedModel: plan.servedModel,
+    maxContextTokens: plan.maxContextTokens,
+    profile: { promptLengths: plan.profile.promptLengths, repeats: plan.profile.repeats },
+    search: plan.search,
+    probe: plan.probe,
+  };
 }
 
 /** Resolves the recipe's plan without launching anything (what --dry-run prints). */
@@ -103,29 +92,55 @@ export async function runCapacity(opts: RunOptions): Promise<RunOutcome> {
   const log = opts.log;
   let runDir: string;
   let recipe: Recipe;
-  let manifest: Record<string, unknown>;
+  let manifest: Manifest;
+  let paths: RunPaths;
   if (opts.resumeDir) {
     runDir = resolve(opts.resumeDir);
-    const manifestPath = join(runDir, 'manifest.json');
-    if (!existsSync(manifestPath)) throw new UserError(`${opts.resumeDir}: not a run directory (no manifest.json)`);
-    manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as Record<string, unknown>;
-    const recipePath = String(manifest.recipeFile);
-    if (!existsSync(recipePath)) throw new UserError(`${manifestPath}: the run's recipe ${recipePath} no longer exists`);
-    if (sha256(readFileSync(recipePath, 'utf8')) !== manifest.recipeSha256) {
-      throw new UserError(`${recipePath} changed since run ${manifest.runId} started; resuming would mix two recipes (start a new run instead)`);
+    paths = runPaths(runDir);
+    const found = readManifest(paths.manifest);
+    if (!found) throw new UserError(`${opts.resumeDir}: not a run directory (no ${RUN_FILES.manifest})`);
+    const { runId, recipeFile: recipePath, recipeSha256 } = found;
+    if (typeof runId !== 'string' || typeof recipePath !== 'string' || typeof recipeSha256 !== 'string') {
+      throw new UserError(`${paths.manifest}: runId, recipeFile and recipeSha256 must be strings, got ${JSON.stringify({ runId, recipeFile: recipePath, recipeSha256 })}`);
+    }
+    if (!existsSync(recipePath)) throw new UserError(`${paths.manifest}: the run's recipe ${recipePath} no longer exists`);
+    if (sha256(readFileSync(recipePath, 'utf8')) !== recipeSha256) {
+      throw new UserError(`${recipePath} changed since run ${runId} started; resuming would mix two recipes (start a new run instead)`);
     }
     recipe = await loadRecipe(recipePath);
+    const plan = planRun(recipe, { runId, modelContext: (m) => findModel(m)?.maxContextTokens ?? null });
+    // A manifest written by an older version may lack fields: what it records is kept, the rest filled in.
+    const tool = await toolInfo();
+    manifest = {
+      toolVersion: found.toolVersion ?? tool.toolVersion,
+      gitSha: found.gitSha === undefined ? tool.gitSha : found.gitSha,
+      gitDirty: found.gitDirty === undefined ? tool.gitDirty : found.gitDirty,
+      node: found.node ?? tool.node,
+      seed: recipe.workload.seed,
+      startedAt: found.startedAt ?? now().toISOString(),
+      endedAt: null,
+      exitReason: null,
+      engineUpS: found.engineUpS ?? 0,
+      host: found.host ?? null,
+      runId,
+      recipeFile: recipePath,
+      recipeSha256,
+      status: 'running',
+      recipe,
+      plan: manifestPlan(plan),
+    };
   } else {
     recipe = await loadRecipe(opts.recipeFile);
     const runId = newRunId(recipe, now(), opts.outDir);
     // What only the catalog or the trace file can refuse is refused before the run directory exists.
-    planRun(recipe, { runId, modelContext: (m) => findModel(m)?.maxContextTokens ?? null });
+    const plan = planRun(recipe, { runId, modelContext: (m) => findModel(m)?.maxContextTokens ?? null });
     loadWorkloadTrace(recipe.workload, recipe.source.dir, recipe.source.file);
     mkdirSync(opts.outDir, { recursive: true });
     runDir = resolve(opts.outDir, runId);
+    paths = runPaths(runDir);
     mkdirSync(runDir, { recursive: true });
     const recipeText = readFileSync(opts.recipeFile, 'utf8');
-    copyFileSync(opts.recipeFile, join(runDir, 'recipe.yaml'));
+    copyFileSync(opts.recipeFile, paths.recipeCopy);
     manifest = {
       runId,
       recipeFile: resolve(opts.recipeFile),
@@ -136,18 +151,23 @@ export async function runCapacity(opts: RunOptions): Promise<RunOutcome> {
       endedAt: null,
       status: 'running',
       exitReason: null,
+      engineUpS: 0,
+      recipe,
+      plan: manifestPlan(plan),
+      host: null,
     };
   }
-  const runId = String(manifest.runId);
-  const journal = new Journal(join(runDir, 'events.jsonl'));
+  const runId = manifest.runId;
+  const journal = new Journal(paths.events);
   const history = journal.read();
   const resumed = history.length > 0;
   const plan = planRun(recipe, { runId, modelContext: (m) => findModel(m)?.maxContextTokens ?? null });
-  manifest.recipe = recipe;
-  manifest.plan = { engine: plan.engine, profile: { promptLengths: plan.profile.promptLengths, repeats: plan.profile.repeats }, search: plan.search, probe: plan.probe };
-  const saveManifest = () => writeJson(join(runDir, 'manifest.json'), manifest);
+  const saveManifest = (update: Partial<Manifest> = {}) => {
+    manifest = { ...manifest, ...update };
+    writeJsonFile(paths.manifest, manifest);
+  };
   saveManifest();
-  journal.append({ type: 'run-started', runId, recipeFile: String(manifest.recipeFile), resumed });
+  journal.append({ type: 'run-started', runId, recipeFile: manifest.recipeFile, resumed });
   log(`${resumed ? 'resuming' : 'run'} ${runId} → ${runDir}`);
 
   const trace = loadWorkloadTrace(recipe.workload, recipe.source.dir, recipe.source.file);
@@ -155,17 +175,16 @@ export async function runCapacity(opts: RunOptions): Promise<RunOutcome> {
   let status: RunStatus = 'failed';
   let reason = 'unknown';
   let capacity: CapacityJson | null = null;
-  const engineUp = { sinceMs: 0, totalS: Number((manifest as { engineUpS?: number }).engineUpS ?? 0) };
+  const engineUp = { sinceMs: 0, totalS: manifest.engineUpS };
   try {
     opts.progress?.phase('provision', `starting ${recipe.target.engine}`);
     session = await startEngineSession(plan, { runDir, target: recipe.target, inventory: opts.inventory, connect: opts.connect, log, signal: opts.signal });
     engineUp.sinceMs = performance.now();
     journal.append({ type: 'engine-ready', baseUrl: session.baseUrl, timeToReadyS: session.timeToReadyS, engine: recipe.target.engine });
-    manifest.host = session.facts;
-    saveManifest();
+    saveManifest({ host: session.facts });
     log(`engine ready at ${session.baseUrl}${session.timeToReadyS !== null ? ` after ${session.timeToReadyS.toFixed(1)} s` : ''}`);
 
-    const ctx: RunContext = { history, plan, recipe, session, runDir, journal, opts };
+    const ctx: RunContext = { history, plan, recipe, session, runDir, paths, journal, opts };
     const fit = await profileOrReuse(ctx);
     if (opts.profileOnly) {
       status = 'completed';
@@ -179,7 +198,7 @@ export async function runCapacity(opts: RunOptions): Promise<RunOutcome> {
     } else {
       const decision = result.decision;
       capacity = buildCapacity(plan, decision, result.summaries, runId, engineUp.totalS + (performance.now() - engineUp.sinceMs) / 1000);
-      writeJson(join(runDir, 'capacity.json'), capacity);
+      writeJsonFile(paths.capacity, capacity);
       journal.append({ type: 'search-finished', capacityQps: capacity.capacityQps, reason: capacity.reason });
       status = 'completed';
       reason = capacity.reason;
@@ -197,11 +216,7 @@ export async function runCapacity(opts: RunOptions): Promise<RunOutcome> {
       journal.append({ type: 'engine-stopped', verified: stop.verified });
       for (const p of stop.problems) log(p);
     }
-    manifest.engineUpS = engineUp.totalS;
-    manifest.status = status;
-    manifest.exitReason = reason;
-    manifest.endedAt = now().toISOString();
-    saveManifest();
+    saveManifest({ engineUpS: engineUp.totalS, status, exitReason: reason, endedAt: now().toISOString() });
     journal.append({ type: 'run-finished', status, reason });
     opts.progress?.done();
   }
@@ -216,15 +231,15 @@ interface RunContext {
   recipe: Recipe;
   session: EngineSession;
   runDir: string;
+  paths: RunPaths;
   journal: Journal;
   opts: RunOptions;
 }
 
-async function profileOrReuse({ history, plan, recipe, session, runDir, journal, opts }: RunContext): Promise<PrefillFit> {
-  const fitPath = join(runDir, 'profile', 'fit.json');
-  if (history.some((e) => e.type === 'profile-finished') && existsSync(fitPath)) {
-    opts.log(`reusing the prefill profile in ${fitPath}`);
-    return JSON.parse(readFileSync(fitPath, 'utf8')) as PrefillFit;
+async function profileOrReuse({ history, plan, recipe, session, runDir, paths, journal, opts }: RunContext): Promise<PrefillFit> {
+  if (history.some((e) => e.type === 'profile-finished') && existsSync(paths.fit)) {
+    opts.log(`reusing the prefill profile in ${paths.fit}`);
+    return readJsonFile(paths.fit) as FitFile;
   }
   opts.progress?.phase('profile', `${plan.profile.requests.length} isolated prefills`);
   const { fit } = await runProfile(
@@ -258,26 +273,9 @@ async function search(
 ): Promise<
   { decision: Extract<SearchDecision, { done: true }>; summaries: ProbeSummary[]; interrupted: null } | { interrupted: string; decision?: never; summaries?: never }
 > {
-  const summaries: ProbeSummary[] = [];
-  const finished = new Set<number>();
-  for (const e of history) {
-    if (e.type !== 'probe-finished') continue;
-    const path = join(runDir, e.dir, 'summary.json');
-    summaries.push(JSON.parse(readFileSync(path, 'utf8')) as ProbeSummary);
-    finished.add(e.index);
-  }
-  // A probe that started and never finished (SIGKILL, power loss): keep its data, probe it again.
-  let usedIndex = Math.max(0, ...history.filter((e) => e.type === 'probe-started').map((e) => (e as { index: number }).index));
-  for (const e of history) {
-    if (e.type !== 'probe-started' || finished.has(e.index)) continue;
-    if (history.some((x) => x.type === 'probe-interrupted' && x.index === e.index)) continue;
-    const from = join(runDir, e.dir);
-    const movedTo = `${e.dir}.interrupted`;
-    if (existsSync(from)) renameSync(from, join(runDir, movedTo));
-    journal.append({ type: 'probe-interrupted', index: e.index, qps: e.qps, dir: e.dir, movedTo });
-    opts.log(`probe ${e.index} at ${e.qps} QPS did not finish; its data is kept in ${movedTo} and the rate is probed again`);
-  }
-  if (summaries.length > 0) opts.log(`reusing ${summaries.length} finished probe(s): ${summaries.map((s) => `${s.qps} QPS ${s.passed ? 'pass' : 'fail'}`).join(', ')}`);
+  const reclaimed = reclaimProbes(runDir, history, journal, opts.log);
+  const summaries = reclaimed.summaries;
+  let usedIndex = reclaimed.usedIndex;
 
   const earlyStop = opts.earlyStop ?? plan.probe.earlyStop;
   for (;;) {
@@ -288,8 +286,8 @@ async function search(
     usedIndex += 1;
     const index = usedIndex;
     const qps = decision.qps;
-    const dir = `probes/${probeDirName(index, qps)}`;
-    journal.append({ type: 'probe-started', index, qps, dir });
+    const probe = probePaths(runDir, index, qps);
+    journal.append({ type: 'probe-started', index, qps, dir: probe.rel });
     opts.progress?.phase('search', `probe ${index} (${decision.phase}) at ${qps} QPS`, { planned: plannedRequests(plan.probe, qps), qps });
     const summary = await runProbeStep({
       index,
@@ -306,9 +304,9 @@ async function search(
       onProgress: (p) => opts.progress?.update({ done: p.ended, total: p.planned, elapsedS: p.elapsedS }),
     });
     if (summary.interrupted) {
-      const movedTo = `${dir}.interrupted`;
-      renameSync(join(runDir, dir), join(runDir, movedTo));
-      journal.append({ type: 'probe-interrupted', index, qps, dir, movedTo });
+      const movedTo = probe.interruptedRel;
+      renameSync(probe.dir, probe.interruptedDir);
+      journal.append({ type: 'probe-interrupted', index, qps, dir: probe.rel, movedTo });
       const why = summary.engineDied ?? 'interrupted by signal';
       if (summary.engineDied) throw new UserError(`the engine died during probe ${index} at ${qps} QPS: ${summary.engineDied} (received data kept in ${movedTo})`);
       return { interrupted: why };
@@ -345,7 +343,17 @@ function buildCapacity(
   const meanOutput = atCapacity?.metrics.outputTokensPerS && atCapacity.metrics.requestThroughputQps
     ? atCapacity.metrics.outputTokensPerS / atCapacity.metrics.requestThroughputQps
     : 0;
-  const run = runCost({ engineUpS, gpuCount: plan.gpuCount, usdPerGpuHour: price });
+  // An endpoint's GPUs are not ours to count: it has no GPU count, so no GPU-seconds and no money.
+  const gpuCount = plan.gpuCount > 0 ? plan.gpuCount : null;
+  const run = runCost({ engineUpS, gpuCount, usdPerGpuHour: price });
+  const costNote =
+    gpuCount === null
+      ? `the GPUs behind ${plan.engine.kind === 'endpoint' ? `the endpoint ${plan.engine.url}` : 'the engine'} are unknown to fluidcap (it did not start them), so GPU-seconds and costs are not counted`
+      : plan.gpuProfile === null
+        ? 'the recipe names no GPU profile (target.gpuProfile), so there is no price'
+        : price === null
+          ? `the GPU profile ${plan.gpuProfile} has no price`
+          : null;
   const baselineCapacityQps: Record<string, number | null> = {};
   for (const name of Object.keys(plan.baselines)) baselineCapacityQps[name] = capacityUnder(summaries, (s) => s.baselines[name]?.passed === true);
   return {
@@ -366,7 +374,8 @@ function buildCapacity(
     probeTimeS: summaries.reduce((t, s) => t + s.durationS, 0),
     gpuSeconds: run.gpuSeconds,
     ...(run.costUsd !== null ? { costUsd: run.costUsd } : {}),
-    cost: d.capacityQps > 0 ? capacityCost({ usdPerGpuHour: price, gpuCount: plan.gpuCount, capacityQps: d.capacityQps, meanOutputTokens: meanOutput }) : null,
+    ...(costNote !== null ? { costNote } : {}),
+    cost: d.capacityQps > 0 ? capacityCost({ usdPerGpuHour: price, gpuCount, capacityQps: d.capacityQps, meanOutputTokens: meanOutput }) : null,
     gpuProfile: plan.gpuProfile,
     gpuCount: plan.gpuCount,
   };

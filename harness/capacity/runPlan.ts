@@ -3,31 +3,11 @@
 // executes it. Pure: the caller supplies the run id and the catalog lookups.
 import type { Recipe } from '../recipe/parse.ts';
 import type { Slo } from '../metrics/slo.ts';
-import { renderContainerSpec, type ContainerSpec } from '../provision/containerSpec.ts';
+import { renderContainerSpec } from '../provision/containerSpec.ts';
 import { planProfile, type ProfilePlan } from './profilePlan.ts';
 import type { SearchBounds } from './search.ts';
 import { UserError } from '../util/errors.ts';
-
-/** How the engine comes up: a local child process (sim without image), a container, or nothing. */
-export type EngineLaunch =
-  | { kind: 'local-process'; argv: string[] }
-  | { kind: 'container'; host: string; spec: ContainerSpec }
-  | { kind: 'endpoint'; url: string; apiKeyEnv: string | null };
-
-export interface ProbeSettings {
-  /** A probe plans max(requests, ceil(rate × minDurationS)) requests, cut at durationLimitS. */
-  requests: number;
-  minDurationS: number;
-  durationLimitS: number;
-  warmupFraction: number;
-  requestTimeoutS: number;
-  stallTimeoutS: number;
-  concurrency: number | null;
-  workers: number | null;
-  earlyStop: boolean;
-  /** null: the load generator's default, min(2 ms, 10% of the TBT deadline). */
-  clientToleranceS: number | null;
-}
+import type { EngineLaunch, ProbeSettings } from '../runDir/schema.ts';
 
 export interface RunPlan {
   runId: string;

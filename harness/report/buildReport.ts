@@ -407,7 +407,8 @@ function costSection(d: RunReportData): Block[] {
   rows.push(['GPU-seconds of this run', fmtNum(c.gpuSeconds, 5)]);
   rows.push(['cost of this run', typeof c.costUsd === 'number' ? fmtUsd(c.costUsd) : NONE]);
   out.push(table(['figure', 'value'], rows, [false, true]));
-  if (!d.price) out.push(para(`No price: ${d.priceNote ?? 'the GPU profile has none'}; money figures are left out.`));
+  if (c.costNote) out.push(para(`No cost: ${c.costNote}.`));
+  else if (!d.price) out.push(para(`No price: ${d.priceNote ?? 'the GPU profile has none'}; money figures are left out.`));
   // capacity.json was priced when the run ended; a profile edited since then must not pass silently.
   const gpus = c.gpuCount;
   if (d.price && typeof cost?.usdPerHour === 'number' && typeof gpus === 'number' && gpus > 0) {

@@ -1,11 +1,10 @@
 // What a report is rendered from: the run directory's files, already read and checked, as plain
 // data. Everything but capacity.json's SPEC §4 fields is optional, because runs written by older
 // versions (or by hand, as the committed examples are) carry less; the renderer says what is absent.
-import type { CapacityJson } from '../capacity/runCapacity.ts';
-import type { ProbeSummary } from '../capacity/probeStep.ts';
-import type { PrefillFitResult } from '../capacity/fit.ts';
+import type { CapacityJson, GpuTelemetrySummary, PrefillFitResult, PrefillLine, ProbeSummary } from '../runDir/schema.ts';
 import type { FluidRateResult } from '../metrics/fluidRate.ts';
 import type { Slo } from '../metrics/slo.ts';
+import type { ManifestRead } from '../runDir/read.ts';
 
 /** Every field optional, at any depth (files from older runs lack some). */
 export type DeepPartial<T> = T extends (infer U)[]
@@ -25,46 +24,13 @@ export type CapacityFile = Omit<DeepPartial<CapacityJson>, 'capacityQps' | 'prob
   fluidTokenRateAtCapacity?: DeepPartial<FluidRateResult> | null;
 };
 
-/** manifest.json fields the report shows (runCapacity writes them; all optional here). */
-export interface ManifestFile {
-  runId?: string;
-  recipeFile?: string;
-  recipeSha256?: string;
-  toolVersion?: string;
-  gitSha?: string | null;
-  gitDirty?: boolean | null;
-  node?: string;
-  seed?: number;
-  startedAt?: string;
-  endedAt?: string | null;
-  status?: string;
-  exitReason?: string | null;
-  engineUpS?: number;
-  host?: Record<string, unknown>;
-  recipe?: {
-    name?: string;
-    description?: string;
-    target?: { engine?: string; model?: string; gpuProfile?: string; tensorParallel?: number; image?: string; host?: string };
-  };
-  plan?: { probe?: { clientToleranceS?: number | null; requests?: number; durationLimitS?: number } };
-}
+/** manifest.json as read: any field may be absent in a run of an older version. */
+export type ManifestFile = ManifestRead;
 
 /** One line of profile/prefill.jsonl (the isolated prefills behind the fit). */
-export interface PrefillPointLine {
-  promptTokens: number;
-  prefillS: number | null;
-  warmup: boolean;
-  status: string;
-}
+export type PrefillPointLine = PrefillLine;
 
-/** Peaks of one probe's gpu.jsonl (nvidia-smi samples of the target's GPUs). */
-export interface GpuTelemetrySummary {
-  samples: number;
-  maxMemoryUsedMiB: number | null;
-  memoryTotalMiB: number | null;
-  maxUtilizationPct: number | null;
-  maxPowerW: number | null;
-}
+export type { GpuTelemetrySummary };
 
 /** The GPU profile's price as gpu-profiles/<name>.yaml states it. */
 export interface GpuPrice {

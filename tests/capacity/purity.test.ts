@@ -9,7 +9,8 @@ import { fileURLToPath } from 'node:url';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const PURE = ['fit', 'search', 'earlyStop', 'profilePlan', 'cost'].map((f) => resolve(root, 'harness/capacity', `${f}.ts`));
 const IO = /^(node:)?(fs|fs\/promises|net|http|https|http2|child_process|worker_threads|dgram|tls|readline)$|^(ssh2|node-ssh|dockerode|execa|undici|zx)(\/|$)/;
-const IMPORT_RE = /(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|^import\s+['"]([^'"]+)['"]/gm;
+// Value imports and re-exports only: `import type` vanishes at run time.
+const IMPORT_RE = /^(?:import|export)\s+(?!type\s)[^'"]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|^import\s+['"]([^'"]+)['"]/gm;
 
 test('pure capacity modules import no I/O, directly or through their imports', () => {
   const seen = new Set<string>();

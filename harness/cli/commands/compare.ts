@@ -5,6 +5,7 @@ import { resolve } from 'node:path';
 import type { VerbFactory } from '../command.ts';
 import { UserError, describeValue } from '../../util/errors.ts';
 import { readRunCore } from '../../report/loadRun.ts';
+import { RUN_FILES } from '../../runDir/layout.ts';
 import { compareRuns, formatComparison, runRowOf } from '../../report/compareRuns.ts';
 
 interface CompareArgs {
@@ -19,7 +20,7 @@ export const compareCommand: VerbFactory = (setExit) => ({
   describe: 'Compare finished runs side by side; with --baseline, fail when capacity drops more than --max-drop',
   builder: (y) =>
     y
-      .positional('runDirs', { type: 'string', array: true, describe: 'run directories (results/<runId>) holding capacity.json' })
+      .positional('runDirs', { type: 'string', array: true, describe: `run directories (results/<runId>) holding ${RUN_FILES.capacity}` })
       .option('baseline', { type: 'string', describe: 'run directory the others are compared with' })
       .option('max-drop', { default: 0.05, describe: 'largest allowed capacity drop below the baseline, as a fraction (0.05 = 5%)' })
       .option('json', { type: 'boolean', default: false, describe: 'print {"baselineRunId","maxDrop","runs":[...],"drops":[...],"passed"}' })

@@ -1,7 +1,7 @@
 // `fluidcap probe <recipe> --qps n [--requests n | --duration s]`: one load probe against an engine
 // that is already running (an `endpoint` target's url, or --url). Writes
 // <out>/probes/00-qps-<rate>/{timelines.jsonl, summary.json, server-metrics.jsonl}.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { VerbFactory } from '../command.ts';
@@ -13,6 +13,8 @@ import { findModel } from '../../catalog/models.ts';
 import type { ProbeResult } from '../../load/runProbe.ts';
 import { computeRequestMetrics, summarizeRequests } from '../../metrics/index.ts';
 import type { TimelineRecord } from '../../timeline/record.ts';
+import { RUN_FILES, probePaths } from '../../runDir/layout.ts';
+import { writeJsonFile } from '../../runDir/jsonFiles.ts';
 
 interface ProbeArgs {
   recipe: string;
@@ -23,11 +25,6 @@ interface ProbeArgs {
   url?: string;
   workers?: number;
   json?: boolean;
-}
-
-/** The probe directory name of SPEC §4: `<nn>-qps-<rate>`. */
-export function probeDirName(index: number, rateQps: number): string {
-  return `${String(index).padStart(2, '0')}-qps-${+rateQps.toPrecision(6)}`;
 }
 
 export const probeCommand: VerbFactory = (setExit) => ({
@@ -93,7 +90,8 @@ export const probeCommand: VerbFactory = (setExit) => ({
     });
     if (plan.requests.length === 0) throw new UserError(`the plan has no requests at --qps ${argv.qps}${durationS ? ` within --duration ${argv.duration}` : ''}`);
     const runDir = argv.out ?? join('results', `probe-${new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '')}-${randomBytes(2).toString('hex')}`);
-    const outDir = join(runDir, 'probes', probeDirName(0, argv.qps));
+    const probe = probePaths(runDir, 0, argv.qps);
+    const outDir = probe.dir;
     mkdirSync(outDir, { recursive: true });
     const notes: string[] = [];
     let tokensPerWord: number | undefined;
@@ -127,7 +125,7 @@ export const probeCommand: VerbFactory = (setExit) => ({
       process.off('SIGINT', onSigint);
     }
     const summary = { ...result, plan: { rateQps: plan.rateQps, seed: plan.seed, requests: plan.requests.length, arrivals: plan.arrivals, api: plan.api, promptFormat: plan.promptFormat }, notes, metrics: await probeMetrics(result, recipe, notes) };
-    writeFileSync(join(outDir, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
+    writeJsonFile(probe.summary, summary);
     if (argv.json) process.stdout.write(JSON.stringify(summary) + '\n');
     else process.stdout.write(describeResult(result, outDir, notes));
     if (result.clientHealth.verdict === 'invalid' || result.byStatus.ok === 0 || result.cancelled) setExit(1);
@@ -156,7 +154,7 @@ function describeResult(r: ProbeResult, outDir: string, notes: string[]): string
     `token counts: ${r.tokenDrift.verdict} — ${r.tokenDrift.note}`,
     r.serverMetrics.available ? `server metrics: ${r.serverMetrics.scrapes} scrapes` : `server metrics: ${r.serverMetrics.note}`,
     ...notes.map((n) => `note: ${n}`),
-    `wrote ${outDir}/timelines.jsonl and summary.json`,
+    `wrote ${outDir}/${RUN_FILES.timelines} and ${RUN_FILES.summary}`,
   ];
   return lines.filter((l) => l !== null).join('\n') + '\n';
 }

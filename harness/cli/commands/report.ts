@@ -2,7 +2,8 @@
 // a report can be regenerated after the renderer improves, without re-running anything.
 import { join } from 'node:path';
 import type { VerbFactory } from '../command.ts';
-import { REPORT_FILES, writeReports } from '../../report/write.ts';
+import { writeReports } from '../../report/write.ts';
+import { REPORT_FILES, RUN_FILES } from '../../runDir/layout.ts';
 
 interface ReportArgs {
   runDir: string;
@@ -14,7 +15,7 @@ export const reportCommand: VerbFactory = () => ({
   describe: 'Write report.md and report.html for a finished run (results/<runId>)',
   builder: (y) =>
     y
-      .positional('runDir', { type: 'string', describe: 'run directory holding capacity.json' })
+      .positional('runDir', { type: 'string', describe: `run directory holding ${RUN_FILES.capacity}` })
       .option('json', { type: 'boolean', default: false, describe: 'print {"runDir", "files": [...]} instead of a line per file' })
       .epilog('Exit codes: 0 reports written; 2 not a finished run (the message names the missing or bad file).'),
   handler: (raw) => {

@@ -8,6 +8,7 @@ import { createProgress } from '../../capacity/progress.ts';
 import { withInterrupts } from '../interrupts.ts';
 import { formatDockerRun } from '../../provision/containerSpec.ts';
 import type { RunPlan } from '../../capacity/runPlan.ts';
+import { REPORT_FILES, RUN_FILES } from '../../runDir/layout.ts';
 
 interface RunArgs {
   recipe?: string;
@@ -36,7 +37,7 @@ export const runCommand: VerbFactory = (setExit) => ({
       .option('out', { type: 'string', default: 'results', describe: 'directory that receives the run directory' })
       .option('resume', { type: 'string', describe: 'continue an interrupted run directory' })
       .option('dry-run', { type: 'boolean', default: false, describe: 'print the resolved plan and exit' })
-      .option('json', { type: 'boolean', default: false, describe: 'print the plan or capacity.json as JSON' })
+      .option('json', { type: 'boolean', default: false, describe: `print the plan or ${RUN_FILES.capacity} as JSON` })
       .option('early-stop', { type: 'boolean', describe: 'override search.earlyStop (--no-early-stop runs every probe to its end)' })
       .option('accept-new-host-key', { type: 'boolean', default: false, describe: 'pin the key of a host missing from known_hosts' }),
   handler: async (raw) => {
@@ -79,7 +80,7 @@ export const runCommand: VerbFactory = (setExit) => ({
         process.stdout.write(
           `capacity: ${cap.capacityQps} QPS (${cap.reason})\n` +
             `bracket: pass ${cap.bracket.passQps ?? '-'} / fail ${cap.bracket.failQps ?? '-'} QPS, ${cap.probes.length} probes, ${cap.probeTimeS.toFixed(0)} s of load\n` +
-            `results: ${outcome.runDir} (capacity.json, report.md, report.html)\n`,
+            `results: ${outcome.runDir} (${[RUN_FILES.capacity, ...REPORT_FILES].join(', ')})\n`,
         );
       }
     });
