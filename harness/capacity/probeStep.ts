@@ -4,8 +4,6 @@
 import { mkdirSync } from 'node:fs';
 import { planProbe, type ProbePlan } from '../load/plan.ts';
 import { runProbe, type ProbeProgress, type ProbeResult } from '../load/runProbe.ts';
-import type { TraceTable } from '../load/traceCsv.ts';
-import type { WorkloadSpec } from '../load/workloadSpec.ts';
 import { readTimelines } from '../timeline/reader.ts';
 import { computeRequestMetrics, type RequestMetrics } from '../metrics/request.ts';
 import { predictPrefillS, type PrefillFit } from '../metrics/prefill.ts';
@@ -36,8 +34,6 @@ export interface ProbeStepInput {
   index: number;
   qps: number;
   plan: RunPlan;
-  workload: WorkloadSpec;
-  trace?: TraceTable;
   fit: PrefillFit;
   session: EngineSession;
   runDir: string;
@@ -53,12 +49,12 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
   const paths = probePaths(input.runDir, index, qps);
   mkdirSync(paths.dir, { recursive: true });
   const probePlan: ProbePlan = planProbe({
-    workload: input.workload,
+    workload: plan.workload,
     rateQps: qps,
     requests: plannedRequests(plan.probe, qps),
     durationS: plan.probe.durationLimitS,
     maxContextTokens: plan.maxContextTokens,
-    trace: input.trace,
+    trace: plan.trace ?? undefined,
     idPrefix: String(index).padStart(2, '0'),
   });
   writeJsonFile(paths.plan, probePlan, { compact: true });

@@ -6,10 +6,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync } from 'n
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { loadRecipe } from '../recipe/load.ts';
-import type { Recipe } from '../recipe/parse.ts';
-import { findModel } from '../catalog/models.ts';
 import { loadGpuProfile } from '../catalog/gpus.ts';
-import { loadWorkloadTrace } from '../load/traceFile.ts';
 import type { Inventory } from '../provision/inventory.ts';
 import type { ConnectOptions } from '../provision/sshConnection.ts';
 import { UserError } from '../util/errors.ts';
@@ -18,7 +15,8 @@ import { RUN_FILES, probePaths, runPaths, type RunPaths } from '../runDir/layout
 import { readJsonFile, writeJsonFile } from '../runDir/jsonFiles.ts';
 import { readManifest } from '../runDir/read.ts';
 import type { CapacityJson, FitFile, JournalLine, Manifest, ManifestPlan, ProbeSummary } from '../runDir/schema.ts';
-import { planRun, type RunPlan } from './runPlan.ts';
+import type { RunPlan } from './runPlan.ts';
+import { newRunId, resolveRun } from './resolveRun.ts';
 import { startEngineSession, type EngineSession } from './engineSession.ts';
 import { runProfile } from './profiler.ts';
 import { plannedRequests, probeOutcome, runProbeStep } from './probeStep.ts';
@@ -60,14 +58,6 @@ export interface RunOutcome {
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
-function newRunId(recipe: Recipe, now: Date, outDir: string): string {
-  const stamp = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
-  const base = `${recipe.name}-${stamp}`;
-  let id = base;
-  for (let n = 2; existsSync(join(outDir, id)); n++) id = `${base}-${n}`;
-  return id;
-}
-
 /** The parts of the plan manifest.json keeps. */
 function manifestPlan(plan: RunPlan): ManifestPlan {
   return {
@@ -83,7 +73,7 @@ function manifestPlan(plan: RunPlan): ManifestPlan {
 /** Resolves the recipe's plan without launching anything (what --dry-run prints). */
 export async function dryRun(recipeFile: string, now = new Date()): Promise<RunPlan> {
   const recipe = await loadRecipe(recipeFile);
-  return planRun(recipe, { runId: newRunId(recipe, now, '/nonexistent'), modelContext: (m) => findModel(m)?.maxContextTokens ?? null });
+  return resolveRun(recipe, newRunId(recipe.name, now, '/nonexistent'));
 }
 
 /** Runs (or resumes) the whole capacity pipeline. Harness faults throw; Ctrl-C returns 'interrupted'. */
@@ -91,7 +81,7 @@ export async function runCapacity(opts: RunOptions): Promise<RunOutcome> {
   const now = opts.now ?? (() => new Date());
   const log = opts.log;
   let runDir: string;
-  let recipe: Recipe;
+  let plan: RunPlan;
   let manifest: Manifest;
   let paths: RunPaths;
   if (opts.resumeDir) {
@@ -107,8 +97,8 @@ export async function runCapacity(opts: RunOptions): Promise<RunOutcome> {
     if (sha256(readFileSync(recipePath, 'utf8')) !== recipeSha256) {
       throw new UserError(`${recipePath} changed since run ${runId} started; resuming would mix two recipes (start a new run instead)`);
     }
-    recipe = await loadRecipe(recipePath);
-    const plan = planRun(recipe, { runId, modelContext: (m) => findModel(m)?.maxContextTokens ?? null });
+    const recipe = await loadRecipe(recipePath);
+    plan = resolveRun(recipe, runId);
     // A manifest written by an older version may lack fields: what it records is kept, the rest filled in.
     const tool = await toolInfo();
     manifest = {
@@ -130,11 +120,10 @@ export async function runCapacity(opts: RunOptions): Promise<RunOutcome> {
       plan: manifestPlan(plan),
     };
   } else {
-    recipe = await loadRecipe(opts.recipeFile);
-    const runId = newRunId(recipe, now(), opts.outDir);
+    const recipe = await loadRecipe(opts.recipeFile);
+    const runId = newRunId(recipe.name, now(), opts.outDir);
     // What only the catalog or the trace file can refuse is refused before the run directory exists.
-    const plan = planRun(recipe, { runId, modelContext: (m) => findModel(m)?.maxContextTokens ?? null });
-    loadWorkloadTrace(recipe.workload, recipe.source.dir, recipe.source.file);
+    plan = resolveRun(recipe, runId);
     mkdirSync(opts.outDir, { recursive: true });
     runDir = resolve(opts.outDir, runId);
     paths = runPaths(runDir);
@@ -161,7 +150,6 @@ export async function runCapacity(opts: RunOptions): Promise<RunOutcome> {
   const journal = new Journal(paths.events);
   const history = journal.read();
   const resumed = history.length > 0;
-  const plan = planRun(recipe, { runId, modelContext: (m) => findModel(m)?.maxContextTokens ?? null });
   const saveManifest = (update: Partial<Manifest> = {}) => {
     manifest = { ...manifest, ...update };
     writeJsonFile(paths.manifest, manifest);
@@ -170,28 +158,27 @@ export async function runCapacity(opts: RunOptions): Promise<RunOutcome> {
   journal.append({ type: 'run-started', runId, recipeFile: manifest.recipeFile, resumed });
   log(`${resumed ? 'resuming' : 'run'} ${runId} → ${runDir}`);
 
-  const trace = loadWorkloadTrace(recipe.workload, recipe.source.dir, recipe.source.file);
   let session: EngineSession | null = null;
   let status: RunStatus = 'failed';
   let reason = 'unknown';
   let capacity: CapacityJson | null = null;
   const engineUp = { sinceMs: 0, totalS: manifest.engineUpS };
   try {
-    opts.progress?.phase('provision', `starting ${recipe.target.engine}`);
-    session = await startEngineSession(plan, { runDir, target: recipe.target, inventory: opts.inventory, connect: opts.connect, log, signal: opts.signal });
+    opts.progress?.phase('provision', `starting ${plan.engine.kind === 'endpoint' ? 'nothing (endpoint)' : manifest.recipe.target.engine}`);
+    session = await startEngineSession(plan, { runDir, inventory: opts.inventory, connect: opts.connect, log, signal: opts.signal });
     engineUp.sinceMs = performance.now();
-    journal.append({ type: 'engine-ready', baseUrl: session.baseUrl, timeToReadyS: session.timeToReadyS, engine: recipe.target.engine });
+    journal.append({ type: 'engine-ready', baseUrl: session.baseUrl, timeToReadyS: session.timeToReadyS, engine: manifest.recipe.target.engine });
     saveManifest({ host: session.facts });
     log(`engine ready at ${session.baseUrl}${session.timeToReadyS !== null ? ` after ${session.timeToReadyS.toFixed(1)} s` : ''}`);
 
-    const ctx: RunContext = { history, plan, recipe, session, runDir, paths, journal, opts };
+    const ctx: RunContext = { history, plan, session, runDir, paths, journal, opts };
     const fit = await profileOrReuse(ctx);
     if (opts.profileOnly) {
       status = 'completed';
       reason = `prefill profile only: D_p(P) = ${fit.a} + ${fit.b}·P + ${fit.c}·P² s, R² ${fit.r2}`;
       return { runDir, status, reason, capacity: null };
     }
-    const result = await search(ctx, fit, trace);
+    const result = await search(ctx, fit);
     if (result.interrupted !== null) {
       status = 'interrupted';
       reason = result.interrupted;
@@ -228,7 +215,6 @@ export async function runCapacity(opts: RunOptions): Promise<RunOutcome> {
 interface RunContext {
   history: JournalLine[];
   plan: RunPlan;
-  recipe: Recipe;
   session: EngineSession;
   runDir: string;
   paths: RunPaths;
@@ -236,7 +222,7 @@ interface RunContext {
   opts: RunOptions;
 }
 
-async function profileOrReuse({ history, plan, recipe, session, runDir, paths, journal, opts }: RunContext): Promise<PrefillFit> {
+async function profileOrReuse({ history, plan, session, runDir, paths, journal, opts }: RunContext): Promise<PrefillFit> {
   if (history.some((e) => e.type === 'profile-finished') && existsSync(paths.fit)) {
     opts.log(`reusing the prefill profile in ${paths.fit}`);
     return readJsonFile(paths.fit) as FitFile;
@@ -247,16 +233,16 @@ async function profileOrReuse({ history, plan, recipe, session, runDir, paths, j
     {
       baseUrl: session.baseUrl,
       model: session.servedModel,
-      api: recipe.workload.api,
-      format: recipe.workload.api === 'chat' ? 'text' : recipe.workload.prompts.format,
+      api: plan.profile.api,
+      format: plan.profile.format,
       apiKey: session.apiKey,
-      seed: recipe.workload.seed,
-      requestTimeoutS: recipe.profile.requestTimeoutS,
+      seed: plan.seed,
+      requestTimeoutS: plan.profile.requestTimeoutS,
     },
     {
       runDir,
-      ttftSlackS: plan.slo.fluidity?.ttftSlackS ?? 0.3,
-      fitBounds: recipe.profile.fitBounds,
+      ttftSlackS: plan.profile.ttftSlackS,
+      fitBounds: plan.profile.fitBounds,
       log: opts.log,
       signal: opts.signal,
       onProgress: (done, total) => opts.progress?.update({ done, total }),
@@ -267,9 +253,8 @@ async function profileOrReuse({ history, plan, recipe, session, runDir, paths, j
 }
 
 async function search(
-  { history, plan, recipe, session, runDir, journal, opts }: RunContext,
+  { history, plan, session, runDir, journal, opts }: RunContext,
   fit: PrefillFit,
-  trace: ReturnType<typeof loadWorkloadTrace>,
 ): Promise<
   { decision: Extract<SearchDecision, { done: true }>; summaries: ProbeSummary[]; interrupted: null } | { interrupted: string; decision?: never; summaries?: never }
 > {
@@ -293,8 +278,6 @@ async function search(
       index,
       qps,
       plan,
-      workload: recipe.workload,
-      trace,
       fit,
       session,
       runDir,

@@ -1,8 +1,13 @@
 // Declaration apart from execution: a validated recipe resolves to this plain-data plan (engine
-// launch, profile requests, search bounds, SLO, probe settings). `--dry-run` prints it; the runner
-// executes it. Pure: the caller supplies the run id and the catalog lookups.
+// launch, profile requests, workload, search bounds, SLO, probe settings), which holds everything
+// the run needs, so nothing downstream goes back to the recipe. `--dry-run` prints it; the runner
+// executes it. Pure: the caller supplies the run id, the catalog lookups and the loaded trace.
 import type { Recipe } from '../recipe/parse.ts';
-import type { Slo } from '../metrics/slo.ts';
+import { DEFAULT_FLUIDITY, type Slo } from '../metrics/slo.ts';
+import type { WorkloadSpec } from '../load/workloadSpec.ts';
+import type { TraceTable } from '../load/traceCsv.ts';
+import type { TargetSpec } from '../provision/targetSpec.ts';
+import type { FitBounds } from './fit.ts';
 import { renderContainerSpec } from '../provision/containerSpec.ts';
 import { planProfile, type ProfilePlan } from './profilePlan.ts';
 import type { SearchBounds } from './search.ts';
@@ -19,7 +24,25 @@ export interface RunPlan {
   maxContextTokens: number;
   gpuProfile: string | null;
   gpuCount: number;
-  profile: ProfilePlan;
+  /** How the engine session is held: readiness, access path, idle-GPU check, the model asked for. */
+  session: {
+    /** target.model as written; null lets an endpoint's first listed model be used. */
+    requestedModel: string | null;
+    readyTimeoutS: number;
+    access: TargetSpec['access'];
+    gpuIdle: TargetSpec['gpuIdle'];
+  };
+  workload: WorkloadSpec;
+  /** The workload's trace file, loaded once (null unless lengths come from a trace). */
+  trace: TraceTable | null;
+  profile: ProfilePlan & {
+    api: WorkloadSpec['api'];
+    format: 'token-ids' | 'text';
+    requestTimeoutS: number;
+    fitBounds: Partial<FitBounds>;
+    /** Slack added to D_p in fit.json (the fluidity SLO's, else Metron's default). */
+    ttftSlackS: number;
+  };
   search: SearchBounds;
   probe: ProbeSettings;
   slo: Slo;
@@ -32,6 +55,8 @@ export interface PlanContext {
   runId: string;
   /** Context length of a catalog model, or null when the catalog does not know it. */
   modelContext: (model: string) => number | null;
+  /** The workload's trace table, when its lengths come from a trace file. */
+  trace: TraceTable | null;
 }
 
 /** SLO entries carry the user's own text when the recipe file has it. */
@@ -97,16 +122,27 @@ export function planRun(recipe: Recipe, ctx: PlanContext): RunPlan {
   }
   const slo = sloWithSources(recipe.slo as Slo, recipe.source.sloText);
   const p = recipe.search.probe;
+  const w = recipe.workload;
   return {
     runId: ctx.runId,
     recipeName: recipe.name,
     recipeFile: recipe.source.file,
     engine,
+    session: { requestedModel: t.model ?? null, readyTimeoutS: t.readyTimeoutS, access: t.access, gpuIdle: t.gpuIdle },
     servedModel: model,
     maxContextTokens,
     gpuProfile: t.gpuProfile ?? null,
     gpuCount: t.engine === 'endpoint' ? 0 : t.tensorParallel,
-    profile,
+    workload: w,
+    trace: ctx.trace,
+    profile: {
+      ...profile,
+      api: w.api,
+      format: w.api === 'chat' ? 'text' : w.prompts.format,
+      requestTimeoutS: recipe.profile.requestTimeoutS,
+      fitBounds: recipe.profile.fitBounds,
+      ttftSlackS: slo.fluidity?.ttftSlackS ?? DEFAULT_FLUIDITY.ttftSlackS,
+    },
     search: { qps: recipe.search.qps, tolerance: recipe.search.tolerance, maxProbes: recipe.search.maxProbes },
     probe: {
       requests: p.requests,

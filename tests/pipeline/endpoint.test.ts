@@ -46,7 +46,7 @@ test.before(async () => {
       '  arrivals: { process: poisson }',
       '  seed: 5',
       'profile:',
-      '  promptLengths: [256, 1024]',
+      '  promptLengths: [128, 512, 1024]',
       '  repeats: 2',
       '  minR2: 0',
       '  maxRepeatCv: 100',

@@ -21,8 +21,15 @@ interface RunArgs {
   acceptNewHostKey: boolean;
 }
 
+// The plan as printed: a trace table is named by its file and size, not dumped row by row.
+export function printablePlan(plan: RunPlan): Record<string, unknown> {
+  const lengths = plan.workload.lengths;
+  return { ...plan, trace: plan.trace ? { file: lengths.kind === 'trace' ? lengths.trace : null, rows: plan.trace.rows } : null };
+}
+
 function describePlan(plan: RunPlan): string {
-  const lines = [stringify({ ...plan, profile: { ...plan.profile, requests: `${plan.profile.requests.length} requests` } }, { aliasDuplicateObjects: false }).trimEnd()];
+  const shown = { ...printablePlan(plan), profile: { ...plan.profile, requests: `${plan.profile.requests.length} requests` } };
+  const lines = [stringify(shown, { aliasDuplicateObjects: false }).trimEnd()];
   if (plan.engine.kind === 'container') lines.push('', `# equivalent docker command (not executed):`, `# ${formatDockerRun(plan.engine.spec)}`);
   return lines.join('\n') + '\n';
 }
@@ -49,7 +56,7 @@ export const runCommand: VerbFactory = (setExit) => ({
     if (args.dryRun) {
       if (!args.recipe) throw new UserError('--dry-run needs a recipe file');
       const plan = await dryRun(args.recipe);
-      process.stdout.write(args.json ? JSON.stringify(plan, null, 2) + '\n' : describePlan(plan));
+      process.stdout.write(args.json ? JSON.stringify(printablePlan(plan), null, 2) + '\n' : describePlan(plan));
       return;
     }
     const inventory = args.hosts ? await loadInventory(args.hosts) : undefined;
