@@ -9,7 +9,7 @@ import { computeRequestMetrics, type RequestMetrics } from '../metrics/request.t
 import { predictPrefillS, type PrefillFit } from '../metrics/prefill.ts';
 import { summarizeRequests, type RequestSummary } from '../metrics/summary.ts';
 import { evaluateSlo, type SloEvaluation } from '../metrics/sloCheck.ts';
-import { LATENCY_SLO_NAMES, type Slo } from '../metrics/slo.ts';
+import { LATENCY_SLO_NAMES, fluidityDeadlines, type Slo } from '../metrics/slo.ts';
 import type { TimelineRecord } from '../timeline/record.ts';
 import { makeEarlyStop } from './earlyStop.ts';
 import type { RunPlan } from './runPlan.ts';
@@ -59,7 +59,7 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
   });
   writeJsonFile(paths.plan, probePlan, { compact: true });
   const warmupRequests = Math.floor(plan.probe.warmupFraction * probePlan.requests.length);
-  const tbtDeadlineS = plan.slo.fluidity?.tbtDeadlineS ?? 0.025;
+  const { tbtDeadlineS } = fluidityDeadlines(plan.slo);
   const early = input.earlyStop
     ? makeEarlyStop(plan.slo, { requests: probePlan.requests, warmupRequests, rateQps: qps, fit })
     : undefined;
@@ -158,8 +158,7 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
 
 /** Per-request metrics of the records under an SLO's deadlines (D_p from the prefill fit). */
 function metricsUnder(records: readonly TimelineRecord[], slo: Slo, fit: PrefillFit): RequestMetrics[] {
-  const tbtDeadlineS = slo.fluidity?.tbtDeadlineS ?? 0.025;
-  const ttftSlackS = slo.fluidity?.ttftSlackS ?? 0.3;
+  const { tbtDeadlineS, ttftSlackS } = fluidityDeadlines(slo);
   return records.map((r) => {
     const prefillS = predictPrefillS(fit, r.promptTokens);
     return computeRequestMetrics(r, { dpS: prefillS + ttftSlackS, tbtDeadlineS, prefillS });

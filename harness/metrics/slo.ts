@@ -194,6 +194,3 @@ export function applySloOverrides(slo: Slo, overrides: SloOverrides): Slo {
   };
   return { ...slo, fluidity: { ...f, source: `${fluiditySource(f)} [${flags.join(' ')}]` } };
 }
-
-export { evaluateSlo, evaluateSloColumns, meetsSlo } from './sloCheck.ts';
-export type { SloResult, SloEvaluation, SloReport } from './sloCheck.ts';

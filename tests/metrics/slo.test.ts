@@ -3,7 +3,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { TimelineRecord } from '../../harness/timeline/record.ts';
-import { applySloOverrides, evaluateSlo, sloSchema, type Slo } from '../../harness/metrics/slo.ts';
+import { applySloOverrides, sloSchema, type Slo } from '../../harness/metrics/slo.ts';
+import { evaluateSlo } from '../../harness/metrics/sloCheck.ts';
 import { computeRequestMetrics } from '../../harness/metrics/request.ts';
 
 const issues = (raw: unknown) => {
