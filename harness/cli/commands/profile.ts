@@ -1,24 +1,17 @@
 // `fluidcap profile <recipe.yaml>`: prefill profiling only. The engine is provisioned as for a
 // run, the isolated prefills are measured and fitted (profile/prefill.jsonl, profile/fit.json),
 // and the engine is released; no load probes.
-import type { VerbFactory } from '../command.ts';
+import { verb } from '../command.ts';
 import { RUN_FILES, runPaths } from '../../runDir/layout.ts';
 import { readJsonFile } from '../../runDir/jsonFiles.ts';
 import type { FitFile } from '../../runDir/schema.ts';
 import { createProgress } from '../../capacity/progress.ts';
 import { withInterrupts } from '../interrupts.ts';
 
-interface ProfileArgs {
-  recipe: string;
-  hosts?: string;
-  out: string;
-  json: boolean;
-  acceptNewHostKey: boolean;
-}
 
 const ms = (s: number) => `${(s * 1000).toFixed(2)} ms`;
 
-export const profileCommand: VerbFactory = (setExit) => ({
+export const profileCommand = verb({
   command: 'profile <recipe>',
   describe: 'measure isolated prefills and fit the prefill-time curve D_p(P) (no load probes)',
   builder: (y) =>
@@ -28,8 +21,7 @@ export const profileCommand: VerbFactory = (setExit) => ({
       .option('out', { type: 'string', default: 'results', describe: 'directory that receives the run directory' })
       .option('json', { type: 'boolean', default: false, describe: `print ${RUN_FILES.fit}` })
       .option('accept-new-host-key', { type: 'boolean', default: false, describe: 'pin the key of a host missing from known_hosts' }),
-  handler: async (raw) => {
-    const args = raw as unknown as ProfileArgs;
+  handler: async (args, setExit) => {
     // Loaded here, not at start-up: every other verb (and --help) starts without them.
     const { runCapacity } = await import('../../capacity/runCapacity.ts');
     const { loadInventory } = await import('../../provision/inventory.ts');

@@ -2,7 +2,7 @@
 // Ctrl-C stops the probe in progress, keeps what it received, releases the engine, prints the
 // resume command and exits 130; a second Ctrl-C exits at once.
 import { stringify } from 'yaml';
-import type { VerbFactory } from '../command.ts';
+import { verb } from '../command.ts';
 import { UserError } from '../../util/errors.ts';
 import { createProgress } from '../../capacity/progress.ts';
 import { withInterrupts } from '../interrupts.ts';
@@ -10,16 +10,6 @@ import { formatDockerRun } from '../../provision/containerSpec.ts';
 import type { RunPlan } from '../../capacity/runPlan.ts';
 import { REPORT_FILES, RUN_FILES } from '../../runDir/layout.ts';
 
-interface RunArgs {
-  recipe?: string;
-  hosts?: string;
-  out: string;
-  resume?: string;
-  dryRun: boolean;
-  json: boolean;
-  earlyStop?: boolean;
-  acceptNewHostKey: boolean;
-}
 
 // The plan as printed: a trace table is named by its file and size, not dumped row by row.
 export function printablePlan(plan: RunPlan): Record<string, unknown> {
@@ -34,7 +24,7 @@ function describePlan(plan: RunPlan): string {
   return lines.join('\n') + '\n';
 }
 
-export const runCommand: VerbFactory = (setExit) => ({
+export const runCommand = verb({
   command: 'run [recipe]',
   describe: 'find the highest request rate that meets the recipe\'s SLO (provision, profile, search, archive, report)',
   builder: (y) =>
@@ -47,11 +37,10 @@ export const runCommand: VerbFactory = (setExit) => ({
       .option('json', { type: 'boolean', default: false, describe: `print the plan or ${RUN_FILES.capacity} as JSON` })
       .option('early-stop', { type: 'boolean', describe: 'override search.earlyStop (--no-early-stop runs every probe to its end)' })
       .option('accept-new-host-key', { type: 'boolean', default: false, describe: 'pin the key of a host missing from known_hosts' }),
-  handler: async (raw) => {
+  handler: async (args, setExit) => {
     // Loaded here, not at start-up: every other verb (and --help) starts without them.
     const { dryRun, runCapacity } = await import('../../capacity/runCapacity.ts');
     const { loadInventory } = await import('../../provision/inventory.ts');
-    const args = raw as unknown as RunArgs;
     if (!args.recipe && !args.resume) throw new UserError('run needs a recipe file (or --resume <runDir>)');
     if (args.dryRun) {
       if (!args.recipe) throw new UserError('--dry-run needs a recipe file');
