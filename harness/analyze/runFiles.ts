@@ -5,7 +5,7 @@ import { basename, dirname, join, relative, resolve } from 'node:path';
 import { UserError } from '../util/errors.ts';
 import type { PrefillFit } from '../metrics/prefill.ts';
 import { sloSchema, type Slo } from '../metrics/slo.ts';
-import { probeFilesIn, rateInName, runPaths } from '../runDir/layout.ts';
+import { RUN_FILES, probeFilesIn, rateInName, runPaths } from '../runDir/layout.ts';
 import { readJsonFile } from '../runDir/jsonFiles.ts';
 import { readFit as readFitFile } from '../runDir/read.ts';
 
@@ -103,7 +103,7 @@ export function locateRunFiles(target: string): RunFiles {
   try {
     st = statSync(target);
   } catch {
-    throw new UserError(`${target}: no such file or directory (give a run directory or a timelines.jsonl)`);
+    throw new UserError(`${target}: no such file or directory (give a run directory or a ${RUN_FILES.timelines})`);
   }
   if (st.isDirectory()) {
     const { probesDir } = runPaths(target);

@@ -7,6 +7,7 @@ import { launchEngine, type Engine, type EngineExit } from '../provision/launche
 import { resolveHosts, type Inventory } from '../provision/inventory.ts';
 import type { ConnectOptions } from '../provision/sshConnection.ts';
 import type { RunPlan } from './runPlan.ts';
+import { runPaths } from '../runDir/layout.ts';
 
 export interface EngineSession {
   baseUrl: string;
@@ -36,7 +37,7 @@ export async function startEngineSession(plan: RunPlan, opts: SessionOptions): P
   const launch = plan.engine;
   if (launch.kind === 'local-process') {
     opts.log(`starting the simulated engine locally: fluidcap sim serve ${launch.argv.join(' ')}`);
-    const local = await startLocalSim(launch.argv, { logPath: join(opts.runDir, 'server.log'), readyTimeoutS: plan.session.readyTimeoutS });
+    const local = await startLocalSim(launch.argv, { logPath: runPaths(opts.runDir).serverLog, readyTimeoutS: plan.session.readyTimeoutS });
     let stopped = false;
     return {
       baseUrl: local.baseUrl,

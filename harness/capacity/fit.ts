@@ -4,8 +4,8 @@
 //
 // Why non-negative least squares on all three coefficients: prefill time is never negative and
 // never shrinks as the prompt grows, so a < 0, b < 0 or c < 0 would predict impossible deadlines
-// (a negative D_p for short prompts, or a curve bending down past the profiled range). The issue
-// requires c ≥ 0; the same reasoning covers a and b, and the method below handles them alike.
+// (a negative D_p for short prompts, or a curve bending down past the profiled range). The method
+// below constrains all three alike.
 //
 // Method (exact for three coefficients): minimise ‖Xθ − y‖² subject to θ ≥ 0. The problem is
 // convex, and at its optimum θ* the coefficients that are positive (its support S) must equal the

@@ -1,4 +1,4 @@
-// Decides what a capacity report says (issue 5 item 4): the capacity and what it means, the SLO as
+// Decides what a capacity report says: the capacity and what it means, the SLO as
 // written, every probe, capacity under each baseline SLO (Metron Fig. 6), the fluid token rate, the
 // prefill fit, server metrics, GPU and host facts, cost, method and provenance. Pure: run data in,
 // document blocks out; report.md and report.html are layouts of the same blocks.
@@ -8,6 +8,7 @@ import type { ProbeData, RunReportData } from './runData.ts';
 import { NONE, fmtChange, fmtNum, fmtPct, fmtSci, fmtSeconds, fmtUsd } from './format.ts';
 import { predictPrefillS } from '../metrics/prefill.ts';
 import type { Slo } from '../metrics/slo.ts';
+import { RUN_FILES } from '../runDir/layout.ts';
 
 const PASS = '#1a7f37';
 const FAIL = '#cf222e';
@@ -90,7 +91,7 @@ function sloSection(d: RunReportData): Block[] {
   const items: Inline[][] = entries.map(([name, s]) => [{ strong: name }, ': ', { code: s!.source ?? NONE }]);
   return [
     heading(2, 'SLO (as written in the recipe)'),
-    items.length ? { kind: 'list', items } : para('capacity.json records no SLO.'),
+    items.length ? { kind: 'list', items } : para(`${RUN_FILES.capacity} records no SLO.`),
     para('A probe passes when every SLO listed holds over its evaluated requests; failed and timed-out requests count against each SLO.'),
   ];
 }
@@ -248,7 +249,7 @@ function unmeasuredNote(d: RunReportData, name: string): string | null {
 function fluidRateSection(d: RunReportData): Block[] {
   const f = d.capacity.fluidTokenRateAtCapacity;
   const out: Block[] = [heading(2, 'Fluid token generation rate at capacity')];
-  if (!f) return [...out, para(d.capacity.capacityQps > 0 ? 'Not recorded in capacity.json.' : 'No capacity, so no probe to measure it on.')];
+  if (!f) return [...out, para(d.capacity.capacityQps > 0 ? `Not recorded in ${RUN_FILES.capacity}.` : 'No capacity, so no probe to measure it on.')];
   if (f.tokensPerS === null || f.tokensPerS === undefined) {
     return [...out, para(`Not measurable at ${fmtNum(d.capacity.capacityQps)} QPS${f.note ? `: ${f.note}` : ''}.`)];
   }
@@ -267,7 +268,7 @@ function fitSection(d: RunReportData): Block[] {
   const f = d.fit;
   const out: Block[] = [heading(2, 'Prefill fit')];
   if (!f || typeof f.a !== 'number' || typeof f.b !== 'number' || typeof f.c !== 'number') {
-    return [...out, para('profile/fit.json is absent: this run has no prefill fit.')];
+    return [...out, para(`${RUN_FILES.fit} is absent: this run has no prefill fit.`)];
   }
   const fit = { a: f.a, b: f.b, c: f.c };
   out.push(para('D_p(P) = a + b·P + c·P² seconds for a prompt of P tokens, fitted by least squares with a, b, c ≥ 0 to the median isolated prefill time at each prompt length (one request at a time, max_tokens 1), so one hiccup among the repeats does not move the curve; R² is that of the fit to the medians.'));
@@ -360,7 +361,7 @@ function hostSection(d: RunReportData): Block[] {
     const tunnel = h.tunnel as { addedMsP50?: number | null } | null | undefined;
     if (tunnel && typeof tunnel.addedMsP50 === 'number') add('SSH tunnel added latency p50', `${fmtNum(tunnel.addedMsP50, 3)} ms`);
   }
-  out.push(rows.length ? table(['fact', 'value'], rows, [false, false]) : para('manifest.json records no host facts.'));
+  out.push(rows.length ? table(['fact', 'value'], rows, [false, false]) : para(`${RUN_FILES.manifest} records no host facts.`));
   const gpu = h?.gpu as { available?: boolean; reason?: string; gpus?: { index?: number; name?: string; memoryTotalMiB?: number; driverVersion?: string }[] } | null | undefined;
   if (gpu?.available && gpu.gpus?.length) {
     out.push(
@@ -429,7 +430,7 @@ function methodSection(d: RunReportData): Block[] {
   const items: Inline[][] = [];
   items.push(
     c.warmupFraction === undefined
-      ? ['Warm-up: the fraction excluded from evaluation is not recorded in capacity.json.']
+      ? [`Warm-up: the fraction excluded from evaluation is not recorded in ${RUN_FILES.capacity}.`]
       : [
           `Warm-up: the first ${fmtPct(c.warmupFraction)} of each probe’s planned requests`,
           warm.length ? ` (${[...new Set(warm)].join(', ')} requests)` : '',

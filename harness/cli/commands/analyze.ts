@@ -8,6 +8,7 @@ import { UserError, describeValue } from '../../util/errors.ts';
 import { parseDurationS } from '../../util/duration.ts';
 import { analyzeTarget } from '../../analyze/analyzeRun.ts';
 import { PERCENTILE_METHODS, type PercentileMethod } from '../../metrics/percentile.ts';
+import { RUN_FILES } from '../../runDir/layout.ts';
 
 
 function durationFlag(flag: string, value: string | undefined, positive: boolean): number | undefined {
@@ -48,10 +49,10 @@ function stdoutWriter(): (text: string) => Promise<void> {
 
 export const analyzeCommand = verb({
   command: 'analyze <target>',
-  describe: 'Recompute every metric from archived timelines (a run directory or one timelines.jsonl)',
+  describe: `Recompute every metric from archived timelines (a run directory or one ${RUN_FILES.timelines})`,
   builder: (y) =>
     y
-      .positional('target', { type: 'string', demandOption: true, describe: 'run directory (results/<run>) or a timelines.jsonl file' })
+      .positional('target', { type: 'string', demandOption: true, describe: `run directory (results/<run>) or a ${RUN_FILES.timelines} file` })
       .option('tbt-deadline', { type: 'string', describe: 'TBT deadline D_d for the fluidity-index, e.g. 25ms' })
       .option('ttft-deadline', { type: 'string', describe: 'fixed first-token deadline D_p for every request (instead of the prefill fit + slack)' })
       .option('ttft-slack', { type: 'string', describe: "slack added to the fit's predicted prefill (default: the run's, else 0.3s)" })

@@ -8,7 +8,7 @@ import { REPORT_FILES, RUN_FILES } from '../../runDir/layout.ts';
 
 export const reportCommand = verb({
   command: 'report <runDir>',
-  describe: 'Write report.md and report.html for a finished run (results/<runId>)',
+  describe: `Write ${REPORT_FILES.join(' and ')} for a finished run (results/<runId>)`,
   builder: (y) =>
     y
       .positional('runDir', { type: 'string', demandOption: true, describe: `run directory holding ${RUN_FILES.capacity}` })
