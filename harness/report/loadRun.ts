@@ -9,46 +9,60 @@ import { loadGpuProfile } from '../catalog/gpus.ts';
 import { RUN_FILES, runPaths } from '../runDir/layout.ts';
 import { readJsonFile } from '../runDir/jsonFiles.ts';
 import { findProbeDir, readCapacityFile, readManifest, readPrefill, summarizeGpu, summarizeServerMetrics } from '../runDir/read.ts';
-import type { ProbeSummary } from '../runDir/schema.ts';
-import type { CapacityFile, DeepPartial, GpuPrice, ManifestFile, ProbeData, RunReportData } from './runData.ts';
+import {
+  toReportCapacity,
+  toReportFit,
+  toReportManifest,
+  toReportProbe,
+  type GpuPrice,
+  type ReportCapacity,
+  type ReportManifest,
+  type ReportProbe,
+  type RunReportData,
+} from './runData.ts';
 
 /** A finished run's capacity.json and manifest.json: what `compare` needs and the report starts from. */
 export interface RunCore {
   runDir: string;
   runId: string;
-  capacity: CapacityFile;
-  manifest: ManifestFile | null;
+  capacity: ReportCapacity;
+  manifest: ReportManifest | null;
   notes: string[];
 }
 
 /** Reads capacity.json and manifest.json; throws UserError naming the file when it is not a finished run. */
 export function readRunCore(runDir: string): RunCore {
+  return readCore(runDir).core;
+}
+
+function readCore(runDir: string): { core: RunCore; rows: unknown[] } {
   if (!existsSync(runDir)) throw new UserError(`${runDir}: no such directory`);
   if (!statSync(runDir).isDirectory()) throw new UserError(`${runDir}: not a directory (expected a run directory such as results/<runId>)`);
   const paths = runPaths(runDir);
   const notes: string[] = [];
-  const manifest = existsSync(paths.manifest) ? optional(() => readManifest(paths.manifest), notes) : null;
+  const found = existsSync(paths.manifest) ? optional(() => readManifest(paths.manifest), notes) : null;
   if (!existsSync(paths.capacity)) {
-    if (!manifest) throw new UserError(`${paths.capacity} does not exist: ${runDir} is not a fluidcap run directory (it has no ${RUN_FILES.manifest} either)`);
-    const status = manifest.status ? ` (status: ${manifest.status}${manifest.exitReason ? `, ${manifest.exitReason}` : ''})` : '';
-    const hint = manifest.status === 'interrupted' ? `; continue it with: fluidcap run --resume ${runDir}` : '';
-    throw new UserError(`${paths.capacity} does not exist: run ${manifest.runId ?? basename(runDir)} has no capacity result${status}${hint}`);
+    if (!found) throw new UserError(`${paths.capacity} does not exist: ${runDir} is not a fluidcap run directory (it has no ${RUN_FILES.manifest} either)`);
+    const status = found.status ? ` (status: ${found.status}${found.exitReason ? `, ${found.exitReason}` : ''})` : '';
+    const hint = found.status === 'interrupted' ? `; continue it with: fluidcap run --resume ${runDir}` : '';
+    throw new UserError(`${paths.capacity} does not exist: run ${found.runId ?? basename(runDir)} has no capacity result${status}${hint}`);
   }
-  const capacity = readCapacityFile(paths.capacity) as CapacityFile;
+  const raw = readCapacityFile(paths.capacity) as { probes: unknown[] };
   if (!existsSync(paths.manifest)) notes.push(`${RUN_FILES.manifest} (host facts, tool version and git sha unknown)`);
+  const manifest = found ? toReportManifest(found) : null;
+  const capacity = toReportCapacity(raw, manifest?.target ?? null);
   const runId = manifest?.runId ?? capacity.runId ?? basename(resolve(runDir));
-  return { runDir, runId, capacity, manifest, notes };
+  return { core: { runDir, runId, capacity, manifest, notes }, rows: raw.probes };
 }
 
 /** Reads everything a report shows. */
 export function loadRun(runDir: string): RunReportData {
-  const core = readRunCore(runDir);
+  const { core, rows } = readCore(runDir);
   const { capacity, manifest, notes } = core;
   const paths = runPaths(runDir);
-  const fit = existsSync(paths.fit) ? optional(() => readJsonFile(paths.fit) as RunReportData['fit'], notes) : (notes.push(RUN_FILES.fit), null);
-  const probes = capacity.probes.map((row, i) => loadProbe(runDir, row, i + 1, notes));
-  const gpuProfile = capacity.gpuProfile ?? manifest?.recipe?.target?.gpuProfile ?? null;
-  const { price, priceNote } = priceOf(gpuProfile);
+  const fit = existsSync(paths.fit) ? toReportFit(optional(() => readJsonFile(paths.fit), notes)) : (notes.push(RUN_FILES.fit), null);
+  const probes = rows.map((row, i) => loadProbe(runDir, row as { index?: unknown; qps: number; dir?: unknown }, i + 1, notes));
+  const { price, priceNote } = priceOf(capacity.gpuProfile);
   return {
     runId: core.runId,
     capacity,
@@ -73,19 +87,15 @@ function optional<T>(read: () => T, notes: string[]): T | null {
   }
 }
 
-function loadProbe(runDir: string, row: CapacityFile['probes'][number], position: number, notes: string[]): ProbeData {
-  const found = findProbeDir(runDir, { index: row.index, qps: row.qps });
+function loadProbe(runDir: string, row: { index?: unknown; qps: number; dir?: unknown }, position: number, notes: string[]): ReportProbe {
+  const index = typeof row.index === 'number' ? row.index : undefined;
+  const found = findProbeDir(runDir, { index, qps: row.qps });
   if (!found) {
     notes.push(`${RUN_FILES.summary} of the probe at ${row.qps} QPS${typeof row.dir === 'string' ? ` (${row.dir})` : ''}`);
-    return { index: typeof row.index === 'number' ? row.index : position, row, summary: null, gpu: null };
+    return toReportProbe(row, null, position, { serverMetrics: null, gpu: null });
   }
-  const summary = optional(() => readJsonFile(found.summary) as DeepPartial<ProbeSummary>, notes);
-  if (summary && summary.serverMetrics === undefined) {
-    const scraped = summarizeServerMetrics(found.serverMetrics);
-    if (scraped) summary.serverMetrics = scraped;
-  }
-  const index = typeof row.index === 'number' ? row.index : typeof summary?.index === 'number' ? summary.index : position;
-  return { index, row, summary, gpu: summarizeGpu(found.gpu) };
+  const summary = optional(() => readJsonFile(found.summary), notes);
+  return toReportProbe(row, summary, position, { serverMetrics: summarizeServerMetrics(found.serverMetrics), gpu: summarizeGpu(found.gpu) });
 }
 
 /** The GPU profile's price with its source and date, or why there is none. */
