@@ -7,8 +7,8 @@ import { runProbe, type ProbeProgress, type ProbeResult } from '../load/runProbe
 import { readTimelines } from '../timeline/reader.ts';
 import { computeRequestMetrics, type RequestMetrics } from '../metrics/request.ts';
 import { predictPrefillS, type PrefillFit } from '../metrics/prefill.ts';
-import { summarizeRequests, type RequestSummary } from '../metrics/summary.ts';
-import { evaluateSlo, type SloEvaluation } from '../metrics/sloCheck.ts';
+import { summarizeRequests } from '../metrics/summary.ts';
+import { evaluateSlo } from '../metrics/sloCheck.ts';
 import { LATENCY_SLO_NAMES, fluidityDeadlines, type Slo } from '../metrics/slo.ts';
 import type { TimelineRecord } from '../timeline/record.ts';
 import { makeEarlyStop } from './earlyStop.ts';

@@ -3,7 +3,7 @@
 // probe, and a killed probe's partial data is kept (moved aside), never overwritten.
 import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { loadRecipe } from '../recipe/load.ts';
 import { loadGpuProfile } from '../catalog/gpus.ts';
@@ -164,7 +164,7 @@ export async function runCapacity(opts: RunOptions): Promise<RunOutcome> {
   let capacity: CapacityJson | null = null;
   const engineUp = { sinceMs: 0, totalS: manifest.engineUpS };
   try {
-    opts.progress?.phase('provision', `starting ${plan.engine.kind === 'endpoint' ? 'nothing (endpoint)' : manifest.recipe.target.engine}`);
+    opts.progress?.phase('provision', `starting ${manifest.recipe.target.engine}`);
     session = await startEngineSession(plan, { runDir, inventory: opts.inventory, connect: opts.connect, log, signal: opts.signal });
     engineUp.sinceMs = performance.now();
     journal.append({ type: 'engine-ready', baseUrl: session.baseUrl, timeToReadyS: session.timeToReadyS, engine: manifest.recipe.target.engine });

@@ -1,7 +1,7 @@
 // Writes the report files (Markdown and HTML) for a finished run from its archived files (runCapacity calls
 // it after a completed search; `fluidcap report` calls it to rewrite them). Thin: read, build, render.
 import { writeFileSync } from 'node:fs';
-import { REPORT_FILES, runPaths } from '../runDir/layout.ts';
+import { runPaths } from '../runDir/layout.ts';
 import { loadRun } from './loadRun.ts';
 import { buildReport } from './buildReport.ts';
 import { renderMarkdown } from './markdown.ts';
