@@ -55,7 +55,6 @@ export interface RunOutcome {
   capacity: CapacityJson | null;
 }
 
-
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 /** The parts of the plan manifest.json keeps. */
@@ -76,76 +75,89 @@ export async function dryRun(recipeFile: string, now = new Date()): Promise<RunP
   return resolveRun(recipe, newRunId(recipe.name, now, '/nonexistent'));
 }
 
+/** A run directory opened for writing: where it is, its plan and its manifest as it stands. */
+interface OpenedRun {
+  runDir: string;
+  paths: RunPaths;
+  plan: RunPlan;
+  manifest: Manifest;
+}
+
+/** Creates the run directory of a new run; what the plan refuses is refused before it exists. */
+async function createRun(opts: RunOptions, now: () => Date): Promise<OpenedRun> {
+  const recipe = await loadRecipe(opts.recipeFile);
+  const runId = newRunId(recipe.name, now(), opts.outDir);
+  const plan = resolveRun(recipe, runId);
+  mkdirSync(opts.outDir, { recursive: true });
+  const runDir = resolve(opts.outDir, runId);
+  const paths = runPaths(runDir);
+  mkdirSync(runDir, { recursive: true });
+  const recipeText = readFileSync(opts.recipeFile, 'utf8');
+  copyFileSync(opts.recipeFile, paths.recipeCopy);
+  const manifest: Manifest = {
+    runId,
+    recipeFile: resolve(opts.recipeFile),
+    recipeSha256: sha256(recipeText),
+    ...(await toolInfo()),
+    seed: recipe.workload.seed,
+    startedAt: now().toISOString(),
+    endedAt: null,
+    status: 'running',
+    exitReason: null,
+    engineUpS: 0,
+    recipe,
+    plan: manifestPlan(plan),
+    host: null,
+  };
+  return { runDir, paths, plan, manifest };
+}
+
+/** Reopens an interrupted run: its recipe must be unchanged, so both sessions run one plan. */
+async function reopenRun(resumeDir: string, now: () => Date): Promise<OpenedRun> {
+  const runDir = resolve(resumeDir);
+  const paths = runPaths(runDir);
+  const found = readManifest(paths.manifest);
+  if (!found) throw new UserError(`${resumeDir}: not a run directory (no ${RUN_FILES.manifest})`);
+  const { runId, recipeFile, recipeSha256 } = found;
+  if (typeof runId !== 'string' || typeof recipeFile !== 'string' || typeof recipeSha256 !== 'string') {
+    throw new UserError(`${paths.manifest}: runId, recipeFile and recipeSha256 must be strings, got ${JSON.stringify({ runId, recipeFile, recipeSha256 })}`);
+  }
+  if (!existsSync(recipeFile)) throw new UserError(`${paths.manifest}: the run's recipe ${recipeFile} no longer exists`);
+  if (sha256(readFileSync(recipeFile, 'utf8')) !== recipeSha256) {
+    throw new UserError(`${recipeFile} changed since run ${runId} started; resuming would mix two recipes (start a new run instead)`);
+  }
+  const recipe = await loadRecipe(recipeFile);
+  const plan = resolveRun(recipe, runId);
+  // A manifest written by an older version may lack fields: what it records is kept, the rest filled in.
+  const tool = await toolInfo();
+  const manifest: Manifest = {
+    toolVersion: found.toolVersion ?? tool.toolVersion,
+    gitSha: found.gitSha === undefined ? tool.gitSha : found.gitSha,
+    gitDirty: found.gitDirty === undefined ? tool.gitDirty : found.gitDirty,
+    node: found.node ?? tool.node,
+    seed: recipe.workload.seed,
+    startedAt: found.startedAt ?? now().toISOString(),
+    endedAt: null,
+    exitReason: null,
+    engineUpS: found.engineUpS ?? 0,
+    host: found.host ?? null,
+    runId,
+    recipeFile,
+    recipeSha256,
+    status: 'running',
+    recipe,
+    plan: manifestPlan(plan),
+  };
+  return { runDir, paths, plan, manifest };
+}
+
 /** Runs (or resumes) the whole capacity pipeline. Harness faults throw; Ctrl-C returns 'interrupted'. */
 export async function runCapacity(opts: RunOptions): Promise<RunOutcome> {
   const now = opts.now ?? (() => new Date());
   const log = opts.log;
-  let runDir: string;
-  let plan: RunPlan;
-  let manifest: Manifest;
-  let paths: RunPaths;
-  if (opts.resumeDir) {
-    runDir = resolve(opts.resumeDir);
-    paths = runPaths(runDir);
-    const found = readManifest(paths.manifest);
-    if (!found) throw new UserError(`${opts.resumeDir}: not a run directory (no ${RUN_FILES.manifest})`);
-    const { runId, recipeFile: recipePath, recipeSha256 } = found;
-    if (typeof runId !== 'string' || typeof recipePath !== 'string' || typeof recipeSha256 !== 'string') {
-      throw new UserError(`${paths.manifest}: runId, recipeFile and recipeSha256 must be strings, got ${JSON.stringify({ runId, recipeFile: recipePath, recipeSha256 })}`);
-    }
-    if (!existsSync(recipePath)) throw new UserError(`${paths.manifest}: the run's recipe ${recipePath} no longer exists`);
-    if (sha256(readFileSync(recipePath, 'utf8')) !== recipeSha256) {
-      throw new UserError(`${recipePath} changed since run ${runId} started; resuming would mix two recipes (start a new run instead)`);
-    }
-    const recipe = await loadRecipe(recipePath);
-    plan = resolveRun(recipe, runId);
-    // A manifest written by an older version may lack fields: what it records is kept, the rest filled in.
-    const tool = await toolInfo();
-    manifest = {
-      toolVersion: found.toolVersion ?? tool.toolVersion,
-      gitSha: found.gitSha === undefined ? tool.gitSha : found.gitSha,
-      gitDirty: found.gitDirty === undefined ? tool.gitDirty : found.gitDirty,
-      node: found.node ?? tool.node,
-      seed: recipe.workload.seed,
-      startedAt: found.startedAt ?? now().toISOString(),
-      endedAt: null,
-      exitReason: null,
-      engineUpS: found.engineUpS ?? 0,
-      host: found.host ?? null,
-      runId,
-      recipeFile: recipePath,
-      recipeSha256,
-      status: 'running',
-      recipe,
-      plan: manifestPlan(plan),
-    };
-  } else {
-    const recipe = await loadRecipe(opts.recipeFile);
-    const runId = newRunId(recipe.name, now(), opts.outDir);
-    // What only the catalog or the trace file can refuse is refused before the run directory exists.
-    plan = resolveRun(recipe, runId);
-    mkdirSync(opts.outDir, { recursive: true });
-    runDir = resolve(opts.outDir, runId);
-    paths = runPaths(runDir);
-    mkdirSync(runDir, { recursive: true });
-    const recipeText = readFileSync(opts.recipeFile, 'utf8');
-    copyFileSync(opts.recipeFile, paths.recipeCopy);
-    manifest = {
-      runId,
-      recipeFile: resolve(opts.recipeFile),
-      recipeSha256: sha256(recipeText),
-      ...(await toolInfo()),
-      seed: recipe.workload.seed,
-      startedAt: now().toISOString(),
-      endedAt: null,
-      status: 'running',
-      exitReason: null,
-      engineUpS: 0,
-      recipe,
-      plan: manifestPlan(plan),
-      host: null,
-    };
-  }
+  const opened = opts.resumeDir ? await reopenRun(opts.resumeDir, now) : await createRun(opts, now);
+  const { runDir, paths, plan } = opened;
+  let manifest = opened.manifest;
   const runId = manifest.runId;
   const journal = new Journal(paths.events);
   const history = journal.read();
