@@ -135,6 +135,22 @@ test('the check can fail: the I/O side does import I/O', () => {
   for (const f of io) assert.ok(importsOf(join(HARNESS, f)).some((i) => IO.test(i.spec)), `${f} imports no I/O module`);
 });
 
+test('`fluidcap report` and `compare` load neither the probe runner nor the capacity pipeline', () => {
+  const byFile = new Map<string, Import[]>();
+  for (const i of all) byFile.set(i.from, [...(byFile.get(i.from) ?? []), i]);
+  const reached = new Set<string>();
+  const stack = ['cli/commands/report.ts', 'cli/commands/compare.ts'].map((f) => join(HARNESS, f));
+  while (stack.length) {
+    const f = stack.pop()!;
+    if (reached.has(f)) continue;
+    reached.add(f);
+    for (const i of byFile.get(f) ?? []) if (!i.typeOnly && i.to) stack.push(i.to);
+  }
+  const loaded = [...reached].map(rel);
+  assert.ok(loaded.includes('report/loadRun.ts') && loaded.includes('runDir/read.ts'), loaded.join(', '));
+  assert.equal(loaded.filter((f) => f.startsWith('capacity/') || f.startsWith('load/') || f.startsWith('provision/')), []);
+});
+
 // String literals (quotes, template text, regular expressions) with comments removed.
 function literals(src: string): string[] {
   const code = src.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:'"`\\])\/\/.*$/gm, '$1');
