@@ -115,7 +115,7 @@ export function fitPrefill(points: readonly PrefillPoint[], bounds: Partial<FitB
   };
 }
 
-/** The profile/fit.json object (common brief), so every writer stores the same fields. */
+/** The fit's stored coefficients (profile/fit.json), so every writer stores the same fields. */
 export function toFitJson(result: PrefillFit, ttftSlackS?: number): PrefillFit {
   const out: PrefillFit = { a: result.a, b: result.b, c: result.c, r2: result.r2, n: result.n };
   if (ttftSlackS !== undefined) out.ttftSlackS = ttftSlackS;
