@@ -7,17 +7,17 @@
 // the first failing one; when the whole grid fails (or passes) it extends down (or up) by the same
 // step, at most --extra more rates. Prints both capacities and their relative difference (target ≤ 5%).
 import { parseArgs } from 'node:util';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { runCapacity } from '../harness/capacity/runCapacity.ts';
 import { loadRecipe } from '../harness/recipe/load.ts';
-import { planRun, type RunPlan } from '../harness/capacity/runPlan.ts';
-import { findModel } from '../harness/catalog/models.ts';
+import type { RunPlan } from '../harness/capacity/runPlan.ts';
+import { resolveRun } from '../harness/capacity/resolveRun.ts';
 import { startEngineSession } from '../harness/capacity/engineSession.ts';
 import { runProbeStep } from '../harness/capacity/probeStep.ts';
-import { loadWorkloadTrace } from '../harness/load/traceFile.ts';
-import type { PrefillFit } from '../harness/metrics/prefill.ts';
+import { runPaths } from '../harness/runDir/layout.ts';
+import { readFit } from '../harness/runDir/read.ts';
 
 const { values } = parseArgs({
   options: {
@@ -45,7 +45,7 @@ process.stderr.write(`search: ${found.capacityQps} QPS (${found.reason}) in ${((
 
 // 2. The sweep: fixed rates, long probes, no early stop, same fit, same SLO, a fresh engine.
 const recipe = await loadRecipe(values.recipe);
-const basePlan = planRun(recipe, { runId: `${found.runId}-sweep`, modelContext: (m) => findModel(m)?.maxContextTokens ?? null });
+const basePlan = resolveRun(recipe, `${found.runId}-sweep`);
 const plan: RunPlan = {
   ...basePlan,
   probe: {
@@ -56,15 +56,14 @@ const plan: RunPlan = {
     earlyStop: false,
   },
 };
-const fit = JSON.parse(readFileSync(join(outcome.runDir, 'profile', 'fit.json'), 'utf8')) as PrefillFit;
+const fit = readFit(runPaths(outcome.runDir).fit)!;
 const sweepDir = join(outcome.runDir, 'sweep');
 mkdirSync(sweepDir, { recursive: true });
 const rateAt = (k: number) => +(found.capacityQps * (1 + k * step)).toPrecision(4);
-const trace = loadWorkloadTrace(recipe.workload, recipe.source.dir, recipe.source.file);
-const session = await startEngineSession(plan, { runDir: sweepDir, target: recipe.target, log });
+const session = await startEngineSession(plan, { runDir: sweepDir, log });
 const verdicts: { qps: number; passed: boolean; valid: boolean; requests: number; durationS: number; sloValue: number | null }[] = [];
 const probeAt = async (qps: number) => {
-  const s = await runProbeStep({ index: verdicts.length + 1, qps, plan, workload: recipe.workload, trace, fit, session, runDir: sweepDir, earlyStop: false, log });
+  const s = await runProbeStep({ index: verdicts.length + 1, qps, plan, fit, session, runDir: sweepDir, earlyStop: false, log });
   verdicts.push({ qps, passed: s.passed, valid: s.valid, requests: s.requests, durationS: s.durationS, sloValue: s.sloValue });
   process.stderr.write(
     `sweep: ${qps} QPS ${s.valid ? (s.passed ? 'PASS' : 'FAIL') : 'INVALID'} (${s.requests} requests, ${s.durationS.toFixed(1)} s, SLO value ${s.sloValue?.toFixed(4) ?? '-'})\n`,

@@ -5,7 +5,8 @@
 // time (seconds of load) saved.
 import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
-import { runCapacity, type CapacityJson } from '../harness/capacity/runCapacity.ts';
+import { runCapacity } from '../harness/capacity/runCapacity.ts';
+import type { CapacityJson } from '../harness/runDir/schema.ts';
 
 const { values } = parseArgs({
   options: {

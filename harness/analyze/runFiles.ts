@@ -1,10 +1,13 @@
 // Finds what analyze reads: the probes' timelines, the prefill fit and the run's SLO, for a run
 // directory or a single timelines.jsonl (whose run is two levels up: <run>/probes/<probe>/).
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve } from 'node:path';
-import { UserError, describeValue } from '../util/errors.ts';
+import { UserError } from '../util/errors.ts';
 import type { PrefillFit } from '../metrics/prefill.ts';
 import { sloSchema, type Slo } from '../metrics/slo.ts';
+import { RUN_FILES, probeFilesIn, rateInName, runPaths } from '../runDir/layout.ts';
+import { readJsonFile } from '../runDir/jsonFiles.ts';
+import { readFit as readFitFile } from '../runDir/read.ts';
 
 /** One probe's timelines file. */
 export interface ProbeFile {
@@ -36,28 +39,18 @@ const display = (p: string) => {
   return r === '' ? '.' : r.startsWith('..') ? resolve(p) : r;
 };
 
-function readJson(path: string): unknown {
-  const text = readFileSync(path, 'utf8');
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    throw new UserError(`${display(path)}: not valid JSON (${(err as Error).message})`);
-  }
+/** profile/fit.json validated field by field (messages name it relative to the current directory). */
+export function readFit(path: string): PrefillFit | null {
+  return readFitFile(path, display(path));
 }
 
-/** profile/fit.json validated field by field. */
-export function readFit(path: string): PrefillFit | null {
-  if (!existsSync(path)) return null;
-  const raw = readJson(path) as Record<string, unknown>;
-  const problems: string[] = [];
-  for (const k of ['a', 'b', 'c', 'r2', 'n'] as const) {
-    if (typeof raw?.[k] !== 'number' || !Number.isFinite(raw[k])) problems.push(`${k} must be a number, got ${describeValue(raw?.[k])}`);
+// A file that is not JSON is named as the user would type it.
+function readJson(path: string): unknown {
+  try {
+    return readJsonFile(path);
+  } catch (err) {
+    throw err instanceof UserError ? new UserError(err.message.replace(path, display(path))) : err;
   }
-  if (raw?.ttftSlackS !== undefined && !(typeof raw.ttftSlackS === 'number' && raw.ttftSlackS >= 0)) {
-    problems.push(`ttftSlackS must be a time >= 0, got ${describeValue(raw.ttftSlackS)}`);
-  }
-  if (problems.length) throw new UserError(problems.map((p) => `${display(path)}: ${p}`).join('\n'));
-  return raw as unknown as PrefillFit;
 }
 
 // capacity.json keeps the resolved slo; manifest.json the recipe (raw or resolved).
@@ -78,20 +71,19 @@ function sloFrom(path: string, pick: (j: Record<string, unknown>) => unknown): S
 }
 
 function runSloOf(runDir: string): { slo: Slo | null; source: string | null } {
-  const cap = join(runDir, 'capacity.json');
+  const { capacity: cap, manifest: man } = runPaths(runDir);
   const fromCap = sloFrom(cap, (j) => j.slo);
   if (fromCap) return { slo: fromCap, source: display(cap) };
-  const man = join(runDir, 'manifest.json');
   const fromMan = sloFrom(man, (j) => (j.recipe as Record<string, unknown> | undefined)?.slo ?? j.slo);
   if (fromMan) return { slo: fromMan, source: display(man) };
   return { slo: null, source: null };
 }
 
 function probeDuration(dir: string): number | null {
-  const p = join(dir, 'summary.json');
+  const p = probeFilesIn(dir).summary;
   if (!existsSync(p)) return null;
   try {
-    const j = JSON.parse(readFileSync(p, 'utf8')) as Record<string, Record<string, unknown> | unknown>;
+    const j = readJsonFile(p) as Record<string, Record<string, unknown> | unknown>;
     for (const v of [j.durationS, (j.probe as Record<string, unknown>)?.durationS, (j.result as Record<string, unknown>)?.durationS]) {
       if (typeof v === 'number' && v > 0) return v;
     }
@@ -101,11 +93,8 @@ function probeDuration(dir: string): number | null {
   return null;
 }
 
-const QPS_RE = /-qps-(\d+(?:\.\d+)?)/;
-
 function probeFile(path: string, probe: string): ProbeFile {
-  const m = QPS_RE.exec(probe);
-  return { probe, qps: m ? Number(m[1]) : null, path, displayPath: display(path), durationS: probeDuration(dirname(path)) };
+  return { probe, qps: rateInName(probe), path, displayPath: display(path), durationS: probeDuration(dirname(path)) };
 }
 
 /** Locates the probes, fit and SLO for a run directory or a timelines.jsonl path. */
@@ -114,28 +103,29 @@ export function locateRunFiles(target: string): RunFiles {
   try {
     st = statSync(target);
   } catch {
-    throw new UserError(`${target}: no such file or directory (give a run directory or a timelines.jsonl)`);
+    throw new UserError(`${target}: no such file or directory (give a run directory or a ${RUN_FILES.timelines})`);
   }
   if (st.isDirectory()) {
-    const probesDir = join(target, 'probes');
+    const { probesDir } = runPaths(target);
+    const asProbe = probeFilesIn(target).timelines;
     const probes: ProbeFile[] = [];
     if (existsSync(probesDir)) {
       for (const name of readdirSync(probesDir).sort()) {
-        const path = join(probesDir, name, 'timelines.jsonl');
+        const path = probeFilesIn(join(probesDir, name)).timelines;
         if (existsSync(path)) probes.push(probeFile(path, name));
       }
-    } else if (existsSync(join(target, 'timelines.jsonl'))) {
+    } else if (existsSync(asProbe)) {
       // A probe directory given directly.
-      probes.push(probeFile(join(target, 'timelines.jsonl'), basename(target)));
+      probes.push(probeFile(asProbe, basename(target)));
     }
-    if (probes.length === 0) throw new UserError(`${target}: no probes/*/timelines.jsonl found (is it a run directory?)`);
-    const runDir = probes[0].path === join(target, 'timelines.jsonl') ? join(target, '..', '..') : target;
-    const fitPath = join(runDir, 'profile', 'fit.json');
+    if (probes.length === 0) throw new UserError(`${target}: no ${relative(target, probeFilesIn(join(probesDir, '*')).timelines)} found (is it a run directory?)`);
+    const runDir = probes[0].path === asProbe ? join(target, '..', '..') : target;
+    const fitPath = runPaths(runDir).fit;
     const { slo, source } = runSloOf(runDir);
     return { kind: 'run', target, probes, fit: readFit(fitPath), fitPath: display(fitPath), runSlo: slo, runSloSource: source };
   }
   const runDir = join(dirname(target), '..', '..');
-  const fitPath = join(runDir, 'profile', 'fit.json');
+  const fitPath = runPaths(runDir).fit;
   const fit = readFit(fitPath);
   // Only trust the run's SLO when the file really sits in a run (its fit is there).
   const { slo, source } = fit ? runSloOf(runDir) : { slo: null, source: null };

@@ -1,38 +1,29 @@
 // Turns a capacity into money: what the GPUs cost per hour, how many QPS a dollar-per-hour buys,
 // what a million output tokens cost at capacity, and what the run itself cost. The report shows
 // these next to the capacity so runs on different GPUs compare by price, not only by speed.
+import type { CapacityCost } from '../runDir/schema.ts';
 
 /** Price and throughput at capacity; a null price (profile without one) leaves money fields null. */
 export interface CapacityCostInput {
   /** GPU profile's `price.usdPerGpuHour`, or null when the profile has no price. */
   usdPerGpuHour: number | null;
-  gpuCount: number;
+  /** null when the GPUs are unknown (an endpoint fluidcap did not start): no money figures. */
+  gpuCount: number | null;
   capacityQps: number;
   /** Mean output tokens per request of the workload (e.g. from the probe at capacity). */
   meanOutputTokens: number;
 }
 
-/** Capacity economics for the report and capacity.json. */
-export interface CapacityCost {
-  /** Price of the whole deployment: usdPerGpuHour × gpuCount. */
-  usdPerHour: number | null;
-  /** capacityQps / usdPerHour: requests per second bought by one dollar per hour. */
-  qpsPerUsdPerHour: number | null;
-  /** Output tokens per second at capacity. */
-  outputTokensPerS: number;
-  /** Dollars per million output tokens at capacity; null when nothing is generated (capacity 0). */
-  usdPerMillionOutputTokens: number | null;
-}
 
 /** Cost figures at the found capacity. */
 export function capacityCost(input: CapacityCostInput): CapacityCost {
-  checkGpuCount(input.gpuCount);
+  if (input.gpuCount !== null) checkGpuCount(input.gpuCount);
   checkNonNegative('capacityQps', input.capacityQps);
   checkNonNegative('meanOutputTokens', input.meanOutputTokens);
   if (input.usdPerGpuHour !== null) checkNonNegative('usdPerGpuHour', input.usdPerGpuHour);
 
   const outputTokensPerS = input.capacityQps * input.meanOutputTokens;
-  if (input.usdPerGpuHour === null) {
+  if (input.usdPerGpuHour === null || input.gpuCount === null) {
     return { usdPerHour: null, qpsPerUsdPerHour: null, outputTokensPerS, usdPerMillionOutputTokens: null };
   }
   const usdPerHour = input.usdPerGpuHour * input.gpuCount;
@@ -47,14 +38,16 @@ export function capacityCost(input: CapacityCostInput): CapacityCost {
 
 /** What running the harness cost: GPU time held (engine up to engine released) and its price. */
 export interface RunCost {
-  gpuSeconds: number;
+  /** null when the GPU count is unknown. */
+  gpuSeconds: number | null;
   costUsd: number | null;
 }
 
-/** GPU-seconds and dollars of a run, for capacity.json's `gpuSeconds` and `costUsd`. */
-export function runCost(input: { engineUpS: number; gpuCount: number; usdPerGpuHour: number | null }): RunCost {
-  checkGpuCount(input.gpuCount);
+/** GPU-seconds and dollars of a run, for capacity.json's `gpuSeconds` and `costUsd`; unknown GPUs count nothing. */
+export function runCost(input: { engineUpS: number; gpuCount: number | null; usdPerGpuHour: number | null }): RunCost {
   checkNonNegative('engineUpS', input.engineUpS);
+  if (input.gpuCount === null) return { gpuSeconds: null, costUsd: null };
+  checkGpuCount(input.gpuCount);
   const gpuSeconds = input.engineUpS * input.gpuCount;
   return { gpuSeconds, costUsd: input.usdPerGpuHour === null ? null : (gpuSeconds / 3600) * input.usdPerGpuHour };
 }

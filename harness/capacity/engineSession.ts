@@ -1,13 +1,12 @@
 // Brings up the engine a run plan names, whichever way it is launched (local child process,
 // container on a host through Docker over SSH or the local socket, or an existing endpoint), and
 // gives the pipeline one shape to use and release.
-import { join } from 'node:path';
 import { startLocalSim } from '../provision/localProcess.ts';
 import { launchEngine, type Engine, type EngineExit } from '../provision/launcher.ts';
 import { resolveHosts, type Inventory } from '../provision/inventory.ts';
 import type { ConnectOptions } from '../provision/sshConnection.ts';
-import type { TargetSpec } from '../provision/targetSpec.ts';
 import type { RunPlan } from './runPlan.ts';
+import { runPaths } from '../runDir/layout.ts';
 
 export interface EngineSession {
   baseUrl: string;
@@ -26,7 +25,6 @@ export interface EngineSession {
 
 export interface SessionOptions {
   runDir: string;
-  target: TargetSpec;
   inventory?: Inventory;
   connect?: ConnectOptions;
   log: (line: string) => void;
@@ -38,7 +36,7 @@ export async function startEngineSession(plan: RunPlan, opts: SessionOptions): P
   const launch = plan.engine;
   if (launch.kind === 'local-process') {
     opts.log(`starting the simulated engine locally: fluidcap sim serve ${launch.argv.join(' ')}`);
-    const local = await startLocalSim(launch.argv, { logPath: join(opts.runDir, 'server.log'), readyTimeoutS: opts.target.readyTimeoutS });
+    const local = await startLocalSim(launch.argv, { logPath: runPaths(opts.runDir).serverLog, readyTimeoutS: plan.session.readyTimeoutS });
     let stopped = false;
     return {
       baseUrl: local.baseUrl,
@@ -67,10 +65,10 @@ export async function startEngineSession(plan: RunPlan, opts: SessionOptions): P
     log: opts.log,
     signal: opts.signal,
     connect: opts.connect,
-    access: opts.target.access,
-    gpuIdle: opts.target.gpuIdle,
+    access: plan.session.access,
+    gpuIdle: plan.session.gpuIdle,
   });
-  const servedModel = opts.target.model ?? engine.facts.models[0] ?? plan.servedModel;
+  const servedModel = plan.session.requestedModel ?? engine.facts.models[0] ?? plan.servedModel;
   return {
     baseUrl: engine.baseUrl,
     servedModel,

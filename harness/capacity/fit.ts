@@ -4,8 +4,8 @@
 //
 // Why non-negative least squares on all three coefficients: prefill time is never negative and
 // never shrinks as the prompt grows, so a < 0, b < 0 or c < 0 would predict impossible deadlines
-// (a negative D_p for short prompts, or a curve bending down past the profiled range). The issue
-// requires c ≥ 0; the same reasoning covers a and b, and the method below handles them alike.
+// (a negative D_p for short prompts, or a curve bending down past the profiled range). The method
+// below constrains all three alike.
 //
 // Method (exact for three coefficients): minimise ‖Xθ − y‖² subject to θ ≥ 0. The problem is
 // convex, and at its optimum θ* the coefficients that are positive (its support S) must equal the
@@ -23,9 +23,8 @@
 // noise bound uses the robust coefficient of variation 1.4826·MAD/median, which equals sd/mean for
 // normal noise but is not dominated by a single outlier. R² is that of the fit to the medians.
 import { predictPrefillS, type PrefillFit } from '../metrics/prefill.ts';
+import type { LengthStats, PrefillFitResult } from '../runDir/schema.ts';
 
-// The fit.json shape and D_p(P) live in metrics (the deadlines use them); re-exported for callers.
-export { predictPrefillS, type PrefillFit };
 
 /** One isolated prefill: the prompt length and its measured prefill time (TTFT of a 1-token request). */
 export interface PrefillPoint {
@@ -33,36 +32,6 @@ export interface PrefillPoint {
   prefillS: number;
 }
 
-/** Repeat statistics at one prompt length, kept so the report can show the noise behind the fit. */
-export interface LengthStats {
-  promptTokens: number;
-  count: number;
-  meanS: number;
-  sdS: number;
-  medianS: number;
-  /** 1.4826·MAD: the sd of normal noise, not dominated by one outlier. */
-  robustSdS: number;
-  /** Robust coefficient of variation (robustSdS / median); 0 with a single point. */
-  cv: number;
-  /** Fitted D_p at this length, for the report's "measured vs fitted" table. */
-  fittedS: number;
-}
-
-/** The fit, its quality figures, and why it must be refused (empty `problems` = usable). */
-export interface PrefillFitResult extends PrefillFit {
-  /** Root-mean-square residual in seconds. */
-  rmseS: number;
-  /** rmseS relative to the mean prefill time. */
-  residualCv: number;
-  /** Largest coefficient of variation between repeats at one length. */
-  maxRepeatCv: number;
-  /** Which coefficients the optimum left free (the others are held at 0 by the constraint). */
-  freeCoefficients: Array<'a' | 'b' | 'c'>;
-  lengths: LengthStats[];
-  /** Human-readable reasons to refuse the fit; the caller prefixes them with the file or phase. */
-  problems: string[];
-  ok: boolean;
-}
 
 /** Bounds of the quality verdict; the defaults are stated in the report next to the figures. */
 export interface FitBounds {
@@ -146,7 +115,7 @@ export function fitPrefill(points: readonly PrefillPoint[], bounds: Partial<FitB
   };
 }
 
-/** The profile/fit.json object (common brief), so every writer stores the same fields. */
+/** The fit's stored coefficients (profile/fit.json), so every writer stores the same fields. */
 export function toFitJson(result: PrefillFit, ttftSlackS?: number): PrefillFit {
   const out: PrefillFit = { a: result.a, b: result.b, c: result.c, r2: result.r2, n: result.n };
   if (ttftSlackS !== undefined) out.ttftSlackS = ttftSlackS;

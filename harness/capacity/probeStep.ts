@@ -1,65 +1,24 @@
 // One load probe of the search: plan it, run it open-loop (with the early-stop hook), then judge
 // the archived timelines under the recipe's SLO and every baseline SLO, and write summary.json.
 // The verdict is derived from the files on disk, exactly as `fluidcap analyze` would.
-import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync } from 'node:fs';
 import { planProbe, type ProbePlan } from '../load/plan.ts';
 import { runProbe, type ProbeProgress, type ProbeResult } from '../load/runProbe.ts';
-import type { TraceTable } from '../load/traceCsv.ts';
-import type { WorkloadSpec } from '../load/workloadSpec.ts';
 import { readTimelines } from '../timeline/reader.ts';
 import { computeRequestMetrics, type RequestMetrics } from '../metrics/request.ts';
 import { predictPrefillS, type PrefillFit } from '../metrics/prefill.ts';
-import { summarizeRequests, type RequestSummary } from '../metrics/summary.ts';
-import { evaluateSlo, type SloEvaluation } from '../metrics/sloCheck.ts';
-import { LATENCY_SLO_NAMES, type Slo } from '../metrics/slo.ts';
+import { summarizeRequests } from '../metrics/summary.ts';
+import { evaluateSlo } from '../metrics/sloCheck.ts';
+import { LATENCY_SLO_NAMES, fluidityDeadlines, type Slo } from '../metrics/slo.ts';
 import type { TimelineRecord } from '../timeline/record.ts';
 import { makeEarlyStop } from './earlyStop.ts';
 import type { RunPlan } from './runPlan.ts';
 import type { EngineSession } from './engineSession.ts';
-import type { ProbeOutcome } from './journal.ts';
+import { probePaths } from '../runDir/layout.ts';
+import { writeJsonFile } from '../runDir/jsonFiles.ts';
+import { summarizeServerMetrics } from '../runDir/read.ts';
+import type { ProbeOutcome, ProbeSummary } from '../runDir/schema.ts';
 import type { PromptSetup } from '../load/tokenizeCalibration.ts';
-
-export interface ProbeSummary {
-  index: number;
-  qps: number;
-  dir: string;
-  passed: boolean;
-  /** false when the client's own timing error was beyond tolerance and could flip the verdict. */
-  valid: boolean;
-  /** Why the verdict is (or is not) trusted, with the client's figures. */
-  validity: string;
-  /** true when Ctrl-C (or an engine death) ended it: no verdict. */
-  interrupted: boolean;
-  /** Evaluated requests (warm-up excluded). */
-  requests: number;
-  planned: number;
-  sent: number;
-  warmupRequests: number;
-  durationS: number;
-  earlyStop: string | null;
-  /** The recipe SLO's headline value (fluidity at its percentile, else the first SLO's value). */
-  sloValue: number | null;
-  slo: SloEvaluation;
-  baselines: Record<string, { passed: boolean; results: SloEvaluation['results'] }>;
-  metrics: Omit<RequestSummary, 'slo'>;
-  client: ProbeResult['clientHealth'];
-  tokenDrift: ProbeResult['tokenDrift'];
-  byStatus: ProbeResult['byStatus'];
-  /** Requests sent again on a fresh connection after their reused connection closed unread. */
-  retried: number;
-  serverMetrics: ServerMetricsSummary | null;
-  seed: number;
-  engineDied: string | null;
-}
-
-export interface ServerMetricsSummary {
-  scrapes: number;
-  maxRunning: number | null;
-  maxWaiting: number | null;
-  maxKvUsage: number | null;
-  preemptions: number | null;
-}
 
 /** The fields of a summary that the journal and capacity.json keep for each finished probe. */
 export function probeOutcome(s: ProbeSummary): ProbeOutcome {
@@ -72,16 +31,10 @@ export function plannedRequests(probe: RunPlan['probe'], qps: number): number {
   return Math.max(probe.requests, Math.ceil(qps * probe.minDurationS));
 }
 
-export function probeDirName(index: number, qps: number): string {
-  return `${String(index).padStart(2, '0')}-qps-${+qps.toPrecision(6)}`;
-}
-
 export interface ProbeStepInput {
   index: number;
   qps: number;
   plan: RunPlan;
-  workload: WorkloadSpec;
-  trace?: TraceTable;
   fit: PrefillFit;
   session: EngineSession;
   runDir: string;
@@ -96,23 +49,22 @@ export interface ProbeStepInput {
 /** Runs and judges one probe; never throws for request failures (they count against the SLO). */
 export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary> {
   const { plan, index, qps, fit } = input;
-  const dirName = probeDirName(index, qps);
-  const dir = join(input.runDir, 'probes', dirName);
-  mkdirSync(dir, { recursive: true });
+  const paths = probePaths(input.runDir, index, qps);
+  mkdirSync(paths.dir, { recursive: true });
   const probePlan: ProbePlan = planProbe({
-    workload: input.workload,
+    workload: plan.workload,
     rateQps: qps,
     requests: plannedRequests(plan.probe, qps),
     durationS: plan.probe.durationLimitS,
     maxContextTokens: plan.maxContextTokens,
-    trace: input.trace,
+    trace: plan.trace ?? undefined,
     idPrefix: String(index).padStart(2, '0'),
     promptNonce: plan.prompts.nonce ?? undefined,
     promptFormat: input.prompts?.format,
   });
-  writeFileSync(join(dir, 'plan.json'), JSON.stringify(probePlan) + '\n');
+  writeJsonFile(paths.plan, probePlan, { compact: true });
   const warmupRequests = Math.floor(plan.probe.warmupFraction * probePlan.requests.length);
-  const tbtDeadlineS = plan.slo.fluidity?.tbtDeadlineS ?? 0.025;
+  const { tbtDeadlineS } = fluidityDeadlines(plan.slo);
   const early = input.earlyStop
     ? makeEarlyStop(plan.slo, { requests: probePlan.requests, warmupRequests, rateQps: qps, fit })
     : undefined;
@@ -124,11 +76,11 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
     engineDied = msg;
     abort.abort();
   });
-  const stopTelemetry = input.session.startGpuTelemetry(join(dir, 'gpu.jsonl'));
+  const stopTelemetry = input.session.startGpuTelemetry(paths.gpu);
   let result: ProbeResult;
   try {
     result = await runProbe(probePlan, {
-      outDir: dir,
+      outDir: paths.dir,
       baseUrl: input.session.baseUrl,
       model: input.session.servedModel,
       apiKey: input.session.apiKey,
@@ -155,7 +107,7 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
 
   const indexById = new Map(probePlan.requests.map((r) => [r.id, r.index]));
   const records: TimelineRecord[] = [];
-  for await (const line of readTimelines(join(dir, 'timelines.jsonl'))) {
+  for await (const line of readTimelines(paths.timelines)) {
     if (!line.record) continue;
     const i = indexById.get(line.record.id);
     if (i === undefined || i >= warmupRequests) records.push(line.record);
@@ -190,7 +142,7 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
   const out: ProbeSummary = {
     index,
     qps,
-    dir: `probes/${dirName}`,
+    dir: paths.rel,
     // An early stop fires only once the verdict is a fail, whatever the partial data shows.
     passed: !interrupted && result.earlyStop === null && sloEval.passed,
     valid,
@@ -210,18 +162,17 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
     tokenDrift: result.tokenDrift,
     byStatus: result.byStatus,
     retried: result.retried,
-    serverMetrics: summarizeServerMetrics(join(dir, 'server-metrics.jsonl')),
+    serverMetrics: summarizeServerMetrics(paths.serverMetrics),
     seed: probePlan.seed,
     engineDied,
   };
-  writeFileSync(join(dir, 'summary.json'), JSON.stringify(out, null, 2) + '\n');
+  writeJsonFile(paths.summary, out);
   return out;
 }
 
 /** Per-request metrics of the records under an SLO's deadlines (D_p from the prefill fit). */
 function metricsUnder(records: readonly TimelineRecord[], slo: Slo, fit: PrefillFit): RequestMetrics[] {
-  const tbtDeadlineS = slo.fluidity?.tbtDeadlineS ?? 0.025;
-  const ttftSlackS = slo.fluidity?.ttftSlackS ?? 0.3;
+  const { tbtDeadlineS, ttftSlackS } = fluidityDeadlines(slo);
   return records.map((r) => {
     const prefillS = predictPrefillS(fit, r.promptTokens);
     return computeRequestMetrics(r, { dpS: prefillS + ttftSlackS, tbtDeadlineS, prefillS });
@@ -237,32 +188,4 @@ export function loosenSlo(slo: Slo, errorS: number): Slo {
     if (entry) out[name] = { ...entry, maxS: entry.maxS + errorS };
   }
   return out;
-}
-
-/** Peaks of the engine's gauges over the probe, and preemptions during it. */
-export function summarizeServerMetrics(file: string): ServerMetricsSummary | null {
-  if (!existsSync(file)) return null;
-  const rows: Record<string, unknown>[] = [];
-  for (const line of readFileSync(file, 'utf8').split('\n')) {
-    if (!line.trim()) continue;
-    try {
-      rows.push(JSON.parse(line) as Record<string, unknown>);
-    } catch {
-      // a torn last line
-    }
-  }
-  if (rows.length === 0) return null;
-  const series = (key: string) => rows.map((r) => r[key]).filter((v): v is number => typeof v === 'number');
-  const max = (key: string) => {
-    const v = series(key);
-    return v.length ? Math.max(...v) : null;
-  };
-  const pre = series('preemptions');
-  return {
-    scrapes: rows.length,
-    maxRunning: max('running'),
-    maxWaiting: max('waiting'),
-    maxKvUsage: max('kvUsage'),
-    preemptions: pre.length ? pre[pre.length - 1] - pre[0] : null,
-  };
 }

@@ -1,7 +1,7 @@
 // Plans the isolated-prefill profile as plain data (which prompt lengths, how many repeats, which
 // warm-up requests, in what order) so `--dry-run` can print it and the runner only executes it.
 
-/** The recipe's `profile` section as resolved (structurally the lead's ProfileSection). */
+/** The recipe's `profile` section as resolved (structurally the recipe's ProfileSection). */
 export interface ProfileOptions {
   /** Explicit prompt lengths; default: powers of two from 128 up to what the context allows. */
   promptLengths?: number[];

@@ -1,10 +1,12 @@
 // Prefill profiling: the plan's isolated requests, one at a time (warm-ups first), each with
 // max_tokens 1 so its time to first token is its prefill; raw points go to profile/prefill.jsonl
 // as they arrive, then the quadratic D_p fit and its verdict to profile/fit.json.
-import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync } from 'node:fs';
 import { sendOne } from '../load/sendOne.ts';
-import { fitPrefill, toFitJson, type FitBounds, type PrefillFitResult, type PrefillPoint } from './fit.ts';
+import { fitPrefill, toFitJson, type FitBounds, type PrefillPoint } from './fit.ts';
+import { runPaths } from '../runDir/layout.ts';
+import { appendJsonLine, startJsonLines, writeJsonFile } from '../runDir/jsonFiles.ts';
+import type { FitFile, PrefillFitResult, PrefillLine } from '../runDir/schema.ts';
 import type { ProfilePlan } from './profilePlan.ts';
 import type { PromptContent } from '../load/prompt.ts';
 import { UserError } from '../util/errors.ts';
@@ -34,10 +36,10 @@ export async function runProfile(
   target: ProfileTarget,
   opts: { runDir: string; ttftSlackS: number; fitBounds?: Partial<FitBounds>; log: (line: string) => void; signal?: AbortSignal; onProgress?: (done: number, total: number) => void },
 ): Promise<ProfileOutcome> {
-  const dir = join(opts.runDir, 'profile');
-  mkdirSync(dir, { recursive: true });
-  const rawPath = join(dir, 'prefill.jsonl');
-  writeFileSync(rawPath, '');
+  const paths = runPaths(opts.runDir);
+  mkdirSync(paths.profileDir, { recursive: true });
+  const rawPath = paths.prefill;
+  startJsonLines(rawPath);
   const points: PrefillPoint[] = [];
   const failures: string[] = [];
   /** The engine's usage.prompt_tokens of each measured point (null where it sent none). */
@@ -53,10 +55,8 @@ export async function runProfile(
     const first = r.chunks[0];
     // From the send, not the planned time: the profile measures the engine, not connection set-up.
     const prefillS = r.status === 'ok' && first ? first[0] - r.sentS : null;
-    appendFileSync(
-      rawPath,
-      JSON.stringify({ seq: req.seq, promptTokens: req.promptTokens, warmup: req.warmup, repeat: req.repeat, prefillS, status: r.status, httpStatus: r.httpStatus, error: r.error, usagePromptTokens: r.usagePromptTokens ?? null }) + '\n',
-    );
+    const line: PrefillLine = { seq: req.seq, promptTokens: req.promptTokens, warmup: req.warmup, repeat: req.repeat, prefillS, status: r.status, httpStatus: r.httpStatus, error: r.error, usagePromptTokens: r.usagePromptTokens ?? null };
+    appendJsonLine(rawPath, line);
     if (prefillS === null) failures.push(`${req.promptTokens} tokens: ${r.status}${r.httpStatus ? ` (HTTP ${r.httpStatus})` : ''}${r.error ? `: ${r.error}` : ''}`);
     else if (!req.warmup) {
       points.push({ promptTokens: req.promptTokens, prefillS });
@@ -69,9 +69,10 @@ export async function runProfile(
     throw new UserError(`prefill profiling: ${failures.length} of ${plan.requests.length} requests failed (${rawPath}):\n  ${failures.slice(0, 10).join('\n  ')}`);
   }
   const fit = fitPrefill(enginePromptLengths(points, counted, opts.log), opts.fitBounds);
-  writeFileSync(join(dir, 'fit.json'), JSON.stringify({ ...fit, ...toFitJson(fit, opts.ttftSlackS) }, null, 2) + '\n');
+  const fitFile: FitFile = { ...fit, ...toFitJson(fit, opts.ttftSlackS) };
+  writeJsonFile(paths.fit, fitFile);
   if (!fit.ok) {
-    throw new UserError(`prefill profile refused (${join(dir, 'fit.json')}): ${fit.problems.join('; ')}`);
+    throw new UserError(`prefill profile refused (${paths.fit}): ${fit.problems.join('; ')}`);
   }
   opts.log(`prefill fit: D_p(P) = ${fit.a.toExponential(3)} + ${fit.b.toExponential(3)}·P + ${fit.c.toExponential(3)}·P² s, R² ${fit.r2.toFixed(4)} over ${fit.n} points`);
   return { fit, points };

@@ -2,22 +2,26 @@
 // in events.jsonl before and after it happens, so `--resume` reuses the profile and every finished
 // probe, and a killed probe's partial data is kept (moved aside), never overwritten.
 import { createHash, randomBytes } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { loadRecipe } from '../recipe/load.ts';
-import type { Recipe } from '../recipe/parse.ts';
-import { findModel } from '../catalog/models.ts';
 import { loadGpuProfile } from '../catalog/gpus.ts';
-import { loadWorkloadTrace } from '../load/traceFile.ts';
+import { findModel } from '../catalog/models.ts';
 import type { Inventory } from '../provision/inventory.ts';
 import type { ConnectOptions } from '../provision/sshConnection.ts';
 import { UserError } from '../util/errors.ts';
-import { Journal, type JournalLine, type ProbeOutcome } from './journal.ts';
-import { planRun, type RunPlan } from './runPlan.ts';
+import { Journal } from '../runDir/journal.ts';
+import { RUN_FILES, probePaths, runPaths, type RunPaths } from '../runDir/layout.ts';
+import { readJsonFile, writeJsonFile } from '../runDir/jsonFiles.ts';
+import { readManifest } from '../runDir/read.ts';
+import type { CapacityJson, FitFile, JournalLine, Manifest, ManifestPlan, ProbeSummary } from '../runDir/schema.ts';
+import type { RunPlan } from './runPlan.ts';
+import { newRunId, resolveRun } from './resolveRun.ts';
 import { startEngineSession, type EngineSession } from './engineSession.ts';
 import { runProfile } from './profiler.ts';
-import { plannedRequests, probeDirName, probeOutcome, runProbeStep, type ProbeSummary } from './probeStep.ts';
+import { plannedRequests, probeOutcome, runProbeStep } from './probeStep.ts';
+import { reclaimProbes } from './resume.ts';
 import { nextProbe, type ProbeVerdict, type SearchDecision } from './search.ts';
 import { capacityCost, runCost } from './cost.ts';
 import type { PrefillFit } from '../metrics/prefill.ts';
@@ -54,142 +58,160 @@ export interface RunOutcome {
   capacity: CapacityJson | null;
 }
 
-export interface CapacityJson {
-  runId: string;
-  capacityQps: number;
-  outcome: string;
-  reason: string;
-  belowMin: boolean;
-  atLeastMax: boolean;
-  slo: RunPlan['slo'];
-  bracket: { passQps: number | null; failQps: number | null };
-  tolerance: number;
-  probes: ProbeOutcome[];
-  /** The baseline SLO definitions every probe was also judged under (Metron Fig. 6). */
-  baselines: RunPlan['baselines'];
-  /** Capacity under each baseline SLO: highest probed rate that passed it with every lower probed rate passing too. */
-  baselineCapacityQps: Record<string, number | null>;
-  fluidTokenRateAtCapacity: unknown;
-  warmupFraction: number;
-  probeTimeS: number;
-  gpuSeconds: number;
-  costUsd?: number;
-  cost: ReturnType<typeof capacityCost> | null;
-  gpuProfile: string | null;
-  gpuCount: number;
-}
-
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
-function newRunId(recipe: Recipe, now: Date, outDir: string): string {
-  const stamp = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
-  const base = `${recipe.name}-${stamp}`;
-  let id = base;
-  for (let n = 2; existsSync(join(outDir, id)); n++) id = `${base}-${n}`;
-  return id;
-}
-
-function writeJson(path: string, value: unknown): void {
-  writeFileSync(path, JSON.stringify(value, null, 2) + '\n');
+/** The parts of the plan manifest.json keeps. */
+function manifestPlan(plan: RunPlan): ManifestPlan {
+  return {
+    engine: plan.engine,
+    servedModel: plan.servedModel,
+    maxContextTokens: plan.maxContextTokens,
+    profile: { promptLengths: plan.profile.promptLengths, repeats: plan.profile.repeats },
+    search: plan.search,
+    probe: plan.probe,
+    prompts: plan.prompts,
+  };
 }
 
 /** Resolves the recipe's plan without launching anything (what --dry-run prints). */
 export async function dryRun(recipeFile: string, now = new Date()): Promise<RunPlan> {
   const recipe = await loadRecipe(recipeFile);
-  return planRun(recipe, { runId: newRunId(recipe, now, '/nonexistent'), modelContext: (m) => findModel(m)?.maxContextTokens ?? null });
+  return resolveRun(recipe, newRunId(recipe.name, now, '/nonexistent'));
+}
+
+/** A run directory opened for writing: where it is, its plan and its manifest as it stands. */
+interface OpenedRun {
+  runDir: string;
+  paths: RunPaths;
+  plan: RunPlan;
+  manifest: Manifest;
+}
+
+/** Creates the run directory of a new run; what the plan refuses is refused before it exists. */
+async function createRun(opts: RunOptions, now: () => Date): Promise<OpenedRun> {
+  const recipe = await loadRecipe(opts.recipeFile);
+  const runId = newRunId(recipe.name, now(), opts.outDir);
+  // Random per run so no prompt of this run repeats one of an earlier run (prompt caches).
+  const promptNonce = randomBytes(8).toString('hex');
+  const plan = resolveRun(recipe, runId, promptNonce);
+  mkdirSync(opts.outDir, { recursive: true });
+  const runDir = resolve(opts.outDir, runId);
+  const paths = runPaths(runDir);
+  mkdirSync(runDir, { recursive: true });
+  const recipeText = readFileSync(opts.recipeFile, 'utf8');
+  copyFileSync(opts.recipeFile, paths.recipeCopy);
+  const manifest: Manifest = {
+    runId,
+    recipeFile: resolve(opts.recipeFile),
+    recipeSha256: sha256(recipeText),
+    ...(await toolInfo()),
+    seed: recipe.workload.seed,
+    promptNonce,
+    startedAt: now().toISOString(),
+    endedAt: null,
+    status: 'running',
+    exitReason: null,
+    engineUpS: 0,
+    recipe,
+    plan: manifestPlan(plan),
+    host: null,
+  };
+  return { runDir, paths, plan, manifest };
+}
+
+/** Reopens an interrupted run: its recipe must be unchanged, so both sessions run one plan. */
+async function reopenRun(resumeDir: string, now: () => Date): Promise<OpenedRun> {
+  const runDir = resolve(resumeDir);
+  const paths = runPaths(runDir);
+  const found = readManifest(paths.manifest);
+  if (!found) throw new UserError(`${resumeDir}: not a run directory (no ${RUN_FILES.manifest})`);
+  const { runId, recipeFile, recipeSha256 } = found;
+  if (typeof runId !== 'string' || typeof recipeFile !== 'string' || typeof recipeSha256 !== 'string') {
+    throw new UserError(`${paths.manifest}: runId, recipeFile and recipeSha256 must be strings, got ${JSON.stringify({ runId, recipeFile, recipeSha256 })}`);
+  }
+  if (!existsSync(recipeFile)) throw new UserError(`${paths.manifest}: the run's recipe ${recipeFile} no longer exists`);
+  if (sha256(readFileSync(recipeFile, 'utf8')) !== recipeSha256) {
+    throw new UserError(`${recipeFile} changed since run ${runId} started; resuming would mix two recipes (start a new run instead)`);
+  }
+  const recipe = await loadRecipe(recipeFile);
+  // A run directory written before prompts had a nonce gets one now; kept on every later resume.
+  const promptNonce = typeof found.promptNonce === 'string' ? found.promptNonce : randomBytes(8).toString('hex');
+  const plan = resolveRun(recipe, runId, promptNonce);
+  // A manifest written by an older version may lack fields: what it records is kept, the rest filled in.
+  const tool = await toolInfo();
+  const manifest: Manifest = {
+    toolVersion: found.toolVersion ?? tool.toolVersion,
+    gitSha: found.gitSha === undefined ? tool.gitSha : found.gitSha,
+    gitDirty: found.gitDirty === undefined ? tool.gitDirty : found.gitDirty,
+    node: found.node ?? tool.node,
+    seed: recipe.workload.seed,
+    promptNonce,
+    startedAt: found.startedAt ?? now().toISOString(),
+    endedAt: null,
+    exitReason: null,
+    engineUpS: found.engineUpS ?? 0,
+    host: found.host ?? null,
+    runId,
+    recipeFile,
+    recipeSha256,
+    status: 'running',
+    recipe,
+    plan: manifestPlan(plan),
+  };
+  return { runDir, paths, plan, manifest };
 }
 
 /** Runs (or resumes) the whole capacity pipeline. Harness faults throw; Ctrl-C returns 'interrupted'. */
 export async function runCapacity(opts: RunOptions): Promise<RunOutcome> {
   const now = opts.now ?? (() => new Date());
   const log = opts.log;
-  let runDir: string;
-  let recipe: Recipe;
-  let manifest: Record<string, unknown>;
-  if (opts.resumeDir) {
-    runDir = resolve(opts.resumeDir);
-    const manifestPath = join(runDir, 'manifest.json');
-    if (!existsSync(manifestPath)) throw new UserError(`${opts.resumeDir}: not a run directory (no manifest.json)`);
-    manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as Record<string, unknown>;
-    const recipePath = String(manifest.recipeFile);
-    if (!existsSync(recipePath)) throw new UserError(`${manifestPath}: the run's recipe ${recipePath} no longer exists`);
-    if (sha256(readFileSync(recipePath, 'utf8')) !== manifest.recipeSha256) {
-      throw new UserError(`${recipePath} changed since run ${manifest.runId} started; resuming would mix two recipes (start a new run instead)`);
-    }
-    recipe = await loadRecipe(recipePath);
-  } else {
-    recipe = await loadRecipe(opts.recipeFile);
-    const runId = newRunId(recipe, now(), opts.outDir);
-    // What only the catalog or the trace file can refuse is refused before the run directory exists.
-    planRun(recipe, { runId, modelContext: (m) => findModel(m)?.maxContextTokens ?? null });
-    loadWorkloadTrace(recipe.workload, recipe.source.dir, recipe.source.file);
-    mkdirSync(opts.outDir, { recursive: true });
-    runDir = resolve(opts.outDir, runId);
-    mkdirSync(runDir, { recursive: true });
-    const recipeText = readFileSync(opts.recipeFile, 'utf8');
-    copyFileSync(opts.recipeFile, join(runDir, 'recipe.yaml'));
-    manifest = {
-      runId,
-      recipeFile: resolve(opts.recipeFile),
-      recipeSha256: sha256(recipeText),
-      ...(await toolInfo()),
-      seed: recipe.workload.seed,
-      // Random per run so no prompt of this run repeats one of an earlier run (prompt caches).
-      promptNonce: randomBytes(8).toString('hex'),
-      startedAt: now().toISOString(),
-      endedAt: null,
-      status: 'running',
-      exitReason: null,
-    };
-  }
-  const runId = String(manifest.runId);
-  // A run directory written before prompts had a nonce gets one now; kept on every later resume.
-  manifest.promptNonce ??= randomBytes(8).toString('hex');
-  const promptNonce = String(manifest.promptNonce);
-  const journal = new Journal(join(runDir, 'events.jsonl'));
+  const opened = opts.resumeDir ? await reopenRun(opts.resumeDir, now) : await createRun(opts, now);
+  const { runDir, paths, plan } = opened;
+  let manifest = opened.manifest;
+  const runId = manifest.runId;
+  const journal = new Journal(paths.events);
   const history = journal.read();
   const resumed = history.length > 0;
-  const plan = planRun(recipe, { runId, modelContext: (m) => findModel(m)?.maxContextTokens ?? null, promptNonce });
-  manifest.recipe = recipe;
-  manifest.plan = { engine: plan.engine, profile: { promptLengths: plan.profile.promptLengths, repeats: plan.profile.repeats }, search: plan.search, probe: plan.probe, prompts: plan.prompts };
-  const saveManifest = () => writeJson(join(runDir, 'manifest.json'), manifest);
+  const saveManifest = (update: Partial<Manifest> = {}) => {
+    manifest = { ...manifest, ...update };
+    writeJsonFile(paths.manifest, manifest);
+  };
   saveManifest();
-  journal.append({ type: 'run-started', runId, recipeFile: String(manifest.recipeFile), resumed });
+  journal.append({ type: 'run-started', runId, recipeFile: manifest.recipeFile, resumed });
   log(`${resumed ? 'resuming' : 'run'} ${runId} → ${runDir}`);
 
-  const trace = loadWorkloadTrace(recipe.workload, recipe.source.dir, recipe.source.file);
   let session: EngineSession | null = null;
   let status: RunStatus = 'failed';
   let reason = 'unknown';
   let capacity: CapacityJson | null = null;
-  const engineUp = { sinceMs: 0, totalS: Number((manifest as { engineUpS?: number }).engineUpS ?? 0) };
+  const engineUp = { sinceMs: 0, totalS: manifest.engineUpS };
   try {
-    opts.progress?.phase('provision', `starting ${recipe.target.engine}`);
-    session = await startEngineSession(plan, { runDir, target: recipe.target, inventory: opts.inventory, connect: opts.connect, log, signal: opts.signal });
+    opts.progress?.phase('provision', `starting ${manifest.recipe.target.engine}`);
+    session = await startEngineSession(plan, { runDir, inventory: opts.inventory, connect: opts.connect, log, signal: opts.signal });
     engineUp.sinceMs = performance.now();
-    journal.append({ type: 'engine-ready', baseUrl: session.baseUrl, timeToReadyS: session.timeToReadyS, engine: recipe.target.engine });
-    manifest.host = session.facts;
-    saveManifest();
+    journal.append({ type: 'engine-ready', baseUrl: session.baseUrl, timeToReadyS: session.timeToReadyS, engine: manifest.recipe.target.engine });
+    saveManifest({ host: session.facts });
     log(`engine ready at ${session.baseUrl}${session.timeToReadyS !== null ? ` after ${session.timeToReadyS.toFixed(1)} s` : ''}`);
 
-    const prompts = await setUpPrompts(plan, recipe, session, log);
-    manifest.prompts = { ...plan.prompts, model: prompts.model, format: prompts.format, extraBody: prompts.extraBody, sizing: prompts.content.textSizing?.source ?? null, idOverheadTokens: prompts.content.idOverheadTokens ?? null, checks: prompts.checks, notes: prompts.notes };
-    saveManifest();
-    const ctx: RunContext = { history, plan, recipe, session, runDir, journal, opts, prompts };
+    const prompts = await setUpPrompts(plan, manifest.recipe.target.engine, session, log);
+    saveManifest({
+      prompts: { ...plan.prompts, model: prompts.model, format: prompts.format, extraBody: prompts.extraBody, sizing: prompts.content.textSizing?.source ?? null, idOverheadTokens: prompts.content.idOverheadTokens ?? null, checks: prompts.checks, notes: prompts.notes },
+    });
+    const ctx: RunContext = { history, plan, session, runDir, paths, journal, opts, prompts };
     const fit = await profileOrReuse(ctx);
     if (opts.profileOnly) {
       status = 'completed';
       reason = `prefill profile only: D_p(P) = ${fit.a} + ${fit.b}·P + ${fit.c}·P² s, R² ${fit.r2}`;
       return { runDir, status, reason, capacity: null };
     }
-    const result = await search(ctx, fit, trace);
+    const result = await search(ctx, fit);
     if (result.interrupted !== null) {
       status = 'interrupted';
       reason = result.interrupted;
     } else {
       const decision = result.decision;
       capacity = buildCapacity(plan, decision, result.summaries, runId, engineUp.totalS + (performance.now() - engineUp.sinceMs) / 1000);
-      writeJson(join(runDir, 'capacity.json'), capacity);
+      writeJsonFile(paths.capacity, capacity);
       journal.append({ type: 'search-finished', capacityQps: capacity.capacityQps, reason: capacity.reason });
       status = 'completed';
       reason = capacity.reason;
@@ -207,11 +229,7 @@ export async function runCapacity(opts: RunOptions): Promise<RunOutcome> {
       journal.append({ type: 'engine-stopped', verified: stop.verified });
       for (const p of stop.problems) log(p);
     }
-    manifest.engineUpS = engineUp.totalS;
-    manifest.status = status;
-    manifest.exitReason = reason;
-    manifest.endedAt = now().toISOString();
-    saveManifest();
+    saveManifest({ engineUpS: engineUp.totalS, status, exitReason: reason, endedAt: now().toISOString() });
     journal.append({ type: 'run-finished', status, reason });
     opts.progress?.done();
   }
@@ -223,23 +241,23 @@ export async function runCapacity(opts: RunOptions): Promise<RunOutcome> {
 interface RunContext {
   history: JournalLine[];
   plan: RunPlan;
-  recipe: Recipe;
   session: EngineSession;
   runDir: string;
+  paths: RunPaths;
   journal: Journal;
   opts: RunOptions;
   prompts: PromptSetup;
 }
 
 /** The served model, prompt format, sizing and cache-off fields of this engine; each finding is logged. */
-async function setUpPrompts(plan: RunPlan, recipe: Recipe, session: EngineSession, log: (line: string) => void): Promise<PromptSetup> {
+async function setUpPrompts(plan: RunPlan, engineName: string, session: EngineSession, log: (line: string) => void): Promise<PromptSetup> {
   const lengths = plan.profile.promptLengths;
   const setup = await preparePrompts({
     baseUrl: session.baseUrl,
     apiKey: session.apiKey,
-    api: recipe.workload.api,
-    model: recipe.target.model ?? undefined,
-    engine: recipe.target.engine,
+    api: plan.workload.api,
+    model: plan.session.requestedModel ?? undefined,
+    engine: engineName,
     format: plan.prompts.format,
     tokenIdRange: plan.prompts.tokenIdRange ?? undefined,
     knownVocab: findModel(session.servedModel)?.vocabSize ?? null,
@@ -247,18 +265,17 @@ async function setUpPrompts(plan: RunPlan, recipe: Recipe, session: EngineSessio
     checkLengths: [...new Set([lengths[0], lengths[Math.floor(lengths.length / 2)], lengths[lengths.length - 1]])],
     nonce: plan.prompts.nonce ?? undefined,
   }).catch((err: Error) => {
-    throw new UserError(`${recipe.source.file}: prompts cannot be prepared for ${session.baseUrl}: ${err.message}`);
+    throw new UserError(`${plan.recipeFile}: prompts cannot be prepared for ${session.baseUrl}: ${err.message}`);
   });
   session.servedModel = setup.model;
   for (const n of setup.notes) log(`prompts: ${n}`);
   return setup;
 }
 
-async function profileOrReuse({ history, plan, recipe, session, runDir, journal, opts, prompts }: RunContext): Promise<PrefillFit> {
-  const fitPath = join(runDir, 'profile', 'fit.json');
-  if (history.some((e) => e.type === 'profile-finished') && existsSync(fitPath)) {
-    opts.log(`reusing the prefill profile in ${fitPath}`);
-    return JSON.parse(readFileSync(fitPath, 'utf8')) as PrefillFit;
+async function profileOrReuse({ history, plan, session, runDir, paths, journal, opts, prompts }: RunContext): Promise<PrefillFit> {
+  if (history.some((e) => e.type === 'profile-finished') && existsSync(paths.fit)) {
+    opts.log(`reusing the prefill profile in ${paths.fit}`);
+    return readJsonFile(paths.fit) as FitFile;
   }
   opts.progress?.phase('profile', `${plan.profile.requests.length} isolated prefills`);
   const { fit } = await runProfile(
@@ -266,19 +283,19 @@ async function profileOrReuse({ history, plan, recipe, session, runDir, journal,
     {
       baseUrl: session.baseUrl,
       model: session.servedModel,
-      api: recipe.workload.api,
+      api: plan.profile.api,
       format: prompts.format,
       apiKey: session.apiKey,
-      seed: recipe.workload.seed,
-      requestTimeoutS: recipe.profile.requestTimeoutS,
+      seed: plan.seed,
+      requestTimeoutS: plan.profile.requestTimeoutS,
       // A profile redone on resume is a new attempt with prompts of its own.
       content: { ...prompts.content, nonce: plan.prompts.nonce ?? undefined, stream: profileStream(history.filter((e) => e.type === 'run-started').length + 1) },
       extraBody: prompts.extraBody,
     },
     {
       runDir,
-      ttftSlackS: plan.slo.fluidity?.ttftSlackS ?? 0.3,
-      fitBounds: recipe.profile.fitBounds,
+      ttftSlackS: plan.profile.ttftSlackS,
+      fitBounds: plan.profile.fitBounds,
       log: opts.log,
       signal: opts.signal,
       onProgress: (done, total) => opts.progress?.update({ done, total }),
@@ -289,32 +306,14 @@ async function profileOrReuse({ history, plan, recipe, session, runDir, journal,
 }
 
 async function search(
-  { history, plan, recipe, session, runDir, journal, opts, prompts }: RunContext,
+  { history, plan, session, runDir, journal, opts, prompts }: RunContext,
   fit: PrefillFit,
-  trace: ReturnType<typeof loadWorkloadTrace>,
 ): Promise<
   { decision: Extract<SearchDecision, { done: true }>; summaries: ProbeSummary[]; interrupted: null } | { interrupted: string; decision?: never; summaries?: never }
 > {
-  const summaries: ProbeSummary[] = [];
-  const finished = new Set<number>();
-  for (const e of history) {
-    if (e.type !== 'probe-finished') continue;
-    const path = join(runDir, e.dir, 'summary.json');
-    summaries.push(JSON.parse(readFileSync(path, 'utf8')) as ProbeSummary);
-    finished.add(e.index);
-  }
-  // A probe that started and never finished (SIGKILL, power loss): keep its data, probe it again.
-  let usedIndex = Math.max(0, ...history.filter((e) => e.type === 'probe-started').map((e) => (e as { index: number }).index));
-  for (const e of history) {
-    if (e.type !== 'probe-started' || finished.has(e.index)) continue;
-    if (history.some((x) => x.type === 'probe-interrupted' && x.index === e.index)) continue;
-    const from = join(runDir, e.dir);
-    const movedTo = `${e.dir}.interrupted`;
-    if (existsSync(from)) renameSync(from, join(runDir, movedTo));
-    journal.append({ type: 'probe-interrupted', index: e.index, qps: e.qps, dir: e.dir, movedTo });
-    opts.log(`probe ${e.index} at ${e.qps} QPS did not finish; its data is kept in ${movedTo} and the rate is probed again`);
-  }
-  if (summaries.length > 0) opts.log(`reusing ${summaries.length} finished probe(s): ${summaries.map((s) => `${s.qps} QPS ${s.passed ? 'pass' : 'fail'}`).join(', ')}`);
+  const reclaimed = reclaimProbes(runDir, history, journal, opts.log);
+  const summaries = reclaimed.summaries;
+  let usedIndex = reclaimed.usedIndex;
 
   const earlyStop = opts.earlyStop ?? plan.probe.earlyStop;
   for (;;) {
@@ -325,15 +324,13 @@ async function search(
     usedIndex += 1;
     const index = usedIndex;
     const qps = decision.qps;
-    const dir = `probes/${probeDirName(index, qps)}`;
-    journal.append({ type: 'probe-started', index, qps, dir });
+    const probe = probePaths(runDir, index, qps);
+    journal.append({ type: 'probe-started', index, qps, dir: probe.rel });
     opts.progress?.phase('search', `probe ${index} (${decision.phase}) at ${qps} QPS`, { planned: plannedRequests(plan.probe, qps), qps });
     const summary = await runProbeStep({
       index,
       qps,
       plan,
-      workload: recipe.workload,
-      trace,
       fit,
       session,
       runDir,
@@ -344,9 +341,9 @@ async function search(
       onProgress: (p) => opts.progress?.update({ done: p.ended, total: p.planned, elapsedS: p.elapsedS }),
     });
     if (summary.interrupted) {
-      const movedTo = `${dir}.interrupted`;
-      renameSync(join(runDir, dir), join(runDir, movedTo));
-      journal.append({ type: 'probe-interrupted', index, qps, dir, movedTo });
+      const movedTo = probe.interruptedRel;
+      renameSync(probe.dir, probe.interruptedDir);
+      journal.append({ type: 'probe-interrupted', index, qps, dir: probe.rel, movedTo });
       const why = summary.engineDied ?? 'interrupted by signal';
       if (summary.engineDied) throw new UserError(`the engine died during probe ${index} at ${qps} QPS: ${summary.engineDied} (received data kept in ${movedTo})`);
       return { interrupted: why };
@@ -383,7 +380,17 @@ function buildCapacity(
   const meanOutput = atCapacity?.metrics.outputTokensPerS && atCapacity.metrics.requestThroughputQps
     ? atCapacity.metrics.outputTokensPerS / atCapacity.metrics.requestThroughputQps
     : 0;
-  const run = runCost({ engineUpS, gpuCount: plan.gpuCount, usdPerGpuHour: price });
+  // An endpoint's GPUs are not ours to count: it has no GPU count, so no GPU-seconds and no money.
+  const gpuCount = plan.gpuCount > 0 ? plan.gpuCount : null;
+  const run = runCost({ engineUpS, gpuCount, usdPerGpuHour: price });
+  const costNote =
+    gpuCount === null
+      ? `the GPUs behind ${plan.engine.kind === 'endpoint' ? `the endpoint ${plan.engine.url}` : 'the engine'} are unknown to fluidcap (it did not start them), so GPU-seconds and costs are not counted`
+      : plan.gpuProfile === null
+        ? 'the recipe names no GPU profile (target.gpuProfile), so there is no price'
+        : price === null
+          ? `the GPU profile ${plan.gpuProfile} has no price`
+          : null;
   const baselineCapacityQps: Record<string, number | null> = {};
   for (const name of Object.keys(plan.baselines)) baselineCapacityQps[name] = capacityUnder(summaries, (s) => s.baselines[name]?.passed === true);
   return {
@@ -404,7 +411,8 @@ function buildCapacity(
     probeTimeS: summaries.reduce((t, s) => t + s.durationS, 0),
     gpuSeconds: run.gpuSeconds,
     ...(run.costUsd !== null ? { costUsd: run.costUsd } : {}),
-    cost: d.capacityQps > 0 ? capacityCost({ usdPerGpuHour: price, gpuCount: plan.gpuCount, capacityQps: d.capacityQps, meanOutputTokens: meanOutput }) : null,
+    ...(costNote !== null ? { costNote } : {}),
+    cost: d.capacityQps > 0 ? capacityCost({ usdPerGpuHour: price, gpuCount, capacityQps: d.capacityQps, meanOutputTokens: meanOutput }) : null,
     gpuProfile: plan.gpuProfile,
     gpuCount: plan.gpuCount,
   };

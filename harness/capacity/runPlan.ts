@@ -1,36 +1,18 @@
 // Declaration apart from execution: a validated recipe resolves to this plain-data plan (engine
-// launch, profile requests, search bounds, SLO, probe settings). `--dry-run` prints it; the runner
-// executes it. Pure: the caller supplies the run id and the catalog lookups.
+// launch, profile requests, workload, search bounds, SLO, probe settings), which holds everything
+// the run needs, so nothing downstream goes back to the recipe. `--dry-run` prints it; the runner
+// executes it. Pure: the caller supplies the run id, the catalog lookups and the loaded trace.
 import type { Recipe } from '../recipe/parse.ts';
-import type { Slo } from '../metrics/slo.ts';
-import { renderContainerSpec, type ContainerSpec } from '../provision/containerSpec.ts';
+import { DEFAULT_FLUIDITY, type Slo } from '../metrics/slo.ts';
+import type { WorkloadSpec } from '../load/workloadSpec.ts';
+import type { TraceTable } from '../load/traceCsv.ts';
+import type { TargetSpec } from '../provision/targetSpec.ts';
+import type { FitBounds } from './fit.ts';
+import { renderContainerSpec } from '../provision/containerSpec.ts';
 import { planProfile, type ProfilePlan } from './profilePlan.ts';
 import type { SearchBounds } from './search.ts';
-import type { PromptCacheSpec } from '../load/workloadSpec.ts';
 import { UserError } from '../util/errors.ts';
-
-/** How the engine comes up: a local child process (sim without image), a container, or nothing. */
-export type EngineLaunch =
-  | { kind: 'local-process'; argv: string[] }
-  | { kind: 'container'; host: string; spec: ContainerSpec }
-  | { kind: 'endpoint'; url: string; apiKeyEnv: string | null };
-
-export interface ProbeSettings {
-  /** A probe plans max(requests, ceil(rate × minDurationS)) requests, cut at durationLimitS. */
-  requests: number;
-  minDurationS: number;
-  durationLimitS: number;
-  warmupFraction: number;
-  requestTimeoutS: number;
-  stallTimeoutS: number;
-  concurrency: number | null;
-  workers: number | null;
-  earlyStop: boolean;
-  /** null: the load generator's default, min(2 ms, 10% of the TBT deadline). */
-  clientToleranceS: number | null;
-  /** Ask the server for its running token count on every chunk (recipe search.probe.continuousUsage). */
-  continuousUsage: boolean;
-}
+import type { EngineLaunch, ProbeSettings, RunPrompts } from '../runDir/schema.ts';
 
 export interface RunPlan {
   runId: string;
@@ -42,7 +24,25 @@ export interface RunPlan {
   maxContextTokens: number;
   gpuProfile: string | null;
   gpuCount: number;
-  profile: ProfilePlan;
+  /** How the engine session is held: readiness, access path, idle-GPU check, the model asked for. */
+  session: {
+    /** target.model as written; null lets an endpoint's first listed model be used. */
+    requestedModel: string | null;
+    readyTimeoutS: number;
+    access: TargetSpec['access'];
+    gpuIdle: TargetSpec['gpuIdle'];
+  };
+  workload: WorkloadSpec;
+  /** The workload's trace file, loaded once (null unless lengths come from a trace). */
+  trace: TraceTable | null;
+  profile: ProfilePlan & {
+    api: WorkloadSpec['api'];
+    format: 'token-ids' | 'text';
+    requestTimeoutS: number;
+    fitBounds: Partial<FitBounds>;
+    /** Slack added to D_p in fit.json (the fluidity SLO's, else Metron's default). */
+    ttftSlackS: number;
+  };
   search: SearchBounds;
   probe: ProbeSettings;
   slo: Slo;
@@ -53,20 +53,14 @@ export interface RunPlan {
   prompts: RunPrompts;
 }
 
-export interface RunPrompts {
-  cache: PromptCacheSpec;
-  /** Random per run, kept on --resume; null until the run starts (a dry run has none). */
-  nonce: string | null;
-  format: 'token-ids' | 'text';
-  tokenIdRange: [number, number] | null;
-}
-
 export interface PlanContext {
   runId: string;
   /** Context length of a catalog model, or null when the catalog does not know it. */
   modelContext: (model: string) => number | null;
   /** The run's prompt nonce (new runs draw one; a resumed run reads it from its manifest). */
   promptNonce?: string;
+  /** The workload's trace table, when its lengths come from a trace file. */
+  trace: TraceTable | null;
 }
 
 /** SLO entries carry the user's own text when the recipe file has it. */
@@ -132,17 +126,28 @@ export function planRun(recipe: Recipe, ctx: PlanContext): RunPlan {
   }
   const slo = sloWithSources(recipe.slo as Slo, recipe.source.sloText);
   const p = recipe.search.probe;
+  const w = recipe.workload;
   return {
     runId: ctx.runId,
     recipeName: recipe.name,
     recipeFile: recipe.source.file,
     engine,
+    session: { requestedModel: t.model ?? null, readyTimeoutS: t.readyTimeoutS, access: t.access, gpuIdle: t.gpuIdle },
     servedModel: model,
     maxContextTokens,
     gpuProfile: t.gpuProfile ?? null,
     // llama.cpp's server runs on the CPU here: it holds no GPU to cost.
     gpuCount: t.engine === 'endpoint' || t.engine === 'llamacpp' ? 0 : t.tensorParallel,
-    profile,
+    workload: w,
+    trace: ctx.trace,
+    profile: {
+      ...profile,
+      api: w.api,
+      format: w.api === 'chat' ? 'text' : w.prompts.format,
+      requestTimeoutS: recipe.profile.requestTimeoutS,
+      fitBounds: recipe.profile.fitBounds,
+      ttftSlackS: slo.fluidity?.ttftSlackS ?? DEFAULT_FLUIDITY.ttftSlackS,
+    },
     search: { qps: recipe.search.qps, tolerance: recipe.search.tolerance, maxProbes: recipe.search.maxProbes },
     probe: {
       requests: p.requests,

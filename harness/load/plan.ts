@@ -50,7 +50,7 @@ export function planPromptContent(p: PromptIdentity | undefined): PromptContent 
 
 /** The prompt stream of a probe: its index and rate, so a re-probed rate and a resumed probe get new prompts. */
 export function probeStream(idPrefix: string, rateQps: number): string {
-  return `probe-${idPrefix}-qps-${+rateQps.toPrecision(6)}`;
+  return `probe-${idPrefix}-rate-${+rateQps.toPrecision(6)}`;
 }
 
 export interface PlanInput {

@@ -57,39 +57,3 @@ export function engineGauges(metrics: Map<string, number>): EngineGauges {
   return out;
 }
 
-/** A probe's scrapes in brief: peaks of the gauges, growth of the counters (null: never exposed). */
-export interface GaugeSummary {
-  scrapes: number;
-  maxRunning: number | null;
-  maxWaiting: number | null;
-  maxKvUsage: number | null;
-  preemptions: number | null;
-  promptTokens: number | null;
-  generationTokens: number | null;
-  cachedPromptTokens: number | null;
-}
-
-/** Summarizes server-metrics.jsonl rows (each an EngineGauges plus tS and series). */
-export function summarizeGauges(rows: readonly Partial<Record<keyof EngineGauges, unknown>>[]): GaugeSummary {
-  const values = (key: keyof EngineGauges) => rows.map((r) => r[key]).filter((v): v is number => typeof v === 'number');
-  const max = (key: keyof EngineGauges) => {
-    const v = values(key);
-    return v.length ? Math.max(...v) : null;
-  };
-  // A counter that went down was reset (engine restarted): its growth is unknown.
-  const growth = (key: keyof EngineGauges) => {
-    const v = values(key);
-    if (v.length === 0) return null;
-    return v.every((x, i) => i === 0 || x >= v[i - 1]) ? v[v.length - 1] - v[0] : null;
-  };
-  return {
-    scrapes: rows.length,
-    maxRunning: max('running'),
-    maxWaiting: max('waiting'),
-    maxKvUsage: max('kvUsage'),
-    preemptions: growth('preemptions'),
-    promptTokens: growth('promptTokens'),
-    generationTokens: growth('generationTokens'),
-    cachedPromptTokens: growth('cachedPromptTokens'),
-  };
-}

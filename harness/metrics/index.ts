@@ -16,9 +16,8 @@ export {
   DEFAULT_FLUIDITY,
   SLO_NAMES,
   LATENCY_SLO_NAMES,
-  evaluateSlo,
-  evaluateSloColumns,
-  meetsSlo,
+  fluidityDeadlines,
 } from './slo.ts';
-export type { Slo, FluiditySlo, PercentileSlo, SloName, LatencySloName, SloOverrides, SloResult, SloEvaluation, SloReport } from './slo.ts';
+export type { Slo, FluiditySlo, PercentileSlo, SloName, LatencySloName, SloOverrides } from './slo.ts';
+export { evaluateSlo, evaluateSloColumns, meetsSlo, type SloResult, type SloEvaluation, type SloReport } from './sloCheck.ts';
 export { summarizeRequests, SummaryAccumulator, type RequestSummary, type SummaryOptions, type Distribution } from './summary.ts';

@@ -158,6 +158,14 @@ export function defaultFluiditySlo(): FluiditySlo {
 }
 
 /** Command-line overrides of the fluidity SLO (already parsed to seconds). */
+/** The fluidity deadlines an SLO implies: its own, else Metron's defaults (25 ms TBT deadline, 0.3 s TTFT slack). */
+export function fluidityDeadlines(slo: Slo): { tbtDeadlineS: number; ttftSlackS: number } {
+  return {
+    tbtDeadlineS: slo.fluidity?.tbtDeadlineS ?? DEFAULT_FLUIDITY.tbtDeadlineS,
+    ttftSlackS: slo.fluidity?.ttftSlackS ?? DEFAULT_FLUIDITY.ttftSlackS,
+  };
+}
+
 export interface SloOverrides {
   tbtDeadlineS?: number;
   ttftSlackS?: number;
@@ -186,6 +194,3 @@ export function applySloOverrides(slo: Slo, overrides: SloOverrides): Slo {
   };
   return { ...slo, fluidity: { ...f, source: `${fluiditySource(f)} [${flags.join(' ')}]` } };
 }
-
-export { evaluateSlo, evaluateSloColumns, meetsSlo } from './sloCheck.ts';
-export type { SloResult, SloEvaluation, SloReport } from './sloCheck.ts';

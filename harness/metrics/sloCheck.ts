@@ -111,7 +111,7 @@ export function evaluateSloColumns(
     if (name === 'schedulingDelay' && notApplicable > 0) {
       // Without a prefill fit there is no D_p(P) to subtract: say so instead of guessing.
       value = null;
-      note = 'needs a predicted prefill time (profile/fit.json)';
+      note = "needs a predicted prefill time (the run's prefill fit)";
     } else if (value === null) {
       note = name === 'tbt' || name === 'tpot' ? 'no request produced two tokens' : 'no requests';
     } else if (value === Infinity) {

@@ -4,7 +4,7 @@
 // Interface (stable, used by harness/recipe/parse.ts): `targetSchema` (zod) and its output type
 // `TargetSpec`. Durations come out in seconds (`readyTimeoutS`, `sim.faults.startDelayS`, ...).
 import { z } from 'zod';
-import { durationS, fraction, positiveInt } from '../recipe/zodKit.ts';
+import { durationS, fraction, positiveInt } from '../util/zodKit.ts';
 
 /** Flags the adapters set themselves; passing them again in extraArgs would silently fight them. */
 export const MANAGED_FLAGS = ['--host', '--port', '--model', '--tensor-parallel-size', '--served-model-name', '-m', '--alias', '-a'];

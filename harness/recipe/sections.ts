@@ -1,7 +1,7 @@
 // The recipe sections the capacity pipeline owns: how to profile prefills and how to search QPS.
 // Target, workload and SLO sections come from their own modules (provision, load, metrics).
 import { z } from 'zod';
-import { durationS, fraction, positiveInt } from './zodKit.ts';
+import { durationS, fraction, positiveInt } from '../util/zodKit.ts';
 
 export const profileSchema = z
   .strictObject({

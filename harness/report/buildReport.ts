@@ -1,13 +1,14 @@
-// Decides what a capacity report says (issue 5 item 4): the capacity and what it means, the SLO as
+// Decides what a capacity report says: the capacity and what it means, the SLO as
 // written, every probe, capacity under each baseline SLO (Metron Fig. 6), the fluid token rate, the
 // prefill fit, server metrics, GPU and host facts, cost, method and provenance. Pure: run data in,
 // document blocks out; report.md and report.html are layouts of the same blocks.
 import type { Block, Chart, Inline } from './doc.ts';
 import { heading, para, table } from './doc.ts';
-import type { ProbeData, RunReportData } from './runData.ts';
+import type { ReportProbe, RunReportData } from './runData.ts';
 import { NONE, fmtChange, fmtNum, fmtPct, fmtSci, fmtSeconds, fmtUsd } from './format.ts';
 import { predictPrefillS } from '../metrics/prefill.ts';
 import type { Slo } from '../metrics/slo.ts';
+import { RUN_FILES } from '../runDir/layout.ts';
 
 const PASS = '#1a7f37';
 const FAIL = '#cf222e';
@@ -46,15 +47,12 @@ function fmtSloValue(slo: Slo, v: number | null | undefined): string {
 function headline(d: RunReportData): Block[] {
   const c = d.capacity;
   const m = d.manifest;
-  const target = m?.recipe?.target;
-  const engine = target?.engine ?? (m?.host?.engine as string | undefined);
-  const gpu = c.gpuProfile ?? target?.gpuProfile;
-  const gpuCount = c.gpuCount ?? target?.tensorParallel;
+  const target = m?.target ?? null;
   const out: Block[] = [heading(1, `Capacity report: ${d.runId}`)];
   const what: Inline[] = [];
-  if (m?.recipe?.name) what.push('Recipe ', { code: m.recipe.name }, m.recipe.description ? ` (${m.recipe.description.trim().replace(/\.$/, '')})` : '', '. ');
+  if (target?.recipeName) what.push('Recipe ', { code: target.recipeName }, target.description ? ` (${target.description.trim().replace(/\.$/, '')})` : '', '. ');
   what.push(
-    `Engine ${engine ?? NONE}, model ${target?.model ?? NONE}, GPU ${gpu ? `${gpu}${gpuCount ? ` × ${gpuCount}` : ''}` : NONE}.`,
+    `Engine ${target?.engine ?? NONE}, model ${target?.model ?? NONE}, GPU ${c.gpuProfile ? `${c.gpuProfile}${c.gpuCount ? ` × ${c.gpuCount}` : ''}` : NONE}.`,
   );
   // The exit reason of a completed run is the search's outcome, stated below; only other endings need it here.
   if (m?.status) what.push(` Run status: ${m.status}${m.exitReason && m.exitReason !== c.reason ? ` (${m.exitReason})` : ''}.`);
@@ -68,16 +66,14 @@ function headline(d: RunReportData): Block[] {
   );
   out.push(para(...words));
 
-  const b = c.bracket;
-  const pass = b?.passQps ?? null;
-  const fail = b?.failQps ?? null;
+  const { passQps: pass, failQps: fail } = c.bracket;
   const tol = c.tolerance;
   let bracket = `Bracket: ${pass === null ? 'no probed rate passed' : `passed at ${fmtNum(pass)} QPS`}, ${fail === null ? 'no valid probe failed' : `failed at ${fmtNum(fail)} QPS`}`;
   if (pass !== null && fail !== null && pass > 0) {
     const gap = (fail - pass) / pass;
     bracket += `; the gap is ${fmtPct(gap)} of the passing rate`;
-    if (tol !== undefined) bracket += gap <= tol + 1e-12 ? `, within the tolerance of ${fmtPct(tol)}` : `, wider than the tolerance of ${fmtPct(tol)}`;
-  } else if (tol !== undefined) {
+    if (tol !== null) bracket += gap <= tol + 1e-12 ? `, within the tolerance of ${fmtPct(tol)}` : `, wider than the tolerance of ${fmtPct(tol)}`;
+  } else if (tol !== null) {
     bracket += ` (tolerance ${fmtPct(tol)} of the rate)`;
   }
   out.push(para(`${bracket}.`));
@@ -86,49 +82,42 @@ function headline(d: RunReportData): Block[] {
 }
 
 function sloSection(d: RunReportData): Block[] {
-  const entries = Object.entries(d.capacity.slo).filter(([, s]) => s);
-  const items: Inline[][] = entries.map(([name, s]) => [{ strong: name }, ': ', { code: s!.source ?? NONE }]);
+  const entries = Object.entries(d.capacity.slo).filter((e): e is [string, NonNullable<(typeof e)[1]>] => Boolean(e[1]));
+  const items: Inline[][] = entries.map(([name, s]) => [{ strong: name }, ': ', { code: s.source ?? NONE }]);
   return [
     heading(2, 'SLO (as written in the recipe)'),
-    items.length ? { kind: 'list', items } : para('capacity.json records no SLO.'),
+    items.length ? { kind: 'list', items } : para(`${RUN_FILES.capacity} records no SLO.`),
     para('A probe passes when every SLO listed holds over its evaluated requests; failed and timed-out requests count against each SLO.'),
   ];
 }
 
-function verdictOf(p: ProbeData): string {
-  const valid = p.row.valid ?? p.summary?.valid;
-  if (valid === false) return 'invalid';
-  const passed = p.row.passed ?? p.summary?.passed;
-  if (passed === undefined) return NONE;
-  return passed ? 'pass' : p.row.earlyStop || p.summary?.earlyStop ? 'fail (stopped early)' : 'fail';
+function verdictOf(p: ReportProbe): string {
+  if (p.valid === false) return 'invalid';
+  if (p.passed === null) return NONE;
+  return p.passed ? 'pass' : p.earlyStop ? 'fail (stopped early)' : 'fail';
 }
 
 function probeSection(d: RunReportData): Block[] {
   const slo = d.capacity.slo;
   const label = headlineSloLabel(slo);
-  const rows: Inline[][] = d.probes.map((p) => {
-    const s = p.summary;
-    const m = s?.metrics;
-    const requests = p.row.requests ?? s?.requests;
-    return [
-      String(p.index),
-      fmtNum(p.row.qps),
-      verdictOf(p),
-      p.row.valid === undefined && s?.valid === undefined ? NONE : (p.row.valid ?? s?.valid) ? 'yes' : 'no',
-      requests === undefined ? NONE : `${requests}${s?.planned ? ` / ${s.planned}` : ''}`,
-      fmtSeconds(p.row.durationS ?? s?.durationS),
-      p.row.earlyStop ?? s?.earlyStop ?? '',
-      fmtSloValue(slo, p.row.sloValue ?? s?.sloValue),
-      fmtNum(m?.goodputQps, 3),
-      fmtNum(m?.requestThroughputQps, 3),
-      fmtSeconds(m?.ttftS?.p50),
-      fmtSeconds(m?.ttftS?.p99),
-      fmtSeconds(m?.tbtS?.p99),
-      fmtNum(m?.fluidity?.p99, 3),
-      fmtNum(m?.fluidity?.p50, 3),
-      fmtSeconds(s?.client?.clientErrorS),
-    ];
-  });
+  const rows: Inline[][] = d.probes.map((p) => [
+    String(p.index),
+    fmtNum(p.qps),
+    verdictOf(p),
+    p.valid === null ? NONE : p.valid ? 'yes' : 'no',
+    p.requests === null ? NONE : `${p.requests}${p.planned ? ` / ${p.planned}` : ''}`,
+    fmtSeconds(p.durationS),
+    p.earlyStop ?? '',
+    fmtSloValue(slo, p.sloValue),
+    fmtNum(p.goodputQps, 3),
+    fmtNum(p.throughputQps, 3),
+    fmtSeconds(p.ttftP50S),
+    fmtSeconds(p.ttftP99S),
+    fmtSeconds(p.tbtP99S),
+    fmtNum(p.fluidityP99, 3),
+    fmtNum(p.fluidityP50, 3),
+    fmtSeconds(p.clientErrorS),
+  ]);
   const columns = [
     '#',
     'rate (QPS)',
@@ -160,19 +149,18 @@ function probeSection(d: RunReportData): Block[] {
   );
   const chart = sloChart(d, label);
   if (chart) out.push({ kind: 'chart', chart });
-  const invalid = d.probes.filter((p) => (p.row.valid ?? p.summary?.valid) === false && p.summary?.client?.reason);
-  for (const p of invalid) out.push(para(`Probe ${p.index} at ${fmtNum(p.row.qps)} QPS is invalid: ${p.summary!.client!.reason}.`));
+  for (const p of d.probes) if (p.valid === false && p.invalidReason) out.push(para(`Probe ${p.index} at ${fmtNum(p.qps)} QPS is invalid: ${p.invalidReason}.`));
   return out;
 }
 
 // SLO value against rate: pass, fail and invalid probes, the threshold, and the capacity marked.
 function sloChart(d: RunReportData, label: string): Chart | null {
   const slo = d.capacity.slo;
-  const withValue = d.probes.filter((p) => typeof (p.row.sloValue ?? p.summary?.sloValue) === 'number' && Number.isFinite(p.row.sloValue ?? p.summary?.sloValue));
+  const withValue = d.probes.flatMap((p) => (p.sloValue !== null && Number.isFinite(p.sloValue) ? [{ p, value: p.sloValue }] : []));
   if (withValue.length === 0) return null;
-  const point = (p: ProbeData): [number, number] => [p.row.qps, (p.row.sloValue ?? p.summary?.sloValue) as number];
-  const kind = (p: ProbeData) => verdictOf(p);
-  const rates = withValue.map((p) => p.row.qps);
+  const point = ({ p, value }: { p: ReportProbe; value: number }): [number, number] => [p.qps, value];
+  const kind = ({ p }: { p: ReportProbe }) => verdictOf(p);
+  const rates = withValue.map(({ p }) => p.qps);
   const threshold = slo.fluidity ? slo.fluidity.minFluidity : Object.values(slo).find((s) => s && 'maxS' in s)?.maxS;
   return {
     title: `${label} by request rate`,
@@ -195,26 +183,21 @@ function baselineSection(d: RunReportData): Block[] {
   const out: Block[] = [heading(2, 'Capacity under each SLO definition (Metron Fig. 6)')];
   if (!caps || Object.keys(caps).length === 0) return [...out, para('This run recorded no baseline SLO verdicts.')];
   const recipeCap = d.capacity.capacityQps;
-  const valid = d.probes.filter((p) => (p.row.valid ?? p.summary?.valid) !== false);
-  const maxRate = valid.length ? Math.max(...valid.map((p) => p.row.qps)) : null;
+  const valid = d.probes.filter((p) => p.valid !== false);
+  const maxRate = valid.length ? Math.max(...valid.map((p) => p.qps)) : null;
   const rows: Inline[][] = [
-    [{ strong: 'recipe SLO' }, { code: Object.values(d.capacity.slo).filter(Boolean).map((s) => s!.source).join('; ') }, fmtNum(recipeCap), ''],
+    [{ strong: 'recipe SLO' }, { code: Object.values(d.capacity.slo).flatMap((s) => (s ? [s.source] : [])).join('; ') }, fmtNum(recipeCap), ''],
   ];
   for (const [name, cap] of Object.entries(caps)) {
     const definition = baselineDefinition(d, name);
     // Passing at the highest valid rate probed means the true capacity under it is at least that.
-    const passedAll = cap !== null && cap !== undefined && maxRate !== null && cap >= maxRate;
-    const unmeasured = cap === null || cap === undefined ? unmeasuredNote(d, name) : null;
+    const passedAll = cap !== null && maxRate !== null && cap >= maxRate;
+    const unmeasured = cap === null ? unmeasuredNote(d, name) : null;
     let capText: string;
     if (unmeasured) capText = `not measured: ${unmeasured}`;
-    else if (cap === null || cap === undefined) capText = valid.length ? `< ${fmtNum(Math.min(...valid.map((p) => p.row.qps)))} (failed at every probed rate)` : NONE;
+    else if (cap === null) capText = valid.length ? `< ${fmtNum(Math.min(...valid.map((p) => p.qps)))} (failed at every probed rate)` : NONE;
     else capText = `${passedAll ? '≥ ' : ''}${fmtNum(cap)}`;
-    rows.push([
-      name,
-      definition ? { code: definition } : NONE,
-      capText,
-      cap === null || cap === undefined || recipeCap <= 0 ? NONE : fmtChange(cap / recipeCap - 1),
-    ]);
+    rows.push([name, definition ? { code: definition } : NONE, capText, cap === null || recipeCap <= 0 ? NONE : fmtChange(cap / recipeCap - 1)]);
   }
   out.push(table(['definition', 'SLO (as judged)', 'capacity (QPS)', 'vs recipe SLO'], rows, [false, false, true, true]));
   out.push(
@@ -229,8 +212,8 @@ function baselineSection(d: RunReportData): Block[] {
 // The baseline's SLO text as the probes judged it (summary.json keeps each result's source).
 function baselineDefinition(d: RunReportData, name: string): string | null {
   for (const p of d.probes) {
-    const results = p.summary?.baselines?.[name]?.results;
-    if (results && results.length > 0) return results.map((r) => r?.source ?? r?.name ?? NONE).join('; ');
+    const results = p.baselines[name] ?? [];
+    if (results.length > 0) return results.map((r) => r.text ?? NONE).join('; ');
   }
   return null;
 }
@@ -238,24 +221,24 @@ function baselineDefinition(d: RunReportData, name: string): string | null {
 // When no valid probe could measure a baseline at all (every verdict has no value), its "fail" means
 // "unmeasured", and the report quotes why instead of claiming a capacity below the lowest rate.
 function unmeasuredNote(d: RunReportData, name: string): string | null {
-  const judged = d.probes.filter((p) => (p.row.valid ?? p.summary?.valid) !== false && p.summary?.baselines?.[name]?.results?.length);
+  const judged = d.probes.flatMap((p) => (p.valid !== false && p.baselines[name]?.length ? [p.baselines[name]] : []));
   if (judged.length === 0) return null;
-  const notes = judged.flatMap((p) => p.summary!.baselines![name]!.results!.filter((r) => r?.value === null && r?.note).map((r) => r!.note!));
-  const allUnmeasured = judged.every((p) => p.summary!.baselines![name]!.results!.some((r) => r?.value === null));
+  const notes = judged.flatMap((results) => results.flatMap((r) => (r.value === null && r.note ? [r.note] : [])));
+  const allUnmeasured = judged.every((results) => results.some((r) => r.value === null));
   return allUnmeasured && notes.length ? [...new Set(notes)].join('; ') : null;
 }
 
 function fluidRateSection(d: RunReportData): Block[] {
-  const f = d.capacity.fluidTokenRateAtCapacity;
+  const f = d.capacity.fluidRate;
   const out: Block[] = [heading(2, 'Fluid token generation rate at capacity')];
-  if (!f) return [...out, para(d.capacity.capacityQps > 0 ? 'Not recorded in capacity.json.' : 'No capacity, so no probe to measure it on.')];
-  if (f.tokensPerS === null || f.tokensPerS === undefined) {
+  if (!f) return [...out, para(d.capacity.capacityQps > 0 ? `Not recorded in ${RUN_FILES.capacity}.` : 'No capacity, so no probe to measure it on.')];
+  if (f.tokensPerS === null) {
     return [...out, para(`Not measurable at ${fmtNum(d.capacity.capacityQps)} QPS${f.note ? `: ${f.note}` : ''}.`)];
   }
   out.push(
     para(
       { strong: `${fmtNum(f.tokensPerS)} tokens/s per request` },
-      ` at ${fmtNum(d.capacity.capacityQps)} QPS: the smallest TBT deadline at which P${f.percentile ?? 99} of requests reach fluidity ≥ ${f.minFluidity ?? 0.9} is ${fmtSeconds(f.tbtDeadlineS)}`,
+      ` at ${fmtNum(d.capacity.capacityQps)} QPS: the smallest TBT deadline at which P${f.percentile} of requests reach fluidity ≥ ${f.minFluidity} is ${fmtSeconds(f.tbtDeadlineS)}`,
       f.resolutionS ? ` (searched by ${f.search ?? 'bisection'} on a ${fmtSeconds(f.resolutionS)} grid)` : '',
       '; the rate is its reciprocal.',
     ),
@@ -266,10 +249,8 @@ function fluidRateSection(d: RunReportData): Block[] {
 function fitSection(d: RunReportData): Block[] {
   const f = d.fit;
   const out: Block[] = [heading(2, 'Prefill fit')];
-  if (!f || typeof f.a !== 'number' || typeof f.b !== 'number' || typeof f.c !== 'number') {
-    return [...out, para('profile/fit.json is absent: this run has no prefill fit.')];
-  }
-  const fit = { a: f.a, b: f.b, c: f.c };
+  if (!f) return [...out, para(`${RUN_FILES.fit} is absent: this run has no prefill fit.`)];
+  const fit = f;
   out.push(para('D_p(P) = a + b·P + c·P² seconds for a prompt of P tokens, fitted by least squares with a, b, c ≥ 0 to the median isolated prefill time at each prompt length (one request at a time, max_tokens 1), so one hiccup among the repeats does not move the curve; R² is that of the fit to the medians.'));
   const rows: Inline[][] = [
     ['a (s)', fmtSci(fit.a)],
@@ -278,20 +259,20 @@ function fitSection(d: RunReportData): Block[] {
     ['R²', fmtNum(f.r2, 4)],
     ['points', String(f.n ?? NONE)],
   ];
-  if (typeof f.rmseS === 'number') rows.push(['RMS residual', fmtSeconds(f.rmseS)]);
-  if (typeof f.maxRepeatCv === 'number') rows.push(['largest repeat CV', fmtPct(f.maxRepeatCv)]);
-  if (typeof f.ttftSlackS === 'number') rows.push(['TTFT slack added to D_p', fmtSeconds(f.ttftSlackS)]);
+  if (f.rmseS !== null) rows.push(['RMS residual', fmtSeconds(f.rmseS)]);
+  if (f.maxRepeatCv !== null) rows.push(['largest repeat CV', fmtPct(f.maxRepeatCv)]);
+  if (f.ttftSlackS !== null) rows.push(['TTFT slack added to D_p', fmtSeconds(f.ttftSlackS)]);
   out.push(table(['coefficient', 'value'], rows));
-  const lengths = (f.lengths ?? []).filter((l) => typeof l?.promptTokens === 'number');
+  const lengths = f.lengths;
   if (lengths.length > 0) {
     out.push(
       table(
         ['prompt tokens', 'repeats', 'measured mean', 'sd', 'fitted D_p'],
-        lengths.map((l) => [String(l.promptTokens), String(l.count ?? NONE), fmtSeconds(l.meanS), fmtSeconds(l.sdS), fmtSeconds(predictPrefillS(fit, l.promptTokens!))]),
+        lengths.map((l) => [String(l.promptTokens), String(l.count ?? NONE), fmtSeconds(l.meanS), fmtSeconds(l.sdS), fmtSeconds(predictPrefillS(fit, l.promptTokens))]),
       ),
     );
   }
-  const points = d.prefill.filter((p) => !p.warmup && p.status === 'ok' && typeof p.prefillS === 'number');
+  const points = d.prefill.flatMap((p) => (!p.warmup && p.status === 'ok' && p.prefillS !== null ? [{ promptTokens: p.promptTokens, prefillS: p.prefillS }] : []));
   if (points.length > 0) {
     const maxP = Math.max(...points.map((p) => p.promptTokens));
     const curve: [number, number][] = [];
@@ -305,7 +286,7 @@ function fitSection(d: RunReportData): Block[] {
         xScale: 'linear',
         series: [
           { name: 'fitted D_p', kind: 'line', color: LINE, points: curve },
-          { name: 'measured', kind: 'points', color: '#24292f', points: points.map((p) => [p.promptTokens, p.prefillS as number]) },
+          { name: 'measured', kind: 'points', color: '#24292f', points: points.map((p) => [p.promptTokens, p.prefillS]) },
         ],
         hLines: [],
         vLines: [],
@@ -318,17 +299,14 @@ function fitSection(d: RunReportData): Block[] {
 
 function serverMetricsSection(d: RunReportData): Block[] {
   const out: Block[] = [heading(2, 'Server metrics')];
-  const withMetrics = d.probes.filter((p) => p.summary?.serverMetrics);
+  const withMetrics = d.probes.flatMap((p) => (p.serverMetrics ? [{ p, s: p.serverMetrics }] : []));
   if (withMetrics.length === 0) return [...out, para('No probe recorded server metrics (the engine has no /metrics endpoint, or the run did not scrape it).')];
-  const rows: Inline[][] = withMetrics.map((p) => {
-    const s = p.summary!.serverMetrics!;
-    return [String(p.index), fmtNum(p.row.qps), String(s.scrapes ?? NONE), fmtNum(s.maxRunning), fmtNum(s.maxWaiting), fmtPct(s.maxKvUsage), fmtNum(s.preemptions)];
-  });
+  const rows: Inline[][] = withMetrics.map(({ p, s }) => [String(p.index), fmtNum(p.qps), String(s.scrapes ?? NONE), fmtNum(s.maxRunning), fmtNum(s.maxWaiting), fmtPct(s.maxKvUsage), fmtNum(s.preemptions)]);
   const peak = (key: 'maxRunning' | 'maxWaiting' | 'maxKvUsage') => {
-    const v = withMetrics.map((p) => p.summary!.serverMetrics![key]).filter((x): x is number => typeof x === 'number');
+    const v = withMetrics.map(({ s }) => s[key]).filter((x): x is number => typeof x === 'number');
     return v.length ? Math.max(...v) : null;
   };
-  const pre = withMetrics.map((p) => p.summary!.serverMetrics!.preemptions).filter((x): x is number => typeof x === 'number');
+  const pre = withMetrics.map(({ s }) => s.preemptions).filter((x): x is number => typeof x === 'number');
   out.push(
     para(
       `Peaks over all probes: ${fmtNum(peak('maxRunning'))} requests running, ${fmtNum(peak('maxWaiting'))} waiting, KV-cache usage ${fmtPct(peak('maxKvUsage'))}; `,
@@ -346,7 +324,7 @@ function hostSection(d: RunReportData): Block[] {
   const add = (k: string, v: unknown) => {
     if (v !== undefined && v !== null && v !== '') rows.push([k, String(v)]);
   };
-  add('GPU profile', d.capacity.gpuProfile ?? d.manifest?.recipe?.target?.gpuProfile);
+  add('GPU profile', d.capacity.gpuProfile);
   add('GPUs used', d.capacity.gpuCount);
   if (h) {
     add('engine', h.engine);
@@ -354,15 +332,14 @@ function hostSection(d: RunReportData): Block[] {
     add('host', h.host);
     add('access', h.access);
     add('image', h.image);
-    add('image digest', h.imageDigest ?? h.imageId);
+    add('image digest', h.imageDigest);
     add('Docker version', h.dockerVersion);
-    add('time to ready', typeof h.timeToReadyS === 'number' ? fmtSeconds(h.timeToReadyS) : undefined);
-    const tunnel = h.tunnel as { addedMsP50?: number | null } | null | undefined;
-    if (tunnel && typeof tunnel.addedMsP50 === 'number') add('SSH tunnel added latency p50', `${fmtNum(tunnel.addedMsP50, 3)} ms`);
+    add('time to ready', h.timeToReadyS !== null ? fmtSeconds(h.timeToReadyS) : undefined);
+    if (h.tunnelAddedMsP50 !== null) add('SSH tunnel added latency p50', `${fmtNum(h.tunnelAddedMsP50, 3)} ms`);
   }
-  out.push(rows.length ? table(['fact', 'value'], rows, [false, false]) : para('manifest.json records no host facts.'));
-  const gpu = h?.gpu as { available?: boolean; reason?: string; gpus?: { index?: number; name?: string; memoryTotalMiB?: number; driverVersion?: string }[] } | null | undefined;
-  if (gpu?.available && gpu.gpus?.length) {
+  out.push(rows.length ? table(['fact', 'value'], rows, [false, false]) : para(`${RUN_FILES.manifest} records no host facts.`));
+  const gpu = h?.gpu ?? null;
+  if (gpu?.available && gpu.gpus.length) {
     out.push(
       table(
         ['GPU', 'name', 'memory (MiB)', 'driver'],
@@ -370,21 +347,21 @@ function hostSection(d: RunReportData): Block[] {
         [true, false, true, false],
       ),
     );
-  } else if (gpu && gpu.available === false) {
+  } else if (gpu && !gpu.available) {
     out.push(para(`No GPU facts: ${gpu.reason ?? 'not available'}.`));
   }
-  const telemetry = d.probes.filter((p) => p.gpu && p.gpu.samples > 0);
+  const telemetry = d.probes.flatMap((p) => (p.gpu && p.gpu.samples > 0 ? [{ p, g: p.gpu }] : []));
   if (telemetry.length > 0) {
     out.push(
       table(
         ['#', 'rate (QPS)', 'samples', 'peak memory used (MiB)', 'peak utilization', 'peak power (W)'],
-        telemetry.map((p) => [
+        telemetry.map(({ p, g }) => [
           String(p.index),
-          fmtNum(p.row.qps),
-          String(p.gpu!.samples),
-          `${fmtNum(p.gpu!.maxMemoryUsedMiB, 6)}${p.gpu!.memoryTotalMiB ? ` / ${fmtNum(p.gpu!.memoryTotalMiB, 6)}` : ''}`,
-          p.gpu!.maxUtilizationPct === null ? NONE : `${fmtNum(p.gpu!.maxUtilizationPct, 3)}%`,
-          fmtNum(p.gpu!.maxPowerW, 4),
+          fmtNum(p.qps),
+          String(g.samples),
+          `${fmtNum(g.maxMemoryUsedMiB, 6)}${g.memoryTotalMiB ? ` / ${fmtNum(g.memoryTotalMiB, 6)}` : ''}`,
+          g.maxUtilizationPct === null ? NONE : `${fmtNum(g.maxUtilizationPct, 3)}%`,
+          fmtNum(g.maxPowerW, 4),
         ]),
       ),
     );
@@ -399,18 +376,19 @@ function costSection(d: RunReportData): Block[] {
   const rows: Inline[][] = [];
   if (d.price) rows.push(['price per GPU-hour', `${fmtUsd(d.price.usdPerGpuHour)} (${d.price.source}; ${d.price.date})`]);
   if (cost) {
-    rows.push(['deployment price per hour', cost.usdPerHour === null || cost.usdPerHour === undefined ? NONE : fmtUsd(cost.usdPerHour)]);
+    rows.push(['deployment price per hour', cost.usdPerHour === null ? NONE : fmtUsd(cost.usdPerHour)]);
     rows.push(['QPS per $/h', fmtNum(cost.qpsPerUsdPerHour)]);
     rows.push(['output tokens/s at capacity', fmtNum(cost.outputTokensPerS)]);
     rows.push(['$ per million output tokens', fmtUsd(cost.usdPerMillionOutputTokens)]);
   }
   rows.push(['GPU-seconds of this run', fmtNum(c.gpuSeconds, 5)]);
-  rows.push(['cost of this run', typeof c.costUsd === 'number' ? fmtUsd(c.costUsd) : NONE]);
+  rows.push(['cost of this run', c.costUsd !== null ? fmtUsd(c.costUsd) : NONE]);
   out.push(table(['figure', 'value'], rows, [false, true]));
-  if (!d.price) out.push(para(`No price: ${d.priceNote ?? 'the GPU profile has none'}; money figures are left out.`));
+  if (c.costNote) out.push(para(`No cost: ${c.costNote}.`));
+  else if (!d.price) out.push(para(`No price: ${d.priceNote ?? 'the GPU profile has none'}; money figures are left out.`));
   // capacity.json was priced when the run ended; a profile edited since then must not pass silently.
   const gpus = c.gpuCount;
-  if (d.price && typeof cost?.usdPerHour === 'number' && typeof gpus === 'number' && gpus > 0) {
+  if (d.price && cost && cost.usdPerHour !== null && gpus !== null && gpus > 0) {
     const runPrice = cost.usdPerHour / gpus;
     if (Math.abs(runPrice - d.price.usdPerGpuHour) > 1e-9 * d.price.usdPerGpuHour) {
       out.push(para(`The run was priced at ${fmtUsd(runPrice)} per GPU-hour; the GPU profile now says ${fmtUsd(d.price.usdPerGpuHour)}. The figures above are the run’s.`));
@@ -423,12 +401,12 @@ function costSection(d: RunReportData): Block[] {
 
 function methodSection(d: RunReportData): Block[] {
   const c = d.capacity;
-  const methods = [...new Set(d.probes.map((p) => p.summary?.metrics?.percentileMethod ?? p.summary?.slo?.method).filter(Boolean))];
-  const warm = d.probes.map((p) => p.summary?.warmupRequests).filter((n): n is number => typeof n === 'number');
+  const methods = [...new Set(d.probes.flatMap((p) => (p.percentileMethod ? [p.percentileMethod] : [])))];
+  const warm = d.probes.flatMap((p) => (p.warmupRequests !== null ? [p.warmupRequests] : []));
   const items: Inline[][] = [];
   items.push(
-    c.warmupFraction === undefined
-      ? ['Warm-up: the fraction excluded from evaluation is not recorded in capacity.json.']
+    c.warmupFraction === null
+      ? [`Warm-up: the fraction excluded from evaluation is not recorded in ${RUN_FILES.capacity}.`]
       : [
           `Warm-up: the first ${fmtPct(c.warmupFraction)} of each probe’s planned requests`,
           warm.length ? ` (${[...new Set(warm)].join(', ')} requests)` : '',
@@ -442,7 +420,7 @@ function methodSection(d: RunReportData): Block[] {
   ]);
   items.push(['TTFT is measured from each request’s planned arrival time, so client lag is never hidden.']);
   items.push(['Fluidity-index (Metron): first token due at D_p(P) + TTFT slack, later tokens every TBT deadline, with slack carried forward.']);
-  if (typeof c.probeTimeS === 'number') items.push([`Probe time in total: ${fmtSeconds(c.probeTimeS)} over ${c.probes.length} probe(s).`]);
+  if (c.probeTimeS !== null) items.push([`Probe time in total: ${fmtSeconds(c.probeTimeS)} over ${c.probeCount} probe(s).`]);
   return [heading(2, 'Method'), { kind: 'list', items }];
 }
 
@@ -455,11 +433,11 @@ function provenanceSection(d: RunReportData): Block[] {
   add('tool version', m?.toolVersion);
   add('git sha', m?.gitSha ? { code: `${m.gitSha}${m.gitDirty ? ' (uncommitted changes)' : ''}` } : m ? 'not in a git checkout' : undefined);
   add('Node.js', m?.node);
-  add('seed', m?.seed === undefined ? undefined : String(m.seed));
+  add('seed', m?.seed === null || m?.seed === undefined ? undefined : String(m.seed));
   add('recipe file', m?.recipeFile ? { code: m.recipeFile } : undefined);
   add('recipe sha256', m?.recipeSha256 ? { code: m.recipeSha256 } : undefined);
   add('started', m?.startedAt);
-  add('ended', m?.endedAt ?? undefined);
+  add('ended', m?.endedAt);
   const out: Block[] = [heading(2, 'Provenance'), table(['field', 'value'], rows, [false, false])];
   if (d.notes.length) out.push(para('Missing from the run directory: '), { kind: 'list', items: d.notes.map((n) => [n]) });
   return out;

@@ -48,23 +48,19 @@ export interface Comparison {
 export function runRowOf(core: RunCore): RunRow {
   const c = core.capacity;
   const m = core.manifest;
-  const target = m?.recipe?.target;
-  const host = m?.host as { engine?: string; gpu?: { available?: boolean; gpus?: { name?: string }[] } } | undefined;
-  const profile = c.gpuProfile ?? target?.gpuProfile ?? null;
-  const count = c.gpuCount ?? target?.tensorParallel ?? null;
-  const smiName = host?.gpu?.available ? host.gpu.gpus?.[0]?.name : undefined;
-  const gpuName = profile ?? smiName ?? null;
-  const fluid = c.fluidTokenRateAtCapacity?.tokensPerS;
-  const cost = c.cost?.usdPerMillionOutputTokens;
+  const gpu = m?.host?.gpu;
+  const smiName = gpu?.available ? gpu.gpus[0]?.name ?? null : null;
+  const gpuName = c.gpuProfile ?? smiName;
+  const count = c.gpuCount;
   return {
     runDir: core.runDir,
     runId: core.runId,
-    engine: target?.engine ?? host?.engine ?? null,
-    model: target?.model ?? null,
+    engine: m?.target.engine ?? null,
+    model: m?.target.model ?? null,
     gpu: gpuName === null ? null : count && count > 0 ? `${gpuName} × ${count}` : gpuName,
     capacityQps: c.capacityQps,
-    fluidTokensPerS: typeof fluid === 'number' ? fluid : null,
-    usdPerMillionOutputTokens: typeof cost === 'number' ? cost : null,
+    fluidTokensPerS: c.fluidRate?.tokensPerS ?? null,
+    usdPerMillionOutputTokens: c.cost?.usdPerMillionOutputTokens ?? null,
     gitSha: m?.gitSha ?? null,
   };
 }

@@ -1,6 +1,7 @@
 // Lays the report's blocks out as GitHub-flavoured Markdown (report.md). Charts are left to
 // report.html (a line says so): every number they plot is already in a table here.
 import type { Block, Inline } from './doc.ts';
+import { RUN_FILES } from '../runDir/layout.ts';
 
 // Characters Markdown would read as markup or raw HTML in running text.
 const MD_SPECIAL = /[\\`*[\]<]/g;
@@ -51,7 +52,7 @@ export function renderMarkdown(blocks: Block[]): string {
         break;
       case 'chart':
         // The plotted numbers are in the tables above; say where the picture is.
-        out.push(`*Chart in report.html: ${escapeMarkdown(b.chart.title)}.*`);
+        out.push(`*Chart in ${RUN_FILES.reportHtml}: ${escapeMarkdown(b.chart.title)}.*`);
         break;
     }
   }

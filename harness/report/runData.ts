@@ -1,69 +1,147 @@
-// What a report is rendered from: the run directory's files, already read and checked, as plain
-// data. Everything but capacity.json's SPEC §4 fields is optional, because runs written by older
-// versions (or by hand, as the committed examples are) carry less; the renderer says what is absent.
-import type { CapacityJson } from '../capacity/runCapacity.ts';
-import type { ProbeSummary } from '../capacity/probeStep.ts';
-import type { PrefillFitResult } from '../capacity/fit.ts';
-import type { FluidRateResult } from '../metrics/fluidRate.ts';
+// What a report is rendered from: a run directory's files converted once into complete types.
+// Runs written by older versions (or by hand, as the committed examples are) carry less, so every
+// figure that may be missing is `null` here and the renderer says it is absent; nothing past this
+// module guesses at the shape of a file. Pure: the converters take parsed JSON (loadRun reads it).
 import type { Slo } from '../metrics/slo.ts';
+import type { GpuTelemetrySummary, PrefillLine, ServerMetricsSummary } from '../runDir/schema.ts';
 
-/** Every field optional, at any depth (files from older runs lack some). */
-export type DeepPartial<T> = T extends (infer U)[]
-  ? DeepPartial<U>[]
-  : T extends object
-    ? { [K in keyof T]?: DeepPartial<T[K]> }
-    : T;
+/** What the run was: recipe, engine, model and GPUs, each resolved from capacity.json, else the manifest. */
+export interface ReportTarget {
+  recipeName: string | null;
+  description: string | null;
+  engine: string | null;
+  model: string | null;
+  gpuProfile: string | null;
+  gpuCount: number | null;
+}
 
-/** One probe row of capacity.json: SPEC §4 guarantees its rate, the rest may be absent. */
-export type CapacityProbe = DeepPartial<CapacityJson['probes'][number]> & { qps: number };
+/** Facts about the engine and its host, as the manifest recorded them once the engine was up. */
+export interface ReportHost {
+  engine: string | null;
+  launch: string | null;
+  host: string | null;
+  access: string | null;
+  image: string | null;
+  /** The image digest, else the image id. */
+  imageDigest: string | null;
+  dockerVersion: string | null;
+  timeToReadyS: number | null;
+  tunnelAddedMsP50: number | null;
+  gpu: { available: boolean; reason: string | null; gpus: { index: number | null; name: string | null; memoryTotalMiB: number | null; driverVersion: string | null }[] } | null;
+}
 
-/** capacity.json as read: SPEC §4's required fields checked, the others as the run wrote them. */
-export type CapacityFile = Omit<DeepPartial<CapacityJson>, 'capacityQps' | 'probes' | 'slo' | 'fluidTokenRateAtCapacity'> & {
+/** manifest.json's provenance and status. */
+export interface ReportManifest {
+  runId: string | null;
+  status: string | null;
+  exitReason: string | null;
+  toolVersion: string | null;
+  gitSha: string | null;
+  gitDirty: boolean;
+  node: string | null;
+  seed: number | null;
+  recipeFile: string | null;
+  recipeSha256: string | null;
+  startedAt: string | null;
+  endedAt: string | null;
+  target: ReportTarget;
+  host: ReportHost | null;
+}
+
+/** The fluid token generation rate at capacity. */
+export interface ReportFluidRate {
+  tokensPerS: number | null;
+  note: string | null;
+  percentile: number;
+  minFluidity: number;
+  tbtDeadlineS: number | null;
+  resolutionS: number | null;
+  search: string | null;
+}
+
+/** Capacity economics as capacity.json recorded them. */
+export interface ReportCost {
+  usdPerHour: number | null;
+  qpsPerUsdPerHour: number | null;
+  outputTokensPerS: number | null;
+  usdPerMillionOutputTokens: number | null;
+}
+
+/** capacity.json, complete: SPEC §4's required fields checked by the reader, the rest null when absent. */
+export interface ReportCapacity {
+  runId: string | null;
   capacityQps: number;
-  probes: CapacityProbe[];
+  outcome: string | null;
+  reason: string | null;
+  belowMin: boolean;
+  atLeastMax: boolean;
   slo: Slo;
-  fluidTokenRateAtCapacity?: DeepPartial<FluidRateResult> | null;
-};
-
-/** manifest.json fields the report shows (runCapacity writes them; all optional here). */
-export interface ManifestFile {
-  runId?: string;
-  recipeFile?: string;
-  recipeSha256?: string;
-  toolVersion?: string;
-  gitSha?: string | null;
-  gitDirty?: boolean | null;
-  node?: string;
-  seed?: number;
-  startedAt?: string;
-  endedAt?: string | null;
-  status?: string;
-  exitReason?: string | null;
-  engineUpS?: number;
-  host?: Record<string, unknown>;
-  recipe?: {
-    name?: string;
-    description?: string;
-    target?: { engine?: string; model?: string; gpuProfile?: string; tensorParallel?: number; image?: string; host?: string };
-  };
-  plan?: { probe?: { clientToleranceS?: number | null; requests?: number; durationLimitS?: number } };
+  bracket: { passQps: number | null; failQps: number | null };
+  tolerance: number | null;
+  /** null when the run recorded no baseline SLO verdicts. */
+  baselineCapacityQps: Record<string, number | null> | null;
+  fluidRate: ReportFluidRate | null;
+  warmupFraction: number | null;
+  probeTimeS: number | null;
+  probeCount: number;
+  gpuSeconds: number | null;
+  costUsd: number | null;
+  costNote: string | null;
+  cost: ReportCost | null;
+  gpuProfile: string | null;
+  gpuCount: number | null;
 }
 
-/** One line of profile/prefill.jsonl (the isolated prefills behind the fit). */
-export interface PrefillPointLine {
-  promptTokens: number;
-  prefillS: number | null;
-  warmup: boolean;
-  status: string;
+/** One SLO result of a baseline definition, as a probe's summary.json recorded it. */
+export interface ReportSloResult {
+  /** The SLO text as judged (its source), else its name. */
+  text: string | null;
+  value: number | null;
+  note: string | null;
 }
 
-/** Peaks of one probe's gpu.jsonl (nvidia-smi samples of the target's GPUs). */
-export interface GpuTelemetrySummary {
-  samples: number;
-  maxMemoryUsedMiB: number | null;
-  memoryTotalMiB: number | null;
-  maxUtilizationPct: number | null;
-  maxPowerW: number | null;
+/** A probe: its row of capacity.json merged with its summary.json (the row wins where both say). */
+export interface ReportProbe {
+  /** The probe's number: as recorded, else its position in capacity.json (run order). */
+  index: number;
+  qps: number;
+  /** Whether a summary.json was found and read. */
+  hasSummary: boolean;
+  passed: boolean | null;
+  valid: boolean | null;
+  /** Why the client's measurement is not trusted (summary.json's client reason). */
+  invalidReason: string | null;
+  requests: number | null;
+  planned: number | null;
+  warmupRequests: number | null;
+  durationS: number | null;
+  earlyStop: string | null;
+  sloValue: number | null;
+  goodputQps: number | null;
+  throughputQps: number | null;
+  ttftP50S: number | null;
+  ttftP99S: number | null;
+  tbtP99S: number | null;
+  fluidityP99: number | null;
+  fluidityP50: number | null;
+  clientErrorS: number | null;
+  percentileMethod: string | null;
+  baselines: Record<string, ReportSloResult[]>;
+  serverMetrics: ServerMetricsSummary | null;
+  gpu: GpuTelemetrySummary | null;
+}
+
+/** profile/fit.json: the coefficients (all three, or the fit is absent) and what else it recorded. */
+export interface ReportFit {
+  a: number;
+  b: number;
+  c: number;
+  r2: number | null;
+  n: number | null;
+  rmseS: number | null;
+  maxRepeatCv: number | null;
+  ttftSlackS: number | null;
+  lengths: { promptTokens: number; count: number | null; meanS: number | null; sdS: number | null }[];
 }
 
 /** The GPU profile's price as gpu-profiles/<name>.yaml states it. */
@@ -73,26 +151,200 @@ export interface GpuPrice {
   date: string;
 }
 
-/** One probe: capacity.json's row plus its summary.json and gpu.jsonl when present. */
-export interface ProbeData {
-  /** The probe's number: as recorded, else its position in capacity.json (run order). */
-  index: number;
-  row: CapacityProbe;
-  summary: DeepPartial<ProbeSummary> | null;
-  gpu: GpuTelemetrySummary | null;
-}
-
 /** Everything the renderers need; built by loadRun (I/O) or by tests from literals. */
 export interface RunReportData {
   runId: string;
-  capacity: CapacityFile;
-  manifest: ManifestFile | null;
-  fit: DeepPartial<PrefillFitResult> | null;
-  prefill: PrefillPointLine[];
-  probes: ProbeData[];
+  capacity: ReportCapacity;
+  manifest: ReportManifest | null;
+  fit: ReportFit | null;
+  prefill: PrefillLine[];
+  probes: ReportProbe[];
   /** null with a reason when the profile has no price or is unknown here. */
   price: GpuPrice | null;
   priceNote: string | null;
   /** Files that were absent or unreadable; stated in the report instead of failing it. */
   notes: string[];
+}
+
+// ---- converters: parsed JSON of any version in, complete types out -------------------------------
+
+type Json = Record<string, unknown>;
+const num = (v: unknown): number | null => (typeof v === 'number' && !Number.isNaN(v) ? v : null);
+const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+const bool = (v: unknown): boolean | null => (typeof v === 'boolean' ? v : null);
+const obj = (v: unknown): Json => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
+const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+const has = (v: unknown): boolean => v !== null && typeof v === 'object';
+
+/** capacity.json (its SPEC §4 fields already checked) and the manifest's target for what it lacks. */
+export function toReportCapacity(raw: unknown, target: ReportTarget | null): ReportCapacity {
+  const c = obj(raw);
+  const bracket = obj(c.bracket);
+  const f = has(c.fluidTokenRateAtCapacity) ? obj(c.fluidTokenRateAtCapacity) : null;
+  const cost = has(c.cost) ? obj(c.cost) : null;
+  const caps = has(c.baselineCapacityQps) ? obj(c.baselineCapacityQps) : null;
+  return {
+    runId: str(c.runId),
+    capacityQps: num(c.capacityQps) ?? 0,
+    outcome: str(c.outcome),
+    reason: str(c.reason),
+    belowMin: c.belowMin === true,
+    atLeastMax: c.atLeastMax === true,
+    slo: obj(c.slo) as Slo,
+    bracket: { passQps: num(bracket.passQps), failQps: num(bracket.failQps) },
+    tolerance: num(c.tolerance),
+    baselineCapacityQps: caps ? Object.fromEntries(Object.entries(caps).map(([k, v]) => [k, num(v)])) : null,
+    fluidRate: f
+      ? {
+          tokensPerS: num(f.tokensPerS),
+          note: str(f.note),
+          percentile: num(f.percentile) ?? 99,
+          minFluidity: num(f.minFluidity) ?? 0.9,
+          tbtDeadlineS: num(f.tbtDeadlineS),
+          resolutionS: num(f.resolutionS),
+          search: str(f.search),
+        }
+      : null,
+    warmupFraction: num(c.warmupFraction),
+    probeTimeS: num(c.probeTimeS),
+    probeCount: arr(c.probes).length,
+    gpuSeconds: num(c.gpuSeconds),
+    costUsd: num(c.costUsd),
+    costNote: str(c.costNote),
+    cost: cost
+      ? {
+          usdPerHour: num(cost.usdPerHour),
+          qpsPerUsdPerHour: num(cost.qpsPerUsdPerHour),
+          outputTokensPerS: num(cost.outputTokensPerS),
+          usdPerMillionOutputTokens: num(cost.usdPerMillionOutputTokens),
+        }
+      : null,
+    gpuProfile: str(c.gpuProfile) ?? target?.gpuProfile ?? null,
+    gpuCount: num(c.gpuCount) ?? target?.gpuCount ?? null,
+  };
+}
+
+/** manifest.json of any version. */
+export function toReportManifest(raw: unknown): ReportManifest {
+  const m = obj(raw);
+  const recipe = obj(m.recipe);
+  const target = obj(recipe.target);
+  const host = has(m.host) ? obj(m.host) : null;
+  const gpu = host && has(host.gpu) ? obj(host.gpu) : null;
+  return {
+    runId: str(m.runId),
+    status: str(m.status),
+    exitReason: str(m.exitReason),
+    toolVersion: str(m.toolVersion),
+    gitSha: str(m.gitSha),
+    gitDirty: m.gitDirty === true,
+    node: str(m.node),
+    seed: num(m.seed),
+    recipeFile: str(m.recipeFile),
+    recipeSha256: str(m.recipeSha256),
+    startedAt: str(m.startedAt),
+    endedAt: str(m.endedAt),
+    target: {
+      recipeName: str(recipe.name),
+      description: str(recipe.description),
+      engine: str(target.engine) ?? str(host?.engine),
+      model: str(target.model),
+      gpuProfile: str(target.gpuProfile),
+      gpuCount: num(target.tensorParallel),
+    },
+    host: host
+      ? {
+          engine: str(host.engine),
+          launch: str(host.launch),
+          host: str(host.host),
+          access: str(host.access),
+          image: str(host.image),
+          imageDigest: str(host.imageDigest) ?? str(host.imageId),
+          dockerVersion: str(host.dockerVersion),
+          timeToReadyS: num(host.timeToReadyS),
+          tunnelAddedMsP50: num(obj(host.tunnel).addedMsP50),
+          gpu: gpu
+            ? {
+                available: gpu.available === true,
+                reason: str(gpu.reason),
+                gpus: arr(gpu.gpus).map((g) => {
+                  const o = obj(g);
+                  return { index: num(o.index), name: str(o.name), memoryTotalMiB: num(o.memoryTotalMiB), driverVersion: str(o.driverVersion) };
+                }),
+              }
+            : null,
+        }
+      : null,
+  };
+}
+
+/** A probe from its capacity.json row and (when found) its summary.json and GPU samples. */
+export function toReportProbe(
+  rowRaw: unknown,
+  summaryRaw: unknown | null,
+  position: number,
+  extra: { serverMetrics: ServerMetricsSummary | null; gpu: GpuTelemetrySummary | null },
+): ReportProbe {
+  const row = obj(rowRaw);
+  const s = obj(summaryRaw);
+  const m = obj(s.metrics);
+  const dist = (k: string) => obj(m[k]);
+  const pick = <T>(conv: (v: unknown) => T | null, key: string): T | null => conv(row[key]) ?? conv(s[key]);
+  const baselines: Record<string, ReportSloResult[]> = {};
+  for (const [name, b] of Object.entries(obj(s.baselines))) {
+    baselines[name] = arr(obj(b).results).map((r) => {
+      const o = obj(r);
+      return { text: str(o.source) ?? str(o.name), value: num(o.value), note: str(o.note) };
+    });
+  }
+  const serverMetrics = has(s.serverMetrics) ? (s.serverMetrics as ServerMetricsSummary) : extra.serverMetrics;
+  return {
+    index: num(row.index) ?? num(s.index) ?? position,
+    qps: num(row.qps) ?? 0,
+    hasSummary: summaryRaw !== null,
+    passed: pick(bool, 'passed'),
+    valid: pick(bool, 'valid'),
+    invalidReason: str(obj(s.client).reason),
+    requests: pick(num, 'requests'),
+    planned: num(s.planned),
+    warmupRequests: num(s.warmupRequests),
+    durationS: pick(num, 'durationS'),
+    earlyStop: pick(str, 'earlyStop'),
+    sloValue: pick(num, 'sloValue'),
+    goodputQps: num(m.goodputQps),
+    throughputQps: num(m.requestThroughputQps),
+    ttftP50S: num(dist('ttftS').p50),
+    ttftP99S: num(dist('ttftS').p99),
+    tbtP99S: num(dist('tbtS').p99),
+    fluidityP99: num(dist('fluidity').p99),
+    fluidityP50: num(dist('fluidity').p50),
+    clientErrorS: num(obj(s.client).clientErrorS),
+    percentileMethod: str(m.percentileMethod) ?? str(obj(s.slo).method),
+    baselines,
+    serverMetrics,
+    gpu: extra.gpu,
+  };
+}
+
+/** profile/fit.json; null unless it has all three coefficients. */
+export function toReportFit(raw: unknown): ReportFit | null {
+  const f = obj(raw);
+  const a = num(f.a);
+  const b = num(f.b);
+  const c = num(f.c);
+  if (a === null || b === null || c === null) return null;
+  return {
+    a,
+    b,
+    c,
+    r2: num(f.r2),
+    n: num(f.n),
+    rmseS: num(f.rmseS),
+    maxRepeatCv: num(f.maxRepeatCv),
+    ttftSlackS: num(f.ttftSlackS),
+    lengths: arr(f.lengths)
+      .map(obj)
+      .filter((l) => num(l.promptTokens) !== null)
+      .map((l) => ({ promptTokens: l.promptTokens as number, count: num(l.count), meanS: num(l.meanS), sdS: num(l.sdS) })),
+  };
 }

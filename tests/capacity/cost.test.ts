@@ -38,6 +38,12 @@ test('run cost: GPU-seconds and dollars of the time the engine was held', () => 
   assert.is(runCost({ engineUpS: 10, gpuCount: 1, usdPerGpuHour: null }).costUsd, null);
 });
 
+test('unknown GPUs (an endpoint fluidcap did not start): no GPU-seconds, no money, throughput kept', () => {
+  assert.equal(runCost({ engineUpS: 120, gpuCount: null, usdPerGpuHour: 6.16 }), { gpuSeconds: null, costUsd: null });
+  const c = capacityCost({ usdPerGpuHour: 6.16, gpuCount: null, capacityQps: 2, meanOutputTokens: 50 });
+  assert.equal(c, { usdPerHour: null, qpsPerUsdPerHour: null, outputTokensPerS: 100, usdPerMillionOutputTokens: null });
+});
+
 test('bad inputs throw with the field and value', () => {
   assert.throws(() => capacityCost({ usdPerGpuHour: 1, gpuCount: 0, capacityQps: 1, meanOutputTokens: 1 }), /gpuCount must be a positive integer, got 0/);
   assert.throws(() => runCost({ engineUpS: Number.NaN, gpuCount: 1, usdPerGpuHour: 1 }), /engineUpS must be a finite number >= 0, got NaN/);

@@ -2,7 +2,8 @@
 // conditioning at long contexts, and each refusal the quality verdict can give.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { fitPrefill, predictPrefillS, toFitJson, type PrefillPoint } from '../../harness/capacity/fit.ts';
+import { fitPrefill, toFitJson, type PrefillPoint } from '../../harness/capacity/fit.ts';
+import { predictPrefillS } from '../../harness/metrics/prefill.ts';
 
 const close = (actual: number, expected: number, rel = 1e-9, msg = '') =>
   assert.ok(Math.abs(actual - expected) <= rel * Math.max(Math.abs(expected), 1e-12), `${msg} ${actual} vs ${expected}`);

@@ -7,7 +7,8 @@ import type { AddressInfo } from 'node:net';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { engineGauges, parsePrometheusText, summarizeGauges } from '../../harness/load/prometheus.ts';
+import { engineGauges, parsePrometheusText } from '../../harness/load/prometheus.ts';
+import { summarizeServerMetricRows } from '../../harness/runDir/read.ts';
 import { startScraper } from '../../harness/load/metricsScraper.ts';
 
 // The shape llama-server (b10573, --metrics) prints: HELP and TYPE before every sample, no labels.
@@ -62,13 +63,13 @@ test('llamacpp:* fills the same fields as vllm:* where they mean the same; no KV
   });
 });
 
-test('summarizeGauges: peaks of gauges, growth of counters, null when never exposed or reset', () => {
+test('summarizeServerMetricRows: peaks of gauges, growth of counters, null when never exposed or reset', () => {
   const rows = [
     { running: 1, waiting: 0, kvUsage: null, preemptions: null, promptTokens: 100, generationTokens: 10, cachedPromptTokens: 5 },
     { running: 4, waiting: 3, kvUsage: null, preemptions: null, promptTokens: 900, generationTokens: 250, cachedPromptTokens: 5 },
     { running: 2, waiting: 0, kvUsage: null, preemptions: null, promptTokens: 1500, generationTokens: 410, cachedPromptTokens: 9 },
   ];
-  assert.equal(summarizeGauges(rows), {
+  assert.equal(summarizeServerMetricRows(rows), {
     scrapes: 3,
     maxRunning: 4,
     maxWaiting: 3,
@@ -79,8 +80,8 @@ test('summarizeGauges: peaks of gauges, growth of counters, null when never expo
     cachedPromptTokens: 4,
   });
   const restarted = [{ promptTokens: 900 }, { promptTokens: 30 }];
-  assert.is(summarizeGauges(restarted).promptTokens, null, 'a counter that went down (engine restart) has no known growth');
-  assert.equal(summarizeGauges([]).scrapes, 0);
+  assert.is(summarizeServerMetricRows(restarted).promptTokens, null, 'a counter that went down (engine restart) has no known growth');
+  assert.equal(summarizeServerMetricRows([]).scrapes, 0);
 });
 
 /** A /metrics server on port 0: llama.cpp's text with a counter that grows per scrape, or 501 as llama-server answers without --metrics. */
@@ -108,7 +109,7 @@ test('scraper: a last scrape at stop (counters cover the probe end); llama.cpp w
     const rows = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     assert.equal(rows.map((x) => x.generationTokens), [640, 1280]);
     assert.is(rows[1].series['llamacpp:prompt_tokens_cached_total'], 12);
-    assert.is(summarizeGauges(rows).generationTokens, 640);
+    assert.is(summarizeServerMetricRows(rows).generationTokens, 640);
 
     const off = await metricsServer(501);
     const s2 = startScraper({ metricsUrl: off.url, file: join(dir, 'off.jsonl'), intervalS: 0.05, startNs: process.hrtime.bigint() });

@@ -3,7 +3,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { TimelineRecord } from '../../harness/timeline/record.ts';
-import { applySloOverrides, evaluateSlo, sloSchema, type Slo } from '../../harness/metrics/slo.ts';
+import { applySloOverrides, sloSchema, type Slo } from '../../harness/metrics/slo.ts';
+import { evaluateSlo } from '../../harness/metrics/sloCheck.ts';
 import { computeRequestMetrics } from '../../harness/metrics/request.ts';
 
 const issues = (raw: unknown) => {
@@ -145,7 +146,7 @@ test('scheduling delay without a prefill prediction is reported as not measurabl
   const ev = evaluateSlo(ms, s);
   assert.is(ev.passed, false);
   assert.is(ev.results[0].value, null);
-  assert.match(ev.results[0].note!, /fit\.json/);
+  assert.match(ev.results[0].note!, /prefill fit/);
   const withFit = evaluateSlo(metricsOf([req(0)]), s);
   assert.is(withFit.results[0].value, 0);
   assert.is(withFit.passed, true);

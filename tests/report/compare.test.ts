@@ -4,6 +4,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { compareRuns, formatComparison, runRowOf, type RunRow } from '../../harness/report/compareRuns.ts';
 import type { RunCore } from '../../harness/report/loadRun.ts';
+import { toReportCapacity, toReportManifest } from '../../harness/report/runData.ts';
 
 const row = (runId: string, capacityQps: number, over: Partial<RunRow> = {}): RunRow => ({
   runDir: `/results/${runId}`,
@@ -60,20 +61,24 @@ test('the table lists every run with its figures and short git sha', () => {
 });
 
 test('runRowOf reads capacity.json first and the manifest for the rest', () => {
+  const manifest = toReportManifest({ gitSha: 'deadbeef', recipe: { target: { engine: 'sarathi', model: 'meta-llama/Llama-2-70b-hf' } } });
   const core: RunCore = {
     runDir: '/r/x',
     runId: 'x',
     notes: [],
-    capacity: {
-      capacityQps: 5,
-      slo: {},
-      probes: [],
-      gpuProfile: 'a100-sxm-80gb',
-      gpuCount: 4,
-      fluidTokenRateAtCapacity: { tokensPerS: 33 },
-      cost: { usdPerMillionOutputTokens: 1.5 },
-    },
-    manifest: { gitSha: 'deadbeef', recipe: { target: { engine: 'sarathi', model: 'meta-llama/Llama-2-70b-hf' } } },
+    capacity: toReportCapacity(
+      {
+        capacityQps: 5,
+        slo: {},
+        probes: [],
+        gpuProfile: 'a100-sxm-80gb',
+        gpuCount: 4,
+        fluidTokenRateAtCapacity: { tokensPerS: 33 },
+        cost: { usdPerMillionOutputTokens: 1.5 },
+      },
+      manifest.target,
+    ),
+    manifest,
   };
   assert.equal(runRowOf(core), {
     runDir: '/r/x',

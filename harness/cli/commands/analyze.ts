@@ -3,22 +3,13 @@
 // stderr, the metrics of the valid lines printed); 2 = nothing usable (missing/empty/all-bad file,
 // bad flag), one clear message and no stack trace. An SLO that fails is a result, not an error:
 // it is printed (and in --json) but does not change the exit code.
-import type { VerbFactory } from '../command.ts';
+import { verb } from '../command.ts';
 import { UserError, describeValue } from '../../util/errors.ts';
 import { parseDurationS } from '../../util/duration.ts';
 import { analyzeTarget } from '../../analyze/analyzeRun.ts';
 import { PERCENTILE_METHODS, type PercentileMethod } from '../../metrics/percentile.ts';
+import { RUN_FILES } from '../../runDir/layout.ts';
 
-interface AnalyzeArgs {
-  target: string;
-  tbtDeadline?: string;
-  ttftDeadline?: string;
-  ttftSlack?: string;
-  percentile?: number;
-  minFluidity?: number;
-  percentileMethod: string;
-  json: boolean;
-}
 
 function durationFlag(flag: string, value: string | undefined, positive: boolean): number | undefined {
   if (value === undefined) return undefined;
@@ -56,12 +47,12 @@ function stdoutWriter(): (text: string) => Promise<void> {
     });
 }
 
-export const analyzeCommand: VerbFactory = (setExit) => ({
+export const analyzeCommand = verb({
   command: 'analyze <target>',
-  describe: 'Recompute every metric from archived timelines (a run directory or one timelines.jsonl)',
+  describe: `Recompute every metric from archived timelines (a run directory or one ${RUN_FILES.timelines})`,
   builder: (y) =>
     y
-      .positional('target', { type: 'string', describe: 'run directory (results/<run>) or a timelines.jsonl file' })
+      .positional('target', { type: 'string', demandOption: true, describe: `run directory (results/<run>) or a ${RUN_FILES.timelines} file` })
       .option('tbt-deadline', { type: 'string', describe: 'TBT deadline D_d for the fluidity-index, e.g. 25ms' })
       .option('ttft-deadline', { type: 'string', describe: 'fixed first-token deadline D_p for every request (instead of the prefill fit + slack)' })
       .option('ttft-slack', { type: 'string', describe: "slack added to the fit's predicted prefill (default: the run's, else 0.3s)" })
@@ -72,8 +63,7 @@ export const analyzeCommand: VerbFactory = (setExit) => ({
       .epilog(
         'Exit codes: 0 all lines valid; 1 some lines bad (each reported on stderr with file:line, field and value; metrics of the valid lines still printed); 2 nothing usable or a bad flag.',
       ),
-  handler: async (raw) => {
-    const argv = raw as unknown as AnalyzeArgs;
+  handler: async (argv, setExit) => {
     if (!(PERCENTILE_METHODS as readonly string[]).includes(argv.percentileMethod)) {
       throw new UserError(`--percentile-method must be one of ${PERCENTILE_METHODS.join(', ')}, got ${describeValue(argv.percentileMethod)}`);
     }

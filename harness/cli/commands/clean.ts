@@ -1,7 +1,7 @@
 // `fluidcap clean <inventory.yaml>`: removes containers fluidcap labelled and left behind.
-import type { VerbFactory } from '../command.ts';
+import { verb } from '../command.ts';
 
-export const cleanCommand: VerbFactory = (setExit) => ({
+export const cleanCommand = verb({
   command: 'clean <inventory>',
   describe: 'remove containers that fluidcap labelled and left behind on the inventory hosts',
   builder: (y) =>
@@ -10,11 +10,10 @@ export const cleanCommand: VerbFactory = (setExit) => ({
       .option('run', { type: 'string', describe: 'only this run id (label fluidcap.run=<id>)' })
       .option('local', { type: 'boolean', default: false, describe: 'also clean this machine (local Docker socket)' })
       .option('json', { type: 'boolean', default: false, describe: 'print one JSON array' }),
-  handler: async (args) => {
+  handler: async (argv, setExit) => {
     // Loaded here, not at start-up: every other verb (and --help) starts without them.
     const { loadInventory } = await import('../../provision/inventory.ts');
     const { cleanLeftovers } = await import('../../provision/cleanLeftovers.ts');
-    const argv = args as unknown as { inventory: string; run?: string; local: boolean; json: boolean };
     const inventory = await loadInventory(argv.inventory);
     const results = await cleanLeftovers(inventory, { runId: argv.run, includeLocal: argv.local });
     if (argv.json) process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);

@@ -1,5 +1,5 @@
 // `fluidcap hosts check <inventory.yaml>`: SSH, Docker and GPU facts and problems for each host.
-import type { VerbFactory } from '../command.ts';
+import { verb } from '../command.ts';
 import type { HostCheck } from '../../provision/checkHosts.ts';
 
 function formatCheck(c: HostCheck): string {
@@ -16,7 +16,7 @@ function formatCheck(c: HostCheck): string {
   return lines.join('\n');
 }
 
-export const hostsCommand: VerbFactory = (setExit) => ({
+export const hostsCommand = verb({
   command: 'hosts <action> <inventory>',
   describe: 'check each inventory host: SSH, Docker and GPU facts (action: check)',
   builder: (y) =>
@@ -26,11 +26,10 @@ export const hostsCommand: VerbFactory = (setExit) => ({
       .option('json', { type: 'boolean', default: false, describe: 'print one JSON array' })
       .option('local', { type: 'boolean', default: false, describe: 'also check this machine (local Docker socket)' })
       .option('accept-new-host-key', { type: 'boolean', default: false, describe: 'pin the key of a host missing from known_hosts' }),
-  handler: async (args) => {
+  handler: async (argv, setExit) => {
     // Loaded here, not at start-up: every other verb (and --help) starts without them.
     const { loadInventory } = await import('../../provision/inventory.ts');
     const { checkHosts } = await import('../../provision/checkHosts.ts');
-    const argv = args as unknown as { inventory: string; json: boolean; local: boolean; acceptNewHostKey: boolean };
     const inventory = await loadInventory(argv.inventory);
     const checks = await checkHosts(inventory, { includeLocal: argv.local, connect: { acceptNewHostKey: argv.acceptNewHostKey } });
     process.stdout.write(argv.json ? `${JSON.stringify(checks, null, 2)}\n` : `${checks.map(formatCheck).join('\n')}\n`);

@@ -1,56 +1,44 @@
 // `fluidcap probe <recipe> --qps n [--requests n | --duration s]`: one load probe against an engine
-// that is already running (an `endpoint` target's url, or --url). Writes
-// <out>/probes/00-qps-<rate>/{timelines.jsonl, summary.json, server-metrics.jsonl}.
-import { mkdirSync, writeFileSync } from 'node:fs';
+// that is already running (an `endpoint` target's url, or --url). It resolves the recipe exactly
+// as `run` does (same context length, workload, probe settings, client tolerance, run id) and
+// writes <out>/probes/00-qps-<rate>/{timelines.jsonl, summary.json, server-metrics.jsonl}.
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
-import type { VerbFactory } from '../command.ts';
-import type { Recipe } from '../../recipe/parse.ts';
+import { verb } from '../command.ts';
 import { readTimelines } from '../../timeline/reader.ts';
 import { UserError, describeValue } from '../../util/errors.ts';
 import { parseDurationS, formatDurationS } from '../../util/duration.ts';
-import { findModel } from '../../catalog/models.ts';
 import type { ProbeResult } from '../../load/runProbe.ts';
 import { computeRequestMetrics, summarizeRequests } from '../../metrics/index.ts';
+import type { Slo } from '../../metrics/slo.ts';
 import type { TimelineRecord } from '../../timeline/record.ts';
+import { RUN_FILES, probePaths } from '../../runDir/layout.ts';
+import { writeJsonFile } from '../../runDir/jsonFiles.ts';
+import { withInterrupts } from '../interrupts.ts';
+import { fluidityDeadlines } from '../../metrics/slo.ts';
 
-interface ProbeArgs {
-  recipe: string;
-  qps: number;
-  requests?: number;
-  duration?: string;
-  out?: string;
-  url?: string;
-  workers?: number;
-  json?: boolean;
-}
-
-/** The probe directory name of SPEC §4: `<nn>-qps-<rate>`. */
-export function probeDirName(index: number, rateQps: number): string {
-  return `${String(index).padStart(2, '0')}-qps-${+rateQps.toPrecision(6)}`;
-}
-
-export const probeCommand: VerbFactory = (setExit) => ({
+export const probeCommand = verb({
   command: 'probe <recipe>',
   describe: 'run one load probe at a fixed rate against a running engine',
   builder: (y) =>
     y
       .positional('recipe', { type: 'string', describe: 'recipe YAML', demandOption: true })
       .option('qps', { type: 'number', demandOption: true, describe: 'request rate (requests per second)' })
-      .option('requests', { type: 'number', describe: 'planned requests (default: search.probe.requests)' })
+      .option('requests', { type: 'number', describe: 'planned requests (default: as a run plans them, max(search.probe.requests, rate × minDuration))' })
       .option('duration', { type: 'string', describe: 'time limit of arrivals, e.g. 2m (default: search.probe.duration)' })
-      .option('out', { type: 'string', describe: 'run directory (default: results/<probe-run-id>/)' })
+      .option('out', { type: 'string', describe: 'run directory (default: results/<recipe name>-<time>/, as a run names it)' })
       .option('url', { type: 'string', describe: "engine base URL (default: the recipe's endpoint url)" })
       .option('workers', { type: 'number', describe: 'receiving worker threads (0 = in the main thread)' })
+      .option('dry-run', { type: 'boolean', default: false, describe: 'print the probe plan (settings and schedule) and exit' })
       .option('json', { type: 'boolean', default: false, describe: 'print the summary as JSON' }),
-  handler: async (args) => {
+  handler: async (argv, setExit) => {
     // Loaded here, not at start-up: every other verb (and --help) starts without them.
     const { loadRecipe } = await import('../../recipe/load.ts');
     const { planProbe } = await import('../../load/plan.ts');
-    const { loadWorkloadTrace } = await import('../../load/traceFile.ts');
     const { runProbe } = await import('../../load/runProbe.ts');
     const { calibrateTokensPerWord } = await import('../../load/tokenizeCalibration.ts');
-    const argv = args as unknown as ProbeArgs;
+    const { newRunId, resolveRun } = await import('../../capacity/resolveRun.ts');
+    const { plannedRequests } = await import('../../capacity/probeStep.ts');
     if (!(argv.qps > 0) || !Number.isFinite(argv.qps)) throw new UserError(`--qps must be a rate > 0, got ${describeValue(argv.qps)}`);
     if (argv.requests !== undefined && !(Number.isInteger(argv.requests) && argv.requests > 0)) {
       throw new UserError(`--requests must be a whole number > 0, got ${describeValue(argv.requests)}`);
@@ -63,38 +51,56 @@ export const probeCommand: VerbFactory = (setExit) => ({
       throw new UserError(`--workers must be a whole number >= 0, got ${describeValue(argv.workers)}`);
     }
     const recipe = await loadRecipe(argv.recipe);
-    const target = recipe.target as { engine: string; model?: string; endpoint?: { url: string; apiKeyEnv?: string }; engineArgs?: { maxModelLen?: number } };
-    const baseUrl = argv.url ?? target.endpoint?.url;
-    if (!baseUrl) throw new UserError(`probe needs a running engine: give --url, or a recipe whose target.engine is endpoint with endpoint.url (${argv.recipe} has engine ${describeValue(target.engine)})`);
+    const outParent = 'results';
+    const runId = newRunId(recipe.name, new Date(), outParent);
+    const runPlan = resolveRun(recipe, runId);
+    const baseUrl = argv.url ?? (runPlan.engine.kind === 'endpoint' ? runPlan.engine.url : undefined);
+    if (!baseUrl) throw new UserError(`probe needs a running engine: give --url, or a recipe whose target.engine is endpoint with endpoint.url (${argv.recipe} has engine ${describeValue(recipe.target.engine)})`);
     try {
       new URL(baseUrl);
     } catch {
       throw new UserError(`--url must be an http(s) URL such as http://127.0.0.1:8000, got ${describeValue(baseUrl)}`);
     }
     let apiKey: string | undefined;
-    const keyEnv = target.endpoint?.apiKeyEnv;
+    const keyEnv = runPlan.engine.kind === 'endpoint' ? runPlan.engine.apiKeyEnv : null;
     if (keyEnv) {
       apiKey = process.env[keyEnv];
       if (!apiKey) throw new UserError(`${argv.recipe}: target.endpoint.apiKeyEnv names ${keyEnv}, which is not set in the environment`);
     }
-    const model = target.model ?? 'default';
-    const maxContextTokens = target.engineArgs?.maxModelLen ?? findModel(model)?.maxContextTokens ?? 4096;
-    const probeSection = recipe.search.probe;
-    const trace = loadWorkloadTrace(recipe.workload, recipe.source.dir, argv.recipe);
+    const model = runPlan.session.requestedModel ?? runPlan.servedModel;
+    const settings = runPlan.probe;
     const bothDefault = argv.requests === undefined && durationS === undefined;
     const plan = planProbe({
-      workload: recipe.workload,
+      workload: runPlan.workload,
       rateQps: argv.qps,
-      requests: argv.requests ?? (bothDefault ? probeSection.requests : undefined),
-      durationS: durationS ?? (bothDefault ? probeSection.durationLimitS : undefined),
-      maxContextTokens,
-      trace,
+      requests: argv.requests ?? (bothDefault ? plannedRequests(settings, argv.qps) : undefined),
+      durationS: durationS ?? (bothDefault ? settings.durationLimitS : undefined),
+      maxContextTokens: runPlan.maxContextTokens,
+      trace: runPlan.trace ?? undefined,
       idPrefix: '00',
     });
     if (plan.requests.length === 0) throw new UserError(`the plan has no requests at --qps ${argv.qps}${durationS ? ` within --duration ${argv.duration}` : ''}`);
-    const runDir = argv.out ?? join('results', `probe-${new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '')}-${randomBytes(2).toString('hex')}`);
-    const outDir = join(runDir, 'probes', probeDirName(0, argv.qps));
-    mkdirSync(outDir, { recursive: true });
+    const runDir = argv.out ?? join(outParent, runId);
+    const probe = probePaths(runDir, 0, argv.qps);
+    const { tbtDeadlineS } = fluidityDeadlines(runPlan.slo);
+    const options = {
+      outDir: probe.dir,
+      baseUrl,
+      model,
+      requestTimeoutS: settings.requestTimeoutS,
+      stallTimeoutS: settings.stallTimeoutS,
+      concurrency: settings.concurrency ?? undefined,
+      workers: argv.workers ?? settings.workers ?? undefined,
+      warmupFraction: settings.warmupFraction,
+      tbtDeadlineS,
+      clientToleranceS: settings.clientToleranceS ?? undefined,
+    };
+    if (argv.dryRun) {
+      const shown = { runDir, maxContextTokens: runPlan.maxContextTokens, slo: runPlan.slo, ...options, plan: { ...plan, requests: `${plan.requests.length} requests` } };
+      process.stdout.write(JSON.stringify(argv.json ? { ...shown, plan } : shown, null, 2) + '\n');
+      return;
+    }
+    mkdirSync(probe.dir, { recursive: true });
     const notes: string[] = [];
     let tokensPerWord: number | undefined;
     if (plan.promptFormat === 'text') {
@@ -102,46 +108,33 @@ export const probeCommand: VerbFactory = (setExit) => ({
       tokensPerWord = cal.tokensPerWord ?? undefined;
       notes.push(cal.note);
     }
-    const fluidity = recipe.slo.fluidity;
-    const ac = new AbortController();
-    const onSigint = () => ac.abort();
-    process.once('SIGINT', onSigint);
-    if (!argv.json) process.stderr.write(`fluidcap probe: ${plan.requests.length} requests at ${argv.qps} QPS against ${new URL(baseUrl).origin} → ${outDir}\n`);
-    let result: ProbeResult;
-    try {
-      result = await runProbe(plan, {
-        outDir,
-        baseUrl,
-        model,
-        apiKey,
-        requestTimeoutS: probeSection.requestTimeoutS,
-        stallTimeoutS: probeSection.stallTimeoutS,
-        concurrency: probeSection.concurrency,
-        workers: argv.workers ?? probeSection.workers,
-        warmupFraction: probeSection.warmupFraction,
-        signal: ac.signal,
-        tbtDeadlineS: fluidity?.tbtDeadlineS,
-        tokensPerWord,
-      });
-    } finally {
-      process.off('SIGINT', onSigint);
-    }
-    const summary = { ...result, plan: { rateQps: plan.rateQps, seed: plan.seed, requests: plan.requests.length, arrivals: plan.arrivals, api: plan.api, promptFormat: plan.promptFormat }, notes, metrics: await probeMetrics(result, recipe, notes) };
-    writeFileSync(join(outDir, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
-    if (argv.json) process.stdout.write(JSON.stringify(summary) + '\n');
-    else process.stdout.write(describeResult(result, outDir, notes));
-    if (result.clientHealth.verdict === 'invalid' || result.byStatus.ok === 0 || result.cancelled) setExit(1);
+    if (!argv.json) process.stderr.write(`fluidcap probe: ${plan.requests.length} requests at ${argv.qps} QPS against ${new URL(baseUrl).origin} → ${probe.dir}\n`);
+    await withInterrupts('stopping the probe (what it received is kept)', async (signal) => {
+      const result: ProbeResult = await runProbe(plan, { ...options, apiKey, signal, tokensPerWord });
+      const summary = {
+        ...result,
+        plan: { rateQps: plan.rateQps, seed: plan.seed, requests: plan.requests.length, arrivals: plan.arrivals, api: plan.api, promptFormat: plan.promptFormat },
+        notes,
+        metrics: await probeMetrics(result, runPlan.slo, notes),
+      };
+      writeJsonFile(probe.summary, summary);
+      if (argv.json) process.stdout.write(JSON.stringify(summary) + '\n');
+      else process.stdout.write(describeResult(result, probe.dir, notes));
+      if (result.cancelled && signal.aborted) {
+        process.stderr.write(`fluidcap: probe interrupted; data kept in ${probe.dir}\n`);
+        setExit(130);
+      } else if (result.clientHealth.verdict === 'invalid' || result.byStatus.ok === 0 || result.cancelled) setExit(1);
+    });
   },
 });
 
 /** SPEC §5 metrics of the probe's non-warmup requests; without a prefill fit D_p is the TTFT slack alone (stated in notes). */
-async function probeMetrics(result: ProbeResult, recipe: Recipe, notes: string[]) {
-  const slo = recipe.slo;
+async function probeMetrics(result: ProbeResult, slo: Slo, notes: string[]) {
   const records: TimelineRecord[] = [];
   for await (const line of readTimelines(result.timelinesFile)) if (line.record && line.record.warmup !== true) records.push(line.record);
-  const ttftSlackS = slo.fluidity?.ttftSlackS ?? 0.3;
+  const { tbtDeadlineS, ttftSlackS } = fluidityDeadlines(slo);
   notes.push(`no prefill fit in a standalone probe: fluidity uses D_p = TTFT slack (${formatDurationS(ttftSlackS)}); \`fluidcap analyze\` recomputes with a fit`);
-  const metrics = records.map((r) => computeRequestMetrics(r, { dpS: ttftSlackS, tbtDeadlineS: slo.fluidity?.tbtDeadlineS ?? 0.025 }));
+  const metrics = records.map((r) => computeRequestMetrics(r, { dpS: ttftSlackS, tbtDeadlineS }));
   return summarizeRequests(metrics, { slo, durationS: result.durationS });
 }
 
@@ -156,7 +149,7 @@ function describeResult(r: ProbeResult, outDir: string, notes: string[]): string
     `token counts: ${r.tokenDrift.verdict} — ${r.tokenDrift.note}`,
     r.serverMetrics.available ? `server metrics: ${r.serverMetrics.scrapes} scrapes` : `server metrics: ${r.serverMetrics.note}`,
     ...notes.map((n) => `note: ${n}`),
-    `wrote ${outDir}/timelines.jsonl and summary.json`,
+    `wrote ${outDir}/${RUN_FILES.timelines} and ${RUN_FILES.summary}`,
   ];
   return lines.filter((l) => l !== null).join('\n') + '\n';
 }

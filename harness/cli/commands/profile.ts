@@ -1,24 +1,17 @@
 // `fluidcap profile <recipe.yaml>`: prefill profiling only. The engine is provisioned as for a
 // run, the isolated prefills are measured and fitted (profile/prefill.jsonl, profile/fit.json),
 // and the engine is released; no load probes.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import type { VerbFactory } from '../command.ts';
-import type { PrefillFitResult } from '../../capacity/fit.ts';
+import { verb } from '../command.ts';
+import { RUN_FILES, runPaths } from '../../runDir/layout.ts';
+import { readJsonFile } from '../../runDir/jsonFiles.ts';
+import type { FitFile } from '../../runDir/schema.ts';
 import { createProgress } from '../../capacity/progress.ts';
 import { withInterrupts } from '../interrupts.ts';
 
-interface ProfileArgs {
-  recipe: string;
-  hosts?: string;
-  out: string;
-  json: boolean;
-  acceptNewHostKey: boolean;
-}
 
 const ms = (s: number) => `${(s * 1000).toFixed(2)} ms`;
 
-export const profileCommand: VerbFactory = (setExit) => ({
+export const profileCommand = verb({
   command: 'profile <recipe>',
   describe: 'measure isolated prefills and fit the prefill-time curve D_p(P) (no load probes)',
   builder: (y) =>
@@ -26,10 +19,9 @@ export const profileCommand: VerbFactory = (setExit) => ({
       .positional('recipe', { type: 'string', demandOption: true, describe: 'recipe YAML file' })
       .option('hosts', { type: 'string', describe: 'inventory YAML naming the GPU hosts' })
       .option('out', { type: 'string', default: 'results', describe: 'directory that receives the run directory' })
-      .option('json', { type: 'boolean', default: false, describe: 'print profile/fit.json' })
+      .option('json', { type: 'boolean', default: false, describe: `print ${RUN_FILES.fit}` })
       .option('accept-new-host-key', { type: 'boolean', default: false, describe: 'pin the key of a host missing from known_hosts' }),
-  handler: async (raw) => {
-    const args = raw as unknown as ProfileArgs;
+  handler: async (args, setExit) => {
     // Loaded here, not at start-up: every other verb (and --help) starts without them.
     const { runCapacity } = await import('../../capacity/runCapacity.ts');
     const { loadInventory } = await import('../../provision/inventory.ts');
@@ -51,8 +43,7 @@ export const profileCommand: VerbFactory = (setExit) => ({
         setExit(130);
         return;
       }
-      const fitPath = join(outcome.runDir, 'profile', 'fit.json');
-      const fit = JSON.parse(readFileSync(fitPath, 'utf8')) as PrefillFitResult;
+      const fit = readJsonFile(runPaths(outcome.runDir).fit) as FitFile;
       if (args.json) {
         process.stdout.write(JSON.stringify(fit, null, 2) + '\n');
         return;
@@ -61,7 +52,7 @@ export const profileCommand: VerbFactory = (setExit) => ({
         `D_p(P) = ${fit.a.toExponential(4)} + ${fit.b.toExponential(4)}·P + ${fit.c.toExponential(4)}·P² s  (R² ${fit.r2.toFixed(4)}, ${fit.n} points)`,
         'prompt tokens   median      fitted',
         ...(fit.lengths ?? []).map((l) => `${String(l.promptTokens).padStart(13)}   ${ms(l.medianS ?? l.meanS).padStart(9)}   ${ms(l.fittedS).padStart(9)}`),
-        `results: ${outcome.runDir} (profile/prefill.jsonl, profile/fit.json)`,
+        `results: ${outcome.runDir} (${RUN_FILES.prefill}, ${RUN_FILES.fit})`,
       ];
       process.stdout.write(lines.join('\n') + '\n');
     });

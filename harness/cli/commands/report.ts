@@ -1,24 +1,20 @@
 // `fluidcap report <runDir>`: (re)writes report.md and report.html from a run's archived files, so
 // a report can be regenerated after the renderer improves, without re-running anything.
 import { join } from 'node:path';
-import type { VerbFactory } from '../command.ts';
-import { REPORT_FILES, writeReports } from '../../report/write.ts';
+import { verb } from '../command.ts';
+import { writeReports } from '../../report/write.ts';
+import { REPORT_FILES, RUN_FILES } from '../../runDir/layout.ts';
 
-interface ReportArgs {
-  runDir: string;
-  json: boolean;
-}
 
-export const reportCommand: VerbFactory = () => ({
+export const reportCommand = verb({
   command: 'report <runDir>',
-  describe: 'Write report.md and report.html for a finished run (results/<runId>)',
+  describe: `Write ${REPORT_FILES.join(' and ')} for a finished run (results/<runId>)`,
   builder: (y) =>
     y
-      .positional('runDir', { type: 'string', describe: 'run directory holding capacity.json' })
+      .positional('runDir', { type: 'string', demandOption: true, describe: `run directory holding ${RUN_FILES.capacity}` })
       .option('json', { type: 'boolean', default: false, describe: 'print {"runDir", "files": [...]} instead of a line per file' })
       .epilog('Exit codes: 0 reports written; 2 not a finished run (the message names the missing or bad file).'),
-  handler: (raw) => {
-    const argv = raw as unknown as ReportArgs;
+  handler: (argv) => {
     writeReports(argv.runDir);
     const files = REPORT_FILES.map((f) => join(argv.runDir, f));
     if (argv.json) process.stdout.write(JSON.stringify({ runDir: argv.runDir, files }) + '\n');

@@ -2,31 +2,29 @@
 // Ctrl-C stops the probe in progress, keeps what it received, releases the engine, prints the
 // resume command and exits 130; a second Ctrl-C exits at once.
 import { stringify } from 'yaml';
-import type { VerbFactory } from '../command.ts';
+import { verb } from '../command.ts';
 import { UserError } from '../../util/errors.ts';
 import { createProgress } from '../../capacity/progress.ts';
 import { withInterrupts } from '../interrupts.ts';
 import { formatDockerRun } from '../../provision/containerSpec.ts';
 import type { RunPlan } from '../../capacity/runPlan.ts';
+import { REPORT_FILES, RUN_FILES } from '../../runDir/layout.ts';
 
-interface RunArgs {
-  recipe?: string;
-  hosts?: string;
-  out: string;
-  resume?: string;
-  dryRun: boolean;
-  json: boolean;
-  earlyStop?: boolean;
-  acceptNewHostKey: boolean;
+
+// The plan as printed: a trace table is named by its file and size, not dumped row by row.
+export function printablePlan(plan: RunPlan): Record<string, unknown> {
+  const lengths = plan.workload.lengths;
+  return { ...plan, trace: plan.trace ? { file: lengths.kind === 'trace' ? lengths.trace : null, rows: plan.trace.rows } : null };
 }
 
 function describePlan(plan: RunPlan): string {
-  const lines = [stringify({ ...plan, profile: { ...plan.profile, requests: `${plan.profile.requests.length} requests` } }, { aliasDuplicateObjects: false }).trimEnd()];
+  const shown = { ...printablePlan(plan), profile: { ...plan.profile, requests: `${plan.profile.requests.length} requests` } };
+  const lines = [stringify(shown, { aliasDuplicateObjects: false }).trimEnd()];
   if (plan.engine.kind === 'container') lines.push('', `# equivalent docker command (not executed):`, `# ${formatDockerRun(plan.engine.spec)}`);
   return lines.join('\n') + '\n';
 }
 
-export const runCommand: VerbFactory = (setExit) => ({
+export const runCommand = verb({
   command: 'run [recipe]',
   describe: 'find the highest request rate that meets the recipe\'s SLO (provision, profile, search, archive, report)',
   builder: (y) =>
@@ -36,19 +34,18 @@ export const runCommand: VerbFactory = (setExit) => ({
       .option('out', { type: 'string', default: 'results', describe: 'directory that receives the run directory' })
       .option('resume', { type: 'string', describe: 'continue an interrupted run directory' })
       .option('dry-run', { type: 'boolean', default: false, describe: 'print the resolved plan and exit' })
-      .option('json', { type: 'boolean', default: false, describe: 'print the plan or capacity.json as JSON' })
+      .option('json', { type: 'boolean', default: false, describe: `print the plan or ${RUN_FILES.capacity} as JSON` })
       .option('early-stop', { type: 'boolean', describe: 'override search.earlyStop (--no-early-stop runs every probe to its end)' })
       .option('accept-new-host-key', { type: 'boolean', default: false, describe: 'pin the key of a host missing from known_hosts' }),
-  handler: async (raw) => {
+  handler: async (args, setExit) => {
     // Loaded here, not at start-up: every other verb (and --help) starts without them.
     const { dryRun, runCapacity } = await import('../../capacity/runCapacity.ts');
     const { loadInventory } = await import('../../provision/inventory.ts');
-    const args = raw as unknown as RunArgs;
     if (!args.recipe && !args.resume) throw new UserError('run needs a recipe file (or --resume <runDir>)');
     if (args.dryRun) {
       if (!args.recipe) throw new UserError('--dry-run needs a recipe file');
       const plan = await dryRun(args.recipe);
-      process.stdout.write(args.json ? JSON.stringify(plan, null, 2) + '\n' : describePlan(plan));
+      process.stdout.write(args.json ? JSON.stringify(printablePlan(plan), null, 2) + '\n' : describePlan(plan));
       return;
     }
     const inventory = args.hosts ? await loadInventory(args.hosts) : undefined;
@@ -79,7 +76,7 @@ export const runCommand: VerbFactory = (setExit) => ({
         process.stdout.write(
           `capacity: ${cap.capacityQps} QPS (${cap.reason})\n` +
             `bracket: pass ${cap.bracket.passQps ?? '-'} / fail ${cap.bracket.failQps ?? '-'} QPS, ${cap.probes.length} probes, ${cap.probeTimeS.toFixed(0)} s of load\n` +
-            `results: ${outcome.runDir} (capacity.json, report.md, report.html)\n`,
+            `results: ${outcome.runDir} (${[RUN_FILES.capacity, ...REPORT_FILES].join(', ')})\n`,
         );
       }
     });

@@ -1,7 +1,7 @@
 // Small zod building blocks shared by every recipe section, so durations, rates and percentiles
 // read and fail the same way everywhere.
 import { z } from 'zod';
-import { parseDurationS } from '../util/duration.ts';
+import { parseDurationS } from './duration.ts';
 
 const DURATION_HINT = 'a duration such as 25ms, 2s or 10m';
 

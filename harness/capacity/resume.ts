@@ -1,0 +1,37 @@
+// What `--resume` takes over from the journal: the summaries of the probes that finished, and the
+// data of probes that started and never finished (SIGKILL, power loss), moved aside so the rate is
+// probed again. Every path is derived from a probe's index and rate, never from the journal's `dir`.
+import { existsSync, renameSync } from 'node:fs';
+import type { Journal } from '../runDir/journal.ts';
+import { probePaths } from '../runDir/layout.ts';
+import { readJsonFile } from '../runDir/jsonFiles.ts';
+import type { JournalLine, ProbeSummary } from '../runDir/schema.ts';
+
+/** Finished probes' summaries in run order, and the highest probe index used so far. */
+export interface ReclaimedProbes {
+  summaries: ProbeSummary[];
+  usedIndex: number;
+}
+
+/** Reads the finished probes and moves unfinished ones aside (journalling each move). */
+export function reclaimProbes(runDir: string, history: readonly JournalLine[], journal: Journal, log: (line: string) => void): ReclaimedProbes {
+  const summaries: ProbeSummary[] = [];
+  const finished = new Set<number>();
+  for (const e of history) {
+    if (e.type !== 'probe-finished') continue;
+    summaries.push(readJsonFile(probePaths(runDir, e.index, e.qps).summary) as ProbeSummary);
+    finished.add(e.index);
+  }
+  let usedIndex = 0;
+  for (const e of history) if (e.type === 'probe-started') usedIndex = Math.max(usedIndex, e.index);
+  for (const e of history) {
+    if (e.type !== 'probe-started' || finished.has(e.index)) continue;
+    if (history.some((x) => x.type === 'probe-interrupted' && x.index === e.index)) continue;
+    const p = probePaths(runDir, e.index, e.qps);
+    if (existsSync(p.dir)) renameSync(p.dir, p.interruptedDir);
+    journal.append({ type: 'probe-interrupted', index: e.index, qps: e.qps, dir: p.rel, movedTo: p.interruptedRel });
+    log(`probe ${e.index} at ${e.qps} QPS did not finish; its data is kept in ${p.interruptedRel} and the rate is probed again`);
+  }
+  if (summaries.length > 0) log(`reusing ${summaries.length} finished probe(s): ${summaries.map((s) => `${s.qps} QPS ${s.passed ? 'pass' : 'fail'}`).join(', ')}`);
+  return { summaries, usedIndex };
+}

@@ -1,0 +1,35 @@
+// The run's journal (events.jsonl): one JSON line per step, appended and flushed as it happens, so
+// `--resume` can rebuild where a killed run stood. A torn last line (crash mid-write) is ignored.
+import { UserError, describeValue } from '../util/errors.ts';
+import { appendJsonLine, readJsonLines } from './jsonFiles.ts';
+import type { JournalLine, RunEvent } from './schema.ts';
+
+export class Journal {
+  constructor(readonly path: string) {}
+
+  /** Appends one event with its wall-clock stamp; appendFileSync flushes it to the OS at once. */
+  append(event: RunEvent): void {
+    appendJsonLine(this.path, { atIso: new Date().toISOString(), ...event });
+  }
+
+  /**
+   * Every complete event so far, in order (a torn trailing line from a crash is skipped). A probe
+   * event whose index or rate is not a number is refused: resume derives paths from the two.
+   */
+  read(): JournalLine[] {
+    const out: JournalLine[] = [];
+    for (const e of readJsonLines(this.path)) {
+      if (typeof e.type !== 'string') continue;
+      if (e.type.startsWith('probe-')) {
+        if (!(Number.isInteger(e.index) && (e.index as number) >= 1)) {
+          throw new UserError(`${this.path}: ${e.type} event: index must be a whole number >= 1, got ${describeValue(e.index)}`);
+        }
+        if (!(typeof e.qps === 'number' && Number.isFinite(e.qps) && e.qps > 0)) {
+          throw new UserError(`${this.path}: ${e.type} event: qps must be a rate > 0, got ${describeValue(e.qps)}`);
+        }
+      }
+      out.push(e as JournalLine);
+    }
+    return out;
+  }
+}

@@ -1,0 +1,284 @@
+// The typed contents of every JSON file of a run directory, as this version writes them. Readers
+// of older runs convert what they find into these shapes at the edge (read.ts), so the code past
+// the reader handles one shape. Pure types: nothing here reads or writes.
+import type { ContainerSpec } from '../provision/containerSpec.ts';
+import type { RecipeBody } from '../recipe/parse.ts';
+import type { ProbeResult } from '../load/runProbe.ts';
+import type { PromptCacheSpec } from '../load/workloadSpec.ts';
+import type { LengthCheck } from '../load/tokenizeCalibration.ts';
+import type { PrefillFit } from '../metrics/prefill.ts';
+import type { FluidRateResult } from '../metrics/fluidRate.ts';
+import type { RequestSummary } from '../metrics/summary.ts';
+import type { SloEvaluation } from '../metrics/sloCheck.ts';
+import type { Slo } from '../metrics/slo.ts';
+
+// ---- manifest.json ----------------------------------------------------------------------------
+
+/** How the engine comes up: a local child process (sim without image), a container, or nothing. */
+export type EngineLaunch =
+  | { kind: 'local-process'; argv: string[] }
+  | { kind: 'container'; host: string; spec: ContainerSpec }
+  | { kind: 'endpoint'; url: string; apiKeyEnv: string | null };
+
+/** The probe settings of a run plan (manifest.json keeps them as resolved). */
+export interface ProbeSettings {
+  /** A probe plans max(requests, ceil(rate × minDurationS)) requests, cut at durationLimitS. */
+  requests: number;
+  minDurationS: number;
+  durationLimitS: number;
+  warmupFraction: number;
+  requestTimeoutS: number;
+  stallTimeoutS: number;
+  concurrency: number | null;
+  workers: number | null;
+  earlyStop: boolean;
+  /** null: the load generator's default, min(2 ms, 10% of the TBT deadline). */
+  clientToleranceS: number | null;
+  /** Ask the server for its running token count on every chunk (recipe search.probe.continuousUsage). */
+  continuousUsage: boolean;
+}
+
+/** The parts of the resolved plan a reader of the run needs later. */
+export interface ManifestPlan {
+  engine: EngineLaunch;
+  servedModel: string;
+  maxContextTokens: number;
+  profile: { promptLengths: number[]; repeats: number };
+  search: { qps: { startQps: number; minQps: number; maxQps: number }; tolerance: number; maxProbes: number };
+  probe: ProbeSettings;
+  /** Absent in runs written before prompts carried a nonce. */
+  prompts?: RunPrompts;
+}
+
+/** How a run's prompts are written: the cache policy (off: the engine's cache-off switches are used) and its nonce. */
+export interface RunPrompts {
+  cache: PromptCacheSpec;
+  /** Random per run, kept on --resume; null until the run starts (a dry run has none). */
+  nonce: string | null;
+  format: 'token-ids' | 'text';
+  tokenIdRange: [number, number] | null;
+}
+
+/** What the run found out about prompts once the engine was up (model, sizing, length checks). */
+export interface ManifestPrompts extends RunPrompts {
+  model: string;
+  extraBody: Record<string, unknown>;
+  sizing: string | null;
+  idOverheadTokens: number | null;
+  checks: LengthCheck[];
+  notes: string[];
+}
+
+export type RunStatus = 'running' | 'completed' | 'failed' | 'interrupted';
+
+/** Tool version, git commit and Node version that produced the run. */
+export interface ToolInfo {
+  toolVersion: string;
+  gitSha: string | null;
+  gitDirty: boolean | null;
+  node: string;
+}
+
+/** manifest.json: the run's identity, its resolved recipe and plan, host facts and how it ended. */
+export interface Manifest extends ToolInfo {
+  runId: string;
+  recipeFile: string;
+  recipeSha256: string;
+  seed: number;
+  /** Random per run: it goes into every prompt so no engine's prompt cache can serve one (absent in older runs). */
+  promptNonce?: string;
+  startedAt: string;
+  endedAt: string | null;
+  status: RunStatus;
+  exitReason: string | null;
+  /** Seconds the engine held its GPUs, summed over every session of the run (resumes included). */
+  engineUpS: number;
+  recipe: RecipeBody;
+  plan: ManifestPlan;
+  /** Facts about the engine and its host (launch kind, image digest, GPUs), once it is up. */
+  host: Record<string, unknown> | null;
+  /** Set once the engine is up (absent in older runs). */
+  prompts?: ManifestPrompts;
+}
+
+// ---- events.jsonl -----------------------------------------------------------------------------
+
+/** A finished probe as the journal records it and capacity.json lists it. */
+export interface ProbeOutcome {
+  index: number;
+  qps: number;
+  /** Relative to the run directory; written for people, never read back to find the probe. */
+  dir: string;
+  passed: boolean;
+  valid: boolean;
+  requests: number;
+  durationS: number;
+  earlyStop: string | null;
+  sloValue: number | null;
+}
+
+export type RunEvent =
+  | { type: 'run-started'; runId: string; recipeFile: string; resumed: boolean }
+  | { type: 'engine-ready'; baseUrl: string; timeToReadyS: number | null; engine: string }
+  | { type: 'profile-finished'; points: number; r2: number }
+  | { type: 'probe-started'; index: number; qps: number; dir: string }
+  | ({ type: 'probe-finished' } & ProbeOutcome)
+  | { type: 'probe-interrupted'; index: number; qps: number; dir: string; movedTo: string }
+  | { type: 'search-finished'; capacityQps: number; reason: string }
+  | { type: 'engine-stopped'; verified: boolean }
+  | { type: 'run-finished'; status: 'completed' | 'failed' | 'interrupted'; reason: string };
+
+export type JournalLine = RunEvent & { atIso: string };
+
+// ---- profile/ ---------------------------------------------------------------------------------
+
+/** One line of profile/prefill.jsonl: one isolated prefill. */
+export interface PrefillLine {
+  seq: number;
+  promptTokens: number;
+  warmup: boolean;
+  /** null for a warm-up request. */
+  repeat: number | null;
+  /** First token time minus send time; null when the request failed. */
+  prefillS: number | null;
+  status: string;
+  httpStatus: number | null;
+  error: string | null;
+  usagePromptTokens: number | null;
+}
+
+/** Repeat statistics at one prompt length, kept so the report can show the noise behind the fit. */
+export interface LengthStats {
+  promptTokens: number;
+  count: number;
+  meanS: number;
+  sdS: number;
+  medianS: number;
+  /** 1.4826·MAD: the sd of normal noise, not dominated by one outlier. */
+  robustSdS: number;
+  /** Robust coefficient of variation (robustSdS / median); 0 with a single point. */
+  cv: number;
+  /** Fitted D_p at this length, for the report's "measured vs fitted" table. */
+  fittedS: number;
+}
+
+/** The fit, its quality figures, and why it must be refused (empty `problems` = usable). */
+export interface PrefillFitResult extends PrefillFit {
+  /** Root-mean-square residual in seconds. */
+  rmseS: number;
+  /** rmseS relative to the mean prefill time. */
+  residualCv: number;
+  /** Largest coefficient of variation between repeats at one length. */
+  maxRepeatCv: number;
+  /** Which coefficients the optimum left free (the others are held at 0 by the constraint). */
+  freeCoefficients: Array<'a' | 'b' | 'c'>;
+  lengths: LengthStats[];
+  problems: string[];
+  ok: boolean;
+}
+
+/** profile/fit.json: the fit with the TTFT slack the run added to D_p. */
+export type FitFile = PrefillFitResult & { ttftSlackS?: number };
+
+// ---- probes/<nn>-qps-<rate>/summary.json ------------------------------------------------------
+
+/** Peaks of the engine's gauges over a probe, and preemptions during it (server-metrics.jsonl). */
+export interface ServerMetricsSummary {
+  scrapes: number;
+  maxRunning: number | null;
+  maxWaiting: number | null;
+  maxKvUsage: number | null;
+  preemptions: number | null;
+  /** Counter growth over the probe (absent in older runs): prompt tokens, generated tokens, and
+   *  prompt tokens the engine served from its cache (the witness that prompts were not reused). */
+  promptTokens?: number | null;
+  generationTokens?: number | null;
+  cachedPromptTokens?: number | null;
+}
+
+/** summary.json of a probe of the search. */
+export interface ProbeSummary {
+  index: number;
+  qps: number;
+  dir: string;
+  passed: boolean;
+  /** false when the client's own timing error was beyond tolerance and could flip the verdict. */
+  valid: boolean;
+  /** Why the verdict is (or is not) trusted, with the client's figures. */
+  validity: string;
+  /** true when Ctrl-C (or an engine death) ended it: no verdict. */
+  interrupted: boolean;
+  /** Evaluated requests (warm-up excluded). */
+  requests: number;
+  planned: number;
+  sent: number;
+  warmupRequests: number;
+  durationS: number;
+  earlyStop: string | null;
+  /** The recipe SLO's headline value (fluidity at its percentile, else the first SLO's value). */
+  sloValue: number | null;
+  slo: SloEvaluation;
+  baselines: Record<string, { passed: boolean; results: SloEvaluation['results'] }>;
+  metrics: Omit<RequestSummary, 'slo'>;
+  client: ProbeResult['clientHealth'];
+  tokenDrift: ProbeResult['tokenDrift'];
+  byStatus: ProbeResult['byStatus'];
+  /** Requests sent again on a fresh connection after their reused connection closed unread (absent in older runs). */
+  retried?: number;
+  serverMetrics: ServerMetricsSummary | null;
+  seed: number;
+  engineDied: string | null;
+}
+
+/** Peaks of one probe's gpu.jsonl (nvidia-smi samples of the target's GPUs). */
+export interface GpuTelemetrySummary {
+  samples: number;
+  maxMemoryUsedMiB: number | null;
+  memoryTotalMiB: number | null;
+  maxUtilizationPct: number | null;
+  maxPowerW: number | null;
+}
+
+// ---- capacity.json ----------------------------------------------------------------------------
+
+/** Capacity economics at the found capacity. */
+export interface CapacityCost {
+  /** Price of the whole deployment: usdPerGpuHour × gpuCount. */
+  usdPerHour: number | null;
+  /** capacityQps / usdPerHour: requests per second bought by one dollar per hour. */
+  qpsPerUsdPerHour: number | null;
+  /** Output tokens per second at capacity. */
+  outputTokensPerS: number;
+  /** Dollars per million output tokens at capacity; null when nothing is generated (capacity 0). */
+  usdPerMillionOutputTokens: number | null;
+}
+
+/** capacity.json: the search's result (SPEC §4). */
+export interface CapacityJson {
+  runId: string;
+  capacityQps: number;
+  outcome: string;
+  reason: string;
+  belowMin: boolean;
+  atLeastMax: boolean;
+  slo: Slo;
+  bracket: { passQps: number | null; failQps: number | null };
+  tolerance: number;
+  probes: ProbeOutcome[];
+  /** The baseline SLO definitions every probe was also judged under (Metron Fig. 6). */
+  baselines: Record<string, Slo>;
+  /** Capacity under each baseline SLO: highest probed rate that passed it with every lower probed rate passing too. */
+  baselineCapacityQps: Record<string, number | null>;
+  fluidTokenRateAtCapacity: FluidRateResult | null;
+  warmupFraction: number;
+  probeTimeS: number;
+  /** GPU time held (engine up to engine released) × GPUs; null when the GPUs are unknown (endpoint). */
+  gpuSeconds: number | null;
+  /** Present only when the GPU profile has a price and the GPU count is known. */
+  costUsd?: number;
+  cost: CapacityCost | null;
+  /** Why money figures are absent (no GPU profile, no price, GPUs of an endpoint unknown). */
+  costNote?: string;
+  gpuProfile: string | null;
+  gpuCount: number;
+}
