@@ -2,6 +2,7 @@
 // that is already running (an `endpoint` target's url, or --url). It resolves the recipe exactly
 // as `run` does (same context length, workload, probe settings, client tolerance, run id) and
 // writes <out>/probes/00-qps-<rate>/{timelines.jsonl, summary.json, server-metrics.jsonl}.
+import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { verb } from '../command.ts';
@@ -36,7 +37,8 @@ export const probeCommand = verb({
     const { loadRecipe } = await import('../../recipe/load.ts');
     const { planProbe } = await import('../../load/plan.ts');
     const { runProbe } = await import('../../load/runProbe.ts');
-    const { calibrateTokensPerWord } = await import('../../load/tokenizeCalibration.ts');
+    const { preparePrompts } = await import('../../load/tokenizeCalibration.ts');
+    const { findModel } = await import('../../catalog/models.ts');
     const { newRunId, resolveRun } = await import('../../capacity/resolveRun.ts');
     const { plannedRequests } = await import('../../capacity/probeStep.ts');
     if (!(argv.qps > 0) || !Number.isFinite(argv.qps)) throw new UserError(`--qps must be a rate > 0, got ${describeValue(argv.qps)}`);
@@ -53,7 +55,8 @@ export const probeCommand = verb({
     const recipe = await loadRecipe(argv.recipe);
     const outParent = 'results';
     const runId = newRunId(recipe.name, new Date(), outParent);
-    const runPlan = resolveRun(recipe, runId);
+    // Random per probe, as per run: no prompt of this probe repeats one an engine's prompt cache holds.
+    const runPlan = resolveRun(recipe, runId, randomBytes(8).toString('hex'));
     const baseUrl = argv.url ?? (runPlan.engine.kind === 'endpoint' ? runPlan.engine.url : undefined);
     if (!baseUrl) throw new UserError(`probe needs a running engine: give --url, or a recipe whose target.engine is endpoint with endpoint.url (${argv.recipe} has engine ${describeValue(recipe.target.engine)})`);
     try {
@@ -67,7 +70,6 @@ export const probeCommand = verb({
       apiKey = process.env[keyEnv];
       if (!apiKey) throw new UserError(`${argv.recipe}: target.endpoint.apiKeyEnv names ${keyEnv}, which is not set in the environment`);
     }
-    const model = runPlan.session.requestedModel ?? runPlan.servedModel;
     const settings = runPlan.probe;
     const bothDefault = argv.requests === undefined && durationS === undefined;
     const plan = planProbe({
@@ -78,6 +80,7 @@ export const probeCommand = verb({
       maxContextTokens: runPlan.maxContextTokens,
       trace: runPlan.trace ?? undefined,
       idPrefix: '00',
+      promptNonce: runPlan.prompts.nonce ?? undefined,
     });
     if (plan.requests.length === 0) throw new UserError(`the plan has no requests at --qps ${argv.qps}${durationS ? ` within --duration ${argv.duration}` : ''}`);
     const runDir = argv.out ?? join(outParent, runId);
@@ -86,7 +89,7 @@ export const probeCommand = verb({
     const options = {
       outDir: probe.dir,
       baseUrl,
-      model,
+      model: runPlan.session.requestedModel ?? runPlan.servedModel,
       requestTimeoutS: settings.requestTimeoutS,
       stallTimeoutS: settings.stallTimeoutS,
       concurrency: settings.concurrency ?? undefined,
@@ -100,20 +103,32 @@ export const probeCommand = verb({
       process.stdout.write(JSON.stringify(argv.json ? { ...shown, plan } : shown, null, 2) + '\n');
       return;
     }
+    // The same prompt set-up as a run: the served model, exact lengths, the engine's cache-off switch.
+    const lengths = [...new Set(plan.requests.map((r) => r.promptTokens))].sort((a, b) => a - b);
+    const setup = await preparePrompts({
+      baseUrl,
+      apiKey,
+      api: plan.api,
+      model: runPlan.session.requestedModel ?? undefined,
+      engine: recipe.target.engine,
+      format: plan.promptFormat,
+      tokenIdRange: runPlan.prompts.tokenIdRange ?? undefined,
+      knownVocab: findModel(runPlan.servedModel)?.vocabSize ?? null,
+      cacheOff: runPlan.prompts.cache.mode === 'off',
+      checkLengths: [...new Set([lengths[0], lengths[Math.floor(lengths.length / 2)], lengths[lengths.length - 1]])],
+      nonce: runPlan.prompts.nonce ?? undefined,
+    }).catch((err: Error) => {
+      throw new UserError(`${argv.recipe}: prompts cannot be prepared for ${baseUrl}: ${err.message}`);
+    });
+    options.model = setup.model;
     mkdirSync(probe.dir, { recursive: true });
-    const notes: string[] = [];
-    let tokensPerWord: number | undefined;
-    if (plan.promptFormat === 'text') {
-      const cal = await calibrateTokensPerWord(baseUrl, model, apiKey);
-      tokensPerWord = cal.tokensPerWord ?? undefined;
-      notes.push(cal.note);
-    }
+    const notes: string[] = [...setup.notes];
     if (!argv.json) process.stderr.write(`fluidcap probe: ${plan.requests.length} requests at ${argv.qps} QPS against ${new URL(baseUrl).origin} → ${probe.dir}\n`);
     await withInterrupts('stopping the probe (what it received is kept)', async (signal) => {
-      const result: ProbeResult = await runProbe(plan, { ...options, apiKey, signal, tokensPerWord });
+      const result: ProbeResult = await runProbe({ ...plan, promptFormat: setup.format }, { ...options, apiKey, signal, content: setup.content, extraBody: setup.extraBody });
       const summary = {
         ...result,
-        plan: { rateQps: plan.rateQps, seed: plan.seed, requests: plan.requests.length, arrivals: plan.arrivals, api: plan.api, promptFormat: plan.promptFormat },
+        plan: { rateQps: plan.rateQps, seed: plan.seed, requests: plan.requests.length, arrivals: plan.arrivals, api: plan.api, promptFormat: setup.format, prompts: plan.prompts },
         notes,
         metrics: await probeMetrics(result, runPlan.slo, notes),
       };
