@@ -49,7 +49,7 @@ export function resolveField(key: string): { ok: true; path: string[] } | { ok: 
   const dotted = FIELD_ALIASES[key] ?? key;
   const path = dotted.split('.');
   if (!SECTIONS.includes(path[0]) || path.length < 2 || !path.every((s) => SEGMENT_RE.test(s))) {
-    return { ok: false, message: `must be one of ${Object.keys(FIELD_ALIASES).join(', ')} or a dotted recipe path under ${SECTIONS.join(', ')} (e.g. target.engineArgs.maxNumSeqs)` };
+    return { ok: false, message: `must name a recipe field: one of ${Object.keys(FIELD_ALIASES).join(', ')} or a dotted path under ${SECTIONS.join(', ')} (e.g. target.engineArgs.maxNumSeqs)` };
   }
   if (RESERVED.includes(dotted)) return { ok: false, message: 'is set by the sweep (each GPU set of a host gets its own port: use ports.base)' };
   return { ok: true, path };
