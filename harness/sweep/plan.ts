@@ -53,6 +53,25 @@ export function planSweep(sweep: SweepFile, baseText: string, deps: SweepPlanDep
     return r.ok ? { recipe: r.recipe } : { problems: r.problems };
   };
 
+  // What only the catalog, the GPU profiles or the disk can refuse, for a recipe the parser passed.
+  const check = (c: SweepConfig, recipe: Recipe): string[] => {
+    const out: string[] = [];
+    const t = recipe.target;
+    if (t.gpuProfile !== undefined && !deps.gpuProfiles.includes(t.gpuProfile)) {
+      out.push(`${where(c)}: target.gpuProfile must name a profile in gpu-profiles/ (${deps.gpuProfiles.join(', ')}), got ${describeValue(t.gpuProfile)}`);
+    }
+    const lengths = recipe.workload.lengths as { trace?: string };
+    if (lengths.trace !== undefined && !deps.fileExists(lengths.trace)) {
+      out.push(`${where(c)}: workload.lengths.trace must be an existing CSV file (relative to the base recipe), got ${describeValue(lengths.trace)}`);
+    }
+    try {
+      planRun(recipe, { runId: `${recipe.name}-dry`, modelContext: deps.modelContext });
+    } catch (err) {
+      out.push((err as Error).message);
+    }
+    return out;
+  };
+
   const problems: string[] = [];
   const firstPass: { config: SweepConfig; recipe: Recipe }[] = [];
   for (const c of configs) {
@@ -64,7 +83,10 @@ export function planSweep(sweep: SweepFile, baseText: string, deps: SweepPlanDep
     }
     const r = parse(c, text);
     if ('problems' in r) problems.push(...r.problems);
-    else firstPass.push({ config: c, recipe: r.recipe });
+    else {
+      problems.push(...check(c, r.recipe));
+      firstPass.push({ config: c, recipe: r.recipe });
+    }
   }
   if (problems.length > 0) return { ok: false, problems };
 
@@ -90,21 +112,11 @@ export function planSweep(sweep: SweepFile, baseText: string, deps: SweepPlanDep
       gpus: p.gpus,
       port: p.port ?? undefined,
     });
+    // The placed recipe is parsed and checked again: it is the text the run will read.
     const r = parse(config, text);
     if ('problems' in r) return void problems.push(...r.problems);
-    const t = r.recipe.target;
-    if (t.gpuProfile !== undefined && !deps.gpuProfiles.includes(t.gpuProfile)) {
-      problems.push(`${where(config)}: target.gpuProfile must name a profile in gpu-profiles/ (${deps.gpuProfiles.join(', ')}), got ${describeValue(t.gpuProfile)}`);
-    }
-    const lengths = r.recipe.workload.lengths as { trace?: string };
-    if (lengths.trace !== undefined && !deps.fileExists(lengths.trace)) {
-      problems.push(`${where(config)}: workload.lengths.trace must be an existing CSV file (relative to the base recipe), got ${describeValue(lengths.trace)}`);
-    }
-    try {
-      planRun(r.recipe, { runId: `${r.recipe.name}-dry`, modelContext: deps.modelContext });
-    } catch (err) {
-      return void problems.push((err as Error).message);
-    }
+    const more = check(config, r.recipe);
+    if (more.length > 0) return void problems.push(...more);
     runs.push({ config, placement: p, recipeText: text, recipe: r.recipe });
   });
   if (problems.length > 0) return { ok: false, problems };
