@@ -4,7 +4,8 @@
 // the base. Pure: text in, text out.
 import { isAbsolute, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
-import { resolveField, type SweepFile } from './sweepFile.ts';
+import { resolveField } from './fields.ts';
+import type { SweepFile } from './sweepFile.ts';
 
 export type MatrixValue = SweepFile['matrix'][string][number];
 

@@ -217,7 +217,10 @@ export async function runSweep(opts: SweepOptions): Promise<SweepOutcome> {
     results.set(id, { status, reason, runDir });
   };
 
-  await Promise.all(plan.runs.map((run) => locks.with(gpuLocks(run.placement), () => limit(() => execute(run)))));
+  // allSettled: a fault in one run's bookkeeping must not abandon the others mid-teardown.
+  const settled = await Promise.allSettled(plan.runs.map((run) => locks.with(gpuLocks(run.placement), () => limit(() => execute(run)))));
+  const fault = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (fault) throw fault.reason;
 
   const rows: SweepRow[] = plan.runs.map((run) => {
     const r = results.get(run.config.id)!;

@@ -19,41 +19,11 @@ import { z } from 'zod';
 import { UserError, describeValue } from '../util/errors.ts';
 import { readYamlFile } from '../recipe/load.ts';
 import { formatIssues } from '../recipe/problems.ts';
+import { resolveField } from './fields.ts';
 
-/** Short names for the fields operators sweep most; anything else is written as a dotted path. */
-export const FIELD_ALIASES: Readonly<Record<string, string>> = {
-  model: 'target.model',
-  engine: 'target.engine',
-  image: 'target.image',
-  gpuProfile: 'target.gpuProfile',
-  host: 'target.host',
-  gpus: 'target.gpus',
-  tensorParallel: 'target.tensorParallel',
-  maxNumSeqs: 'target.engineArgs.maxNumSeqs',
-  maxNumBatchedTokens: 'target.engineArgs.maxNumBatchedTokens',
-  maxModelLen: 'target.engineArgs.maxModelLen',
-  chunkSize: 'target.engineArgs.chunkSize',
-  gpuMemoryUtilization: 'target.engineArgs.gpuMemoryUtilization',
-  scheduler: 'target.sim.scheduler',
-  timeScale: 'target.sim.timeScale',
-};
+export { FIELD_ALIASES, resolveField } from './fields.ts';
 
-const SECTIONS = ['target', 'workload', 'profile', 'search', 'slo'];
-/** Fields the sweep sets itself: sweeping them would fight the placement. */
-const RESERVED = ['target.port'];
 const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
-const SEGMENT_RE = /^[A-Za-z][A-Za-z0-9_+-]*$/;
-
-/** A matrix key as the recipe path it sets, or the reason it cannot be one. */
-export function resolveField(key: string): { ok: true; path: string[] } | { ok: false; message: string } {
-  const dotted = FIELD_ALIASES[key] ?? key;
-  const path = dotted.split('.');
-  if (!SECTIONS.includes(path[0]) || path.length < 2 || !path.every((s) => SEGMENT_RE.test(s))) {
-    return { ok: false, message: `must name a recipe field: one of ${Object.keys(FIELD_ALIASES).join(', ')} or a dotted path under ${SECTIONS.join(', ')} (e.g. target.engineArgs.maxNumSeqs)` };
-  }
-  if (RESERVED.includes(dotted)) return { ok: false, message: 'is set by the sweep (each GPU set of a host gets its own port: use ports.base)' };
-  return { ok: true, path };
-}
 
 const matrixValue = z.union([z.string(), z.number(), z.boolean(), z.array(z.union([z.string(), z.number()])), z.record(z.string(), z.unknown())]);
 
