@@ -89,7 +89,7 @@ export function placeRuns(requests: PlacementRequest[], opts: PlacementOptions):
     hostLoad.set(chosen.host, (hostLoad.get(chosen.host) ?? 0) + 1);
     placements.push({ id: req.id, host: chosen.host, gpus: chosen.gpus, port: null, slot: chosen.slot });
   }
-  if (problems.length > 0) return { ok: false, problems };
+  if (problems.length > 0) return { ok: false, problems: mergeSame(problems) };
   // Ports are numbered over all sets, not per host: two inventory hosts may share one network.
   const containerSlots = slotOrder.filter((s) => !s.startsWith('endpoint#'));
   for (const [i, p] of placements.entries()) {
@@ -107,4 +107,15 @@ function overlaps(slot: string, host: string, gpus: number[]): boolean {
 export function gpuLocks(p: Placement): string[] {
   if (p.slot.startsWith('endpoint#')) return [];
   return p.gpus.map((g) => `${p.host}#${g}`).sort();
+}
+
+/** `c01: X` and `c02: X` become `c01, c02: X`: an unknown group is one problem, not one per run. */
+function mergeSame(problems: string[]): string[] {
+  const byMessage = new Map<string, string[]>();
+  for (const p of problems) {
+    const at = p.indexOf(': ');
+    const [id, message] = [p.slice(0, at), p.slice(at + 2)];
+    byMessage.set(message, [...(byMessage.get(message) ?? []), id]);
+  }
+  return [...byMessage.entries()].map(([message, ids]) => `${ids.join(', ')}: ${message}`);
 }
