@@ -8,6 +8,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync, appe
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runSweep } from '../../harness/sweep/runSweep.ts';
+import { parseInventory, type Inventory } from '../../harness/provision/inventory.ts';
 import type { RunOptions, RunOutcome } from '../../harness/capacity/runCapacity.ts';
 import { ROOT } from '../pipeline/support.ts';
 
@@ -113,6 +114,40 @@ test('Ctrl-C: runs in progress end interrupted, nothing new starts; --resume ski
   } catch (err) {
     assert.match((err as Error).message, /sweep\.yaml changed since sweep sched-\S+ started; resuming would mix two matrices/);
   }
+});
+
+test('resume with an inventory that would move a started run: refused, naming the run', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'fluidcap-sweepsched-'));
+  const base = readFileSync(join(ROOT, 'recipes/sweeps/sim-base.yaml'), 'utf8').replace('  engine: sim\n', '  engine: sim\n  image: fluidcap/sim:dev\n  host: pair\n');
+  writeFileSync(join(dir, 'base.yaml'), base);
+  writeFileSync(join(dir, 'sweep.yaml'), 'name: moved\nrecipe: base.yaml\nmatrix:\n  maxNumSeqs: [4, 8]\n');
+  const inventory = (order: string[]): Inventory => {
+    const r = parseInventory({ hosts: ['a', 'b'].map((name) => ({ name, address: '10.0.0.1', user: 'u', key: '/k' })), groups: { pair: order } }, join(dir, 'inv.yaml'));
+    if (!r.ok) throw new Error(r.problems.join('\n'));
+    return r.inventory;
+  };
+  const abort = new AbortController();
+  const first = await runSweep({
+    sweepFile: join(dir, 'sweep.yaml'),
+    outDir: join(dir, 'out'),
+    inventory: inventory(['a', 'b']),
+    signal: abort.signal,
+    log: () => {},
+    runOne: standIn(async (_id, opts) => {
+      abort.abort();
+      return opts.signal!.aborted ? 'interrupted' : 'completed';
+    }),
+  });
+  assert.is(first.status, 'interrupted');
+  assert.equal(first.rows.map((r) => r.host), ['a', 'b']);
+  try {
+    await runSweep({ resumeDir: first.sweepDir, outDir: join(dir, 'out'), inventory: inventory(['b', 'a']), log: () => {}, runOne: standIn(async () => 'completed') });
+    assert.unreachable('a started run must not move to another host');
+  } catch (err) {
+    assert.match((err as Error).message, /c01-maxNumSeqs4\.yaml: c01-maxNumSeqs4 would now be placed differently \(was the inventory changed\?\); resume with the same --hosts/);
+  }
+  const again = await runSweep({ resumeDir: first.sweepDir, outDir: join(dir, 'out'), inventory: inventory(['a', 'b']), log: () => {}, runOne: standIn(async () => 'completed') });
+  assert.is(again.status, 'completed');
 });
 
 test.run();
