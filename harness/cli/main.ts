@@ -12,6 +12,7 @@ import { runCommand } from './commands/run.ts';
 import { profileCommand } from './commands/profile.ts';
 import { reportCommand } from './commands/report.ts';
 import { compareCommand } from './commands/compare.ts';
+import { sweepCommand } from './commands/sweep.ts';
 
 async function main(argv: string[]): Promise<number> {
   let exitCode = 0;
@@ -27,10 +28,11 @@ async function main(argv: string[]): Promise<number> {
     .command(analyzeCommand(setExit))
     .command(reportCommand(setExit))
     .command(compareCommand(setExit))
+    .command(sweepCommand(setExit))
     .command(simCommand(setExit))
     .command(hostsCommand(setExit))
     .command(cleanCommand(setExit))
-    .demandCommand(1, 'Name a command: run, profile, probe, analyze, report, compare, sim, hosts, clean.')
+    .demandCommand(1, 'Name a command: run, profile, probe, analyze, report, compare, sweep, sim, hosts, clean.')
     .strict()
     .help()
     .alias('h', 'help')

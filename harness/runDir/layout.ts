@@ -60,6 +60,22 @@ export function runPaths(runDir: string): RunPaths {
   };
 }
 
+/** A sweep directory: its journal, one run directory per configuration under runs/, and its report. */
+export const SWEEP_FILES = {
+  journal: 'sweep.jsonl',
+  runsDir: 'runs',
+  reportMd: 'report.md',
+  reportHtml: 'report.html',
+  reportCsv: 'report.csv',
+} as const;
+
+export type SweepPaths = { [K in keyof typeof SWEEP_FILES]: string };
+
+/** Every path of the sweep directory `sweepDir`. */
+export function sweepPaths(sweepDir: string): SweepPaths {
+  return Object.fromEntries(Object.entries(SWEEP_FILES).map(([k, name]) => [k, join(sweepDir, name)])) as SweepPaths;
+}
+
 const QPS_INFIX = '-qps-';
 
 /** Rates to 6 significant digits: readable names (`03-qps-12.5`) that do not drift. */

@@ -24,7 +24,8 @@ const ALLOWED: Record<string, string[]> = {
   analyze: ['metrics', 'runDir', 'timeline', 'util'],
   report: ['catalog', 'metrics', 'runDir', 'util'],
   capacity: ['catalog', 'load', 'metrics', 'provision', 'recipe', 'report', 'runDir', 'timeline', 'util'],
-  cli: ['analyze', 'capacity', 'catalog', 'load', 'metrics', 'provision', 'recipe', 'report', 'runDir', 'sim', 'timeline', 'util'],
+  sweep: ['capacity', 'catalog', 'load', 'metrics', 'provision', 'recipe', 'runDir', 'util'],
+  cli: ['analyze', 'capacity', 'catalog', 'load', 'metrics', 'provision', 'recipe', 'report', 'runDir', 'sim', 'sweep', 'timeline', 'util'],
 };
 
 /** Modules that compute without side effects: at run time they may not reach I/O, through any import. */

@@ -1,0 +1,76 @@
+// A sweep's matrix as its list of configurations (every combination, in the order the file lists
+// the fields and values, minus the excluded ones), and each configuration as recipe text: the base
+// recipe with the matrix values set, comments and layout kept, so the run's recipe.yaml reads like
+// the base. Pure: text in, text out.
+import { isAbsolute, resolve } from 'node:path';
+import { parseDocument } from 'yaml';
+import { resolveField } from './fields.ts';
+import type { SweepFile } from './sweepFile.ts';
+
+export type MatrixValue = SweepFile['matrix'][string][number];
+
+/** One combination of matrix values: `c03-maxNumSeqs8-timeScale1`. */
+export interface SweepConfig {
+  /** Stable within a sweep file: its position and its values; names the recipe and the run. */
+  id: string;
+  index: number;
+  /** Matrix key (as written in the sweep file) → value. */
+  values: Record<string, MatrixValue>;
+}
+
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+function slugOf(key: string, value: MatrixValue): string {
+  const field = key.split('.').pop() ?? key;
+  const text = typeof value === 'object' ? JSON.stringify(value) : String(value);
+  return `${field}${text}`.replace(/[^A-Za-z0-9._]+/g, '_').replace(/_+$/, '').slice(0, 40);
+}
+
+/** Every combination of the matrix, minus those matching an `exclude` entry on all the fields it names. */
+export function expandMatrix(sweep: Pick<SweepFile, 'matrix' | 'exclude'>): SweepConfig[] {
+  let combos: Record<string, MatrixValue>[] = [{}];
+  for (const [key, values] of Object.entries(sweep.matrix)) {
+    combos = combos.flatMap((c) => values.map((v) => ({ ...c, [key]: v })));
+  }
+  const kept = combos.filter((c) => !sweep.exclude.some((ex) => Object.entries(ex).every(([k, v]) => same(c[k], v))));
+  const width = String(kept.length).length < 2 ? 2 : String(kept.length).length;
+  return kept.map((values, i) => {
+    const slug = Object.entries(values).map(([k, v]) => slugOf(k, v)).join('-');
+    const index = i + 1;
+    return { id: `c${String(index).padStart(width, '0')}${slug ? `-${slug}` : ''}`, index, values };
+  });
+}
+
+/** Human-readable values of a configuration: `maxNumSeqs=8 timeScale=1`. */
+export function describeValues(values: Record<string, MatrixValue>): string {
+  const parts = Object.entries(values).map(([k, v]) => `${k}=${typeof v === 'object' ? JSON.stringify(v) : String(v)}`);
+  return parts.length > 0 ? parts.join(' ') : '(base recipe)';
+}
+
+/** What placement adds to a configuration's recipe. */
+export interface PlacementFields {
+  host?: string;
+  gpus?: number[];
+  port?: number;
+}
+
+/**
+ * The base recipe's text with the configuration's values, name and placement set. A relative
+ * trace path is made absolute: the configuration's recipe lives in the sweep directory, not
+ * beside the base recipe.
+ */
+export function configRecipeText(baseText: string, baseDir: string, baseName: string, config: SweepConfig, place: PlacementFields = {}): string {
+  const doc = parseDocument(baseText);
+  doc.set('name', `${baseName}-${config.id}`.slice(0, 120));
+  for (const [key, value] of Object.entries(config.values)) {
+    const field = resolveField(key);
+    if (!field.ok) throw new Error(`matrix key ${key} passed validation but does not resolve: ${field.message}`);
+    doc.setIn(field.path, value);
+  }
+  if (place.host !== undefined) doc.setIn(['target', 'host'], place.host);
+  if (place.gpus !== undefined) doc.setIn(['target', 'gpus'], doc.createNode(place.gpus, { flow: true }));
+  if (place.port !== undefined) doc.setIn(['target', 'port'], place.port);
+  const trace = doc.getIn(['workload', 'lengths', 'trace']);
+  if (typeof trace === 'string' && !isAbsolute(trace)) doc.setIn(['workload', 'lengths', 'trace'], resolve(baseDir, trace));
+  return doc.toString();
+}

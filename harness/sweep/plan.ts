@@ -1,0 +1,141 @@
+// A sweep resolved into its runs before anything starts: every configuration's recipe text,
+// validated by the recipe parser and the run planner, and its placement. `--dry-run` prints this;
+// the executor only runs it. Pure: the catalog and the disk come in through `deps`.
+import { parseDocument } from 'yaml';
+import { parseRecipe, type Recipe } from '../recipe/parse.ts';
+import { planRun } from '../capacity/runPlan.ts';
+import { describeValue } from '../util/errors.ts';
+import { configRecipeText, describeValues, expandMatrix, type SweepConfig } from './expand.ts';
+import { placeRuns, type Placement, type PlacementRequest } from './placement.ts';
+import type { SweepFile } from './sweepFile.ts';
+
+export interface SweepPlanDeps {
+  /** The hosts a host or group name stands for; throws a UserError when it names neither. */
+  hostsOf: (hostOrGroup: string) => string[];
+  /** Context length of a model in the simulated engine's catalog, or null. */
+  modelContext: (model: string) => number | null;
+  gpuProfiles: string[];
+  fileExists: (path: string) => boolean;
+}
+
+export interface PlannedRun {
+  config: SweepConfig;
+  placement: Placement;
+  /** The recipe the run executes, as written to `<sweepDir>/recipes/<id>.yaml`. */
+  recipeText: string;
+  recipe: Recipe;
+}
+
+export interface SweepPlan {
+  name: string;
+  runs: PlannedRun[];
+  /** GPU sets in use, in placement order. */
+  slots: string[];
+  /** Most runs at once: the sweep's `parallel`, else one per GPU set. */
+  parallel: number;
+}
+
+function launchOf(r: Recipe): PlacementRequest['launch'] {
+  if (r.target.engine === 'endpoint') return 'endpoint';
+  return r.target.engine === 'sim' && r.target.image === undefined ? 'local-process' : 'container';
+}
+
+/** Expands, validates and places a sweep; every problem of every run at once. */
+export function planSweep(sweep: SweepFile, baseText: string, deps: SweepPlanDeps): { ok: true; plan: SweepPlan } | { ok: false; problems: string[] } {
+  const baseDoc = parseDocument(baseText);
+  const baseName = String(baseDoc.get('name') ?? sweep.name);
+  const configs = expandMatrix(sweep);
+  if (configs.length === 0) return { ok: false, problems: [`${sweep.file}: exclude leaves no configuration of the matrix to run`] };
+
+  const where = (c: SweepConfig) => `${sweep.file} [${c.id}: ${describeValues(c.values)}]`;
+  const parse = (c: SweepConfig, text: string): { recipe: Recipe } | { problems: string[] } => {
+    const r = parseRecipe(parseDocument(text).toJS(), { file: where(c), dir: sweep.dir, sloText: {} });
+    return r.ok ? { recipe: r.recipe } : { problems: r.problems };
+  };
+
+  // What only the catalog, the GPU profiles or the disk can refuse, for a recipe the parser passed.
+  const check = (c: SweepConfig, recipe: Recipe): string[] => {
+    const out: string[] = [];
+    const t = recipe.target;
+    if (t.gpuProfile !== undefined && !deps.gpuProfiles.includes(t.gpuProfile)) {
+      out.push(`${where(c)}: target.gpuProfile must name a profile in gpu-profiles/ (${deps.gpuProfiles.join(', ')}), got ${describeValue(t.gpuProfile)}`);
+    }
+    const lengths = recipe.workload.lengths as { trace?: string };
+    if (lengths.trace !== undefined && !deps.fileExists(lengths.trace)) {
+      out.push(`${where(c)}: workload.lengths.trace must be an existing CSV file (relative to the base recipe), got ${describeValue(lengths.trace)}`);
+    }
+    try {
+      planRun(recipe, { runId: `${recipe.name}-dry`, modelContext: deps.modelContext, trace: null });
+    } catch (err) {
+      out.push((err as Error).message);
+    }
+    return out;
+  };
+
+  const problems: string[] = [];
+  const firstPass: { config: SweepConfig; recipe: Recipe }[] = [];
+  for (const c of configs) {
+    // With gpusPerHost the placement chooses the GPU ids: a run's list only has to have its size.
+    let text = configRecipeText(baseText, sweep.dir, baseName, c);
+    const tp = parseDocument(text).getIn(['target', 'tensorParallel']);
+    if (sweep.gpusPerHost !== undefined && Number.isInteger(tp) && (tp as number) > 0) {
+      text = configRecipeText(baseText, sweep.dir, baseName, c, { gpus: Array.from({ length: tp as number }, (_, i) => i) });
+    }
+    const r = parse(c, text);
+    if ('problems' in r) problems.push(...r.problems);
+    else {
+      problems.push(...check(c, r.recipe));
+      firstPass.push({ config: c, recipe: r.recipe });
+    }
+  }
+  if (problems.length > 0) return { ok: false, problems };
+
+  const placed = placeRuns(
+    firstPass.map(({ config, recipe }) => ({
+      id: config.id,
+      hostOrGroup: recipe.target.host,
+      gpus: recipe.target.gpus,
+      gpuCount: Math.max(recipe.target.gpus.length, recipe.target.tensorParallel),
+      launch: launchOf(recipe),
+    })),
+    { hostsOf: deps.hostsOf, gpusPerHost: sweep.gpusPerHost, portBase: sweep.ports?.base ?? firstPass[0].recipe.target.port },
+  );
+  if (!placed.ok) return { ok: false, problems: placed.problems.map((p) => `${sweep.file}: ${p}`) };
+
+  const runs: PlannedRun[] = [];
+  firstPass.forEach(({ config, recipe: first }, i) => {
+    const p = placed.placements[i];
+    const launch = launchOf(first);
+    if (p.port !== null && p.port > 65535) problems.push(`${sweep.file}: ports.base leaves ${config.id} with port ${p.port}, above 65535`);
+    const text = configRecipeText(baseText, sweep.dir, baseName, config, launch === 'endpoint' ? {} : {
+      host: launch === 'container' ? p.host : undefined,
+      gpus: p.gpus,
+      port: p.port ?? undefined,
+    });
+    // The placed recipe is parsed and checked again: it is the text the run will read.
+    const r = parse(config, text);
+    if ('problems' in r) return void problems.push(...r.problems);
+    const more = check(config, r.recipe);
+    if (more.length > 0) return void problems.push(...more);
+    runs.push({ config, placement: p, recipeText: text, recipe: r.recipe });
+  });
+  if (problems.length > 0) return { ok: false, problems };
+  const distinct = new Set(placed.slots).size;
+  return { ok: true, plan: { name: sweep.name, runs, slots: placed.slots, parallel: Math.min(sweep.parallel ?? distinct, runs.length) } };
+}
+
+/** The expanded matrix and its placement, one line per run (what `--dry-run` prints). */
+export function describeSweepPlan(plan: SweepPlan): string {
+  const lines = [`sweep ${plan.name}: ${plan.runs.length} run${plan.runs.length === 1 ? '' : 's'} on ${plan.slots.length} GPU set${plan.slots.length === 1 ? '' : 's'}, at most ${plan.parallel} at once`];
+  const rows = plan.runs.map((r) => [
+    r.config.id,
+    describeValues(r.config.values),
+    r.placement.slot.startsWith('endpoint#') ? 'endpoint' : r.placement.host,
+    r.placement.slot.startsWith('endpoint#') ? '-' : r.placement.gpus.join(','),
+    r.placement.port === null ? '-' : String(r.placement.port),
+  ]);
+  const head = ['run', 'values', 'host', 'gpus', 'port'];
+  const width = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  for (const row of [head, ...rows]) lines.push(row.map((c, i) => c.padEnd(width[i])).join('  ').trimEnd());
+  return lines.join('\n') + '\n';
+}

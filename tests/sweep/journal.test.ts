@@ -1,0 +1,42 @@
+// The sweep journal: each run's state folded from its lines, a torn last line ignored.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { appendFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SweepJournal, runStates } from '../../harness/sweep/journal.ts';
+
+test('finished, interrupted, killed mid-run and never started runs', () => {
+  const path = join(mkdtempSync(join(tmpdir(), 'fluidcap-sweepjournal-')), 'sweep.jsonl');
+  const j = new SweepJournal(path);
+  j.append({ type: 'sweep-started', name: 's', sweepFile: '/s.yaml', sweepSha256: 'x', recipeSha256: 'y', runs: 4, resumed: false });
+  j.append({ type: 'run-started', id: 'c01', host: 'a', gpus: [0], port: 1, recipeFile: '/r1', resumeDir: null });
+  j.append({ type: 'run-started', id: 'c02', host: 'b', gpus: [0], port: 2, recipeFile: '/r2', resumeDir: null });
+  j.append({ type: 'run-finished', id: 'c01', status: 'completed', reason: 'ok', runDir: '/runs/1', capacityQps: 4 });
+  j.append({ type: 'run-finished', id: 'c02', status: 'interrupted', reason: 'signal', runDir: '/runs/2', capacityQps: null });
+  j.append({ type: 'run-started', id: 'c03', host: 'a', gpus: [0], port: 1, recipeFile: '/r3', resumeDir: null });
+  appendFileSync(path, '{"type":"run-finished","id":"c03","sta'); // SIGKILL mid-write
+  const lines = j.read();
+  assert.is(lines.length, 6);
+  const s = runStates(lines, ['c01', 'c02', 'c03', 'c04']);
+  assert.equal(s.get('c01'), { status: 'completed', runDir: '/runs/1', attempts: 1 });
+  assert.equal(s.get('c02'), { status: 'interrupted', runDir: '/runs/2', attempts: 1 });
+  assert.equal(s.get('c03'), { status: 'started', runDir: null, attempts: 1 });
+  assert.equal(s.get('c04'), { status: 'pending', runDir: null, attempts: 0 });
+});
+
+test('a resumed run: its run directory kept from the start line, the later end wins', () => {
+  const s = runStates(
+    [
+      { type: 'run-started', id: 'c02', host: 'b', gpus: [0], port: 2, recipeFile: '/r2', resumeDir: null },
+      { type: 'run-finished', id: 'c02', status: 'interrupted', reason: 'signal', runDir: '/runs/2', capacityQps: null },
+      { type: 'run-started', id: 'c02', host: 'b', gpus: [0], port: 2, recipeFile: '/r2', resumeDir: '/runs/2' },
+      { type: 'run-finished', id: 'c02', status: 'completed', reason: 'ok', runDir: '/runs/2', capacityQps: 3 },
+      { type: 'run-finished', id: 'zzz', status: 'completed', reason: 'not in this sweep', runDir: '/x', capacityQps: 1 },
+    ],
+    ['c02'],
+  );
+  assert.equal([...s.entries()], [['c02', { status: 'completed', runDir: '/runs/2', attempts: 2 }]]);
+});
+
+test.run();
