@@ -117,6 +117,16 @@ test('analyze on the hostile line: exit 2 with a clear message, no crash', async
   assert.match(z.stderr, /is not a regular file/);
 });
 
+test('analyze refuses durations that overflow a timer or round to nothing', async () => {
+  writeFileSync(join(dir, 'ok.jsonl'), `${JSON.stringify(good())}\n`);
+  for (const [flag, value] of [['--tbt-deadline', '1e309'], ['--tbt-deadline', '1e-320'], ['--ttft-deadline', '1000h']]) {
+    const r = await analyze(['ok.jsonl', flag, value]);
+    assert.is(r.code, 2, `${flag} ${value}: ${r.stderr}`);
+    assert.match(r.stderr, new RegExp(`^fluidcap: ${flag} must be a duration .*got "${value}" \\(string\\)`));
+    assert.not.match(r.stdout, /Infinity/);
+  }
+});
+
 test('fuzz: mutated real timelines never crash the reader or the metrics; memory stays bounded', async () => {
   const r = await fuzzTimelines({ files: 60, seed: 7 });
   assert.equal(r.crashes, []);
