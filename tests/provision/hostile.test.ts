@@ -1,0 +1,76 @@
+// Hostile and careless inventories: values that would be shell syntax on the GPU host are refused
+// or quoted, messages are plain words, and a private key others can read is refused like OpenSSH.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseInventory, type InventoryHost } from '../../harness/provision/inventory.ts';
+import { connectHost } from '../../harness/provision/sshConnection.ts';
+import { shellJoin, shellQuote } from '../../harness/util/shellQuote.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'fluidcap-hostile-inv-'));
+const host = (over: Record<string, unknown> = {}) => ({ name: 'gpu1', address: '10.0.0.5', user: 'u', agent: true, ...over });
+const problems = (raw: unknown) => {
+  const r = parseInventory(raw, 'inv.yaml');
+  assert.not.ok(r.ok, 'expected the inventory to be refused');
+  return r.ok ? [] : r.problems;
+};
+
+test('shellQuote: what /bin/sh reads back is exactly the word', () => {
+  const words = ["it's", '$HOME', '$(id)', '`id`', 'a b', '', '~/x', '*', '\\', '"', "''", 'HF_TOKEN=$X', 'ok-word_1.2/3', 'é🙂', '\n'];
+  const out = execFileSync('/bin/sh', ['-c', `printf '%s|' ${shellJoin(words)}`], { encoding: 'utf8' });
+  assert.is(out, `${words.join('|')}|`);
+  assert.is(shellQuote('nvidia-smi'), 'nvidia-smi');
+  assert.is(shellQuote('a b'), "'a b'");
+});
+
+test('nvidiaSmi must be a program name or an absolute path', () => {
+  const rule = 'must be a program name or an absolute path (letters, digits, ".", "_", "+", "-" and "/" only)';
+  assert.equal(problems({ hosts: [host({ nvidiaSmi: 'nvidia-smi; rm -rf ~' })] }), [`inv.yaml: hosts[gpu1].nvidiaSmi ${rule}, got "nvidia-smi; rm -rf ~" (string)`]);
+  assert.equal(problems({ hosts: [host({ nvidiaSmi: '$(reboot)' })] }), [`inv.yaml: hosts[gpu1].nvidiaSmi ${rule}, got "$(reboot)" (string)`]);
+  assert.equal(problems({ hosts: [host({ nvidiaSmi: '' })] }), [`inv.yaml: hosts[gpu1].nvidiaSmi ${rule}, got "" (string)`]);
+  for (const ok of ['nvidia-smi', '/usr/local/nvidia/bin/nvidia-smi', 'nvidia-smi.exe']) {
+    assert.ok(parseInventory({ hosts: [host({ nvidiaSmi: ok })] }, 'inv.yaml').ok, ok);
+  }
+});
+
+test('inventory problems are in plain words, not zod wording', () => {
+  const p = problems({ hosts: [host({ port: 99999, address: '', docker: 'x', labels: [1] })], groups: { 'bad name': ['gpu1'] } });
+  assert.equal(p, [
+    'inv.yaml: hosts[gpu1].address must not be empty, got "" (string)',
+    'inv.yaml: hosts[gpu1].port must be at most 65535, got 99999 (number)',
+    'inv.yaml: hosts[gpu1].docker must be a mapping (key: value lines), got "x" (string)',
+    'inv.yaml: hosts[gpu1].labels must be a mapping (key: value lines), got [1] (array)',
+    'inv.yaml: groups: the name "bad name" (string) must be letters, digits, ".", "_" or "-"',
+  ]);
+  assert.equal(problems('hosts'), ['inv.yaml: (top level) must be a mapping (key: value lines), got "hosts" (string)']);
+  assert.equal(problems({ hosts: [] }), ['inv.yaml: hosts must list at least 1 item, got [] (array)']);
+  for (const line of [...p, ...problems({ hosts: {} })]) assert.not.match(line, /a object|Too (big|small)|Invalid|expected \w+ to/);
+});
+
+test('a private key that group or others can read is refused before connecting, as OpenSSH does', async () => {
+  if (process.platform === 'win32') return;
+  const key = join(dir, 'id_test');
+  writeFileSync(key, '-----BEGIN OPENSSH PRIVATE KEY-----\nnot really\n-----END OPENSSH PRIVATE KEY-----\n');
+  chmodSync(key, 0o644);
+  const h = { ...host({ key, agent: undefined, port: 1, address: '127.0.0.1' }), knownHosts: join(dir, 'kh'), docker: { socket: '/x' }, labels: {}, nvidiaSmi: 'nvidia-smi' } as InventoryHost;
+  try {
+    await connectHost(h, { readyTimeoutS: 2 });
+    assert.unreachable();
+  } catch (err) {
+    assert.is((err as Error).name, 'UserError');
+    assert.is(
+      (err as Error).message,
+      `host gpu1: key ${key} is readable or writable by other users (permissions 0644); OpenSSH refuses such keys, and so does fluidcap. Restrict it with: chmod 600 ${key}`,
+    );
+  }
+  chmodSync(key, 0o600);
+  // With 0600 the key is read and the failure moves on to the connection itself.
+  const next = await connectHost(h, { readyTimeoutS: 2 }).then(() => null, (e: Error) => e.message);
+  assert.ok(next !== null && !/readable or writable/.test(next), next ?? '');
+});
+
+test.after(() => rmSync(dir, { recursive: true, force: true }));
+test.run();
