@@ -9,6 +9,8 @@ import { join } from 'node:path';
 import { parseInventory, type InventoryHost } from '../../harness/provision/inventory.ts';
 import { connectHost } from '../../harness/provision/sshConnection.ts';
 import { shellJoin, shellQuote } from '../../harness/util/shellQuote.ts';
+import { targetSchema } from '../../harness/provision/targetSpec.ts';
+import { formatDockerRun, renderContainerSpec } from '../../harness/provision/containerSpec.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'fluidcap-hostile-inv-'));
 const host = (over: Record<string, unknown> = {}) => ({ name: 'gpu1', address: '10.0.0.5', user: 'u', agent: true, ...over });
@@ -70,6 +72,34 @@ test('a private key that group or others can read is refused before connecting, 
   // With 0600 the key is read and the failure moves on to the connection itself.
   const next = await connectHost(h, { readyTimeoutS: 2 }).then(() => null, (e: Error) => e.message);
   assert.ok(next !== null && !/readable or writable/.test(next), next ?? '');
+});
+
+test('the dry-run docker run line is a shell command that means what the launcher does', () => {
+  const target = targetSchema.parse({
+    engine: 'vllm',
+    image: 'vllm/vllm-openai:v0.8.5',
+    model: "org/it's a model",
+    gpuProfile: 'h100-sxm-80gb',
+    secrets: { HF_TOKEN: 'MY_SECRET_VAR', WANDB_API_KEY: 'WANDB_API_KEY' },
+    engineArgs: { extraArgs: ['--served-model-name-suffix=$(id)', '--x', 'a b'] },
+  });
+  const spec = renderContainerSpec(target, { runId: 'r1' })!;
+  const line = formatDockerRun(spec);
+  assert.not.match(line, /HF_TOKEN=\$MY_SECRET_VAR/);
+  // bash runs the line with `docker` replaced by a function that prints what it received.
+  const script = `docker() { printf '%s\\n' "$@"; printf 'env HF_TOKEN=%s WANDB_API_KEY=%s\\n' "$HF_TOKEN" "$WANDB_API_KEY"; }\n${line}`;
+  const out = execFileSync('/bin/bash', ['-c', script], {
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH, HOME: '/home/tester', MY_SECRET_VAR: 'canary-1', WANDB_API_KEY: 'canary-2' },
+  }).split('\n');
+  const after = (flag: string) => out.flatMap((w, i) => (w === flag ? [out[i + 1]] : []));
+  assert.equal(after('-v'), ['/home/tester/.cache/huggingface:/root/.cache/huggingface']);
+  assert.equal(after('-e'), ['HF_HOME=/root/.cache/huggingface', 'HF_TOKEN', 'WANDB_API_KEY']);
+  assert.equal(after('--gpus'), ['"device=0"']);
+  assert.equal(after('--model'), ["org/it's a model"]);
+  assert.ok(out.includes('--served-model-name-suffix=$(id)') && out.includes('a b'), out.join(' '));
+  assert.ok(out.includes('env HF_TOKEN=canary-1 WANDB_API_KEY=canary-2'), 'each secret reaches docker through its environment');
+  assert.not.match(line, /canary/);
 });
 
 test.after(() => rmSync(dir, { recursive: true, force: true }));
