@@ -27,6 +27,7 @@ import { resolve, dirname } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { UserError, describeValue } from '../util/errors.ts';
+import { MAX_ALIAS_COUNT, yamlExpansionProblem } from '../recipe/yamlLimits.ts';
 
 const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 const NAME_RULE = 'must be letters, digits, ".", "_" or "-"';
@@ -197,9 +198,10 @@ export async function loadInventory(file: string): Promise<Inventory> {
   }
   let raw: unknown;
   try {
-    raw = parseYaml(text);
+    raw = parseYaml(text, { maxAliasCount: MAX_ALIAS_COUNT });
   } catch (err) {
-    throw new UserError(`${file}: not valid YAML: ${(err as Error).message.split('\n')[0]}`);
+    const message = (err as Error).message;
+    throw new UserError(`${file}: ${/alias/i.test(message) ? yamlExpansionProblem(err as Error) : `not valid YAML: ${message.split('\n')[0]}`}`);
   }
   const result = parseInventory(raw, file);
   if (!result.ok) {

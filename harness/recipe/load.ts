@@ -1,12 +1,14 @@
 // Reads a recipe file: YAML syntax errors with line and column, then schema problems, then the
 // checks that need the disk (GPU profile, trace file). Throws one UserError listing them all.
 import { readFile } from 'node:fs/promises';
-import { existsSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { existsSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { LineCounter, parseDocument, isMap, isPair, isScalar, type Node } from 'yaml';
 import { UserError, describeValue } from '../util/errors.ts';
 import { parseRecipe, type Recipe } from './parse.ts';
 import { listGpuProfiles } from '../catalog/gpus.ts';
+import { loadWorkloadTrace } from '../load/traceFile.ts';
+import { MAX_ALIAS_COUNT, yamlExpansionProblem } from './yamlLimits.ts';
 
 /** Reads the YAML file and returns its decoded value plus its text, or throws a UserError naming the line. */
 export async function readYamlFile(file: string): Promise<{ raw: unknown; text: string; doc: ReturnType<typeof parseDocument> }> {
@@ -27,8 +29,15 @@ export async function readYamlFile(file: string): Promise<{ raw: unknown; text: 
     });
     throw new UserError(lines.join('\n'));
   }
-  return { raw: doc.toJS(), text, doc };
+  let raw: unknown;
+  try {
+    raw = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+  } catch (err) {
+    throw new UserError(`${file}: ${yamlExpansionProblem(err as Error)}`);
+  }
+  return { raw, text, doc };
 }
+
 
 /** The text of each `slo.<name>` entry as written, whitespace collapsed, so reports quote the user. */
 function sloTexts(doc: ReturnType<typeof parseDocument>, text: string): Record<string, string> {
@@ -66,10 +75,39 @@ function diskProblems(recipe: Recipe): string[] {
     }
   }
   const lengths = (recipe.workload as { lengths?: { trace?: string } }).lengths;
-  if (lengths?.trace !== undefined && !existsSync(resolve(recipe.source.dir, lengths.trace))) {
-    problems.push(`${file}: workload.lengths.trace must be an existing CSV file (relative to the recipe), got ${describeValue(lengths.trace)}`);
+  if (lengths?.trace !== undefined) {
+    const problem = tracePathProblem(lengths.trace, recipe.source.dir);
+    if (problem !== null) problems.push(`${file}: workload.lengths.trace ${problem}, got ${describeValue(lengths.trace)}`);
+    else {
+      // Its columns too, so a dry run refuses what the run would refuse.
+      try {
+        loadWorkloadTrace(recipe.workload, recipe.source.dir, file);
+      } catch (err) {
+        if (!(err instanceof UserError)) throw err;
+        problems.push(err.message);
+      }
+    }
   }
   return problems;
+}
+
+/**
+ * Where a recipe may point: a relative path stays inside the recipe's directory (a recipe someone
+ * sent cannot reach `../../../etc/passwd`); an absolute path is allowed by design, since the
+ * person running the recipe names shared datasets that way and sees the path in the recipe.
+ * Either must be a regular file. Messages never quote the file's content.
+ */
+export function tracePathProblem(path: string, recipeDir: string): string | null {
+  const full = resolve(recipeDir, path);
+  if (!isAbsolute(path)) {
+    const rel = relative(recipeDir, full);
+    if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) {
+      return "must stay inside the recipe's directory (use an absolute path to name a file elsewhere)";
+    }
+  }
+  if (!existsSync(full)) return 'must be an existing CSV file (relative to the recipe)';
+  if (!statSync(full).isFile()) return 'must be a CSV file, not a directory or device';
+  return null;
 }
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;

@@ -2,7 +2,49 @@
 // exists, with the recipe's own wording and a bounded quote of the bad value.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { parseRecipe, type RecipeSource } from '../../harness/recipe/parse.ts';
+import { loadRecipe } from '../../harness/recipe/load.ts';
+import { loadInventory } from '../../harness/provision/inventory.ts';
+
+const ROOT = resolve(import.meta.dirname, '..', '..');
+const dir = mkdtempSync(join(tmpdir(), 'fluidcap-hostile-recipe-'));
+const childEnv = { ...process.env };
+delete childEnv.FORCE_COLOR;
+delete childEnv.NO_COLOR;
+const fluidcap = (args: string[], env: NodeJS.ProcessEnv = childEnv) =>
+  new Promise<{ code: number; stdout: string; stderr: string }>((done) => {
+    execFile(process.execPath, [join(ROOT, 'bin', 'fluidcap.js'), ...args], { cwd: dir, env, timeout: 120_000 }, (err, stdout, stderr) =>
+      done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+const noStack = (text: string) => assert.not.match(text, /^\s+at /m, `stack trace printed:\n${text}`);
+
+/** Writes a recipe file (YAML written as JSON, which YAML reads) and returns its path. */
+function recipeFile(name: string, body: unknown, sub = 'recipes'): string {
+  mkdirSync(join(dir, sub), { recursive: true });
+  const path = join(dir, sub, name);
+  writeFileSync(path, typeof body === 'string' ? body : JSON.stringify(body, null, 1));
+  return path;
+}
+async function loadProblems(path: string): Promise<string> {
+  try {
+    await loadRecipe(path);
+  } catch (err) {
+    assert.is((err as Error).name, 'UserError', (err as Error).stack);
+    return (err as Error).message;
+  }
+  assert.unreachable('expected the recipe to be refused');
+  return '';
+}
+
+const ALIAS_BOMB = [
+  'a: &a [x, x, x, x, x, x, x, x, x]',
+  ...'bcdefghi'.split('').map((n, i) => `${n}: &${n} [${Array(9).fill(`*${'abcdefgh'[i]}`).join(', ')}]`),
+].join('\n');
 
 const source: RecipeSource = { file: 'recipes/x.yaml', dir: '/nowhere', sloText: {} };
 
@@ -33,4 +75,39 @@ test('durations that overflow a timer, infinities and sub-microsecond deadlines 
   assert.ok(parseRecipe(minimal({ target: { readyTimeout: '596h' } }), source).ok, '596 h still fits a timer');
 });
 
+test('a trace path may not leave the recipe directory; a trace error never quotes the file', async () => {
+  writeFileSync(join(dir, 'outside.csv'), 'num_prefill_tokens,num_decode_tokens\n10,10\n');
+  const escape = await loadProblems(recipeFile('escape.yaml', minimal({ workload: { lengths: { trace: '../../../../../../etc/passwd', maxTotalTokens: 4096 } } })));
+  assert.match(escape, /workload\.lengths\.trace must stay inside the recipe's directory \(use an absolute path to name a file elsewhere\), got "\.\.\/\.\.\/\.\.\/\.\.\/\.\.\/\.\.\/etc\/passwd" \(string\)/);
+  const sibling = await loadProblems(recipeFile('sibling.yaml', minimal({ workload: { lengths: { trace: '../outside.csv', maxTotalTokens: 4096 } } })));
+  assert.match(sibling, /must stay inside the recipe's directory/);
+  // An absolute path is allowed by design: the file is read, and only its shape is reported.
+  writeFileSync(join(dir, 'secret.txt'), 'root:SECRET-CONTENT:0:0\n');
+  const absolute = await loadProblems(recipeFile('absolute.yaml', minimal({ workload: { lengths: { trace: join(dir, 'secret.txt'), maxTotalTokens: 4096 } } })));
+  assert.match(absolute, /workload\.lengths\.trace has no num_prefill_tokens and num_decode_tokens columns/);
+  assert.not.match(absolute, /SECRET-CONTENT|root:/);
+  const ok = await loadRecipe(recipeFile('abs-ok.yaml', minimal({ workload: { lengths: { trace: join(dir, 'outside.csv'), maxTotalTokens: 4096 } } })));
+  assert.is(ok.name, 'unit');
+  const devicePath = await loadProblems(recipeFile('dev.yaml', minimal({ workload: { lengths: { trace: '/dev/zero', maxTotalTokens: 4096 } } })));
+  assert.match(devicePath, /must be a CSV file, not a directory or device/);
+});
+
+test('a YAML alias bomb in a recipe or an inventory is one clear message', async () => {
+  const recipe = await loadProblems(recipeFile('bomb.yaml', `name: bomb\n${ALIAS_BOMB}\n`));
+  assert.match(recipe, /bomb\.yaml: YAML aliases \(\*name\) expand too often \(more than 100 times/);
+  writeFileSync(join(dir, 'inv.yaml'), `${ALIAS_BOMB}\nhosts: [*i]\n`);
+  try {
+    await loadInventory(join(dir, 'inv.yaml'));
+    assert.unreachable();
+  } catch (err) {
+    assert.is((err as Error).name, 'UserError');
+    assert.match((err as Error).message, /inv\.yaml: YAML aliases \(\*name\) expand too often/);
+  }
+  const r = await fluidcap(['run', join(dir, 'recipes', 'bomb.yaml'), '--dry-run']);
+  assert.is(r.code, 2, r.stderr);
+  assert.match(r.stderr, /^fluidcap: .*bomb\.yaml: YAML aliases/);
+  noStack(r.stderr);
+});
+
+test.after(() => rmSync(dir, { recursive: true, force: true }));
 test.run();
