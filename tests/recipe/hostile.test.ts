@@ -3,7 +3,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseRecipe, type RecipeSource } from '../../harness/recipe/parse.ts';
@@ -107,6 +107,38 @@ test('a YAML alias bomb in a recipe or an inventory is one clear message', async
   assert.is(r.code, 2, r.stderr);
   assert.match(r.stderr, /^fluidcap: .*bomb\.yaml: YAML aliases/);
   noStack(r.stderr);
+});
+
+test('what the engine or this machine would refuse is reported at validation, before a results directory', async () => {
+  const extra = await loadProblems(recipeFile('extra.yaml', minimal({ target: { engineArgs: { extraArgs: ['--bogus-flag', '3'] } } })));
+  assert.match(extra, /target\.engineArgs\.extraArgs: the simulated engine would refuse to start: unknown flag --bogus-flag, got \["--bogus-flag","3"\] \(array\)/);
+  const badValue = await loadProblems(recipeFile('extra-value.yaml', minimal({ target: { engineArgs: { extraArgs: ['--num-gpu-blocks-override', '-4'] } } })));
+  assert.match(badValue, /target\.engineArgs\.extraArgs: the simulated engine would refuse to start: --num-gpu-blocks-override/);
+  const tooLong = await loadProblems(recipeFile('long.yaml', minimal({ target: { engineArgs: { maxModelLen: 100000 } } })));
+  assert.match(tooLong, /target\.engineArgs\.maxModelLen must be <= llama-3-8b's context of 8192 tokens, got 100000 \(number\)/);
+  const vllm = await loadProblems(
+    recipeFile('vllm-long.yaml', minimal({ target: { engine: 'vllm', image: 'vllm/vllm-openai:v0.8.5', model: 'meta-llama/Meta-Llama-3-8B', engineArgs: { maxModelLen: 100000 } } })),
+  );
+  assert.match(vllm, /target\.engineArgs\.maxModelLen must be <= llama-3-8b's context of 8192 tokens/);
+  const secret = recipeFile('secret.yaml', minimal({ target: { secrets: { HF_TOKEN: 'FLUIDCAP_TEST_UNSET_SECRET' } } }));
+  try {
+    await loadRecipe(secret, { env: {} });
+    assert.unreachable();
+  } catch (err) {
+    assert.match((err as Error).message, /target\.secrets\.HF_TOKEN names the environment variable FLUIDCAP_TEST_UNSET_SECRET, which is not set here/);
+  }
+  assert.ok(await loadRecipe(secret), 'a dry run (no environment given) shows the plan');
+  assert.ok(await loadRecipe(secret, { env: { FLUIDCAP_TEST_UNSET_SECRET: 'x' } }));
+  // `fluidcap run` refuses before creating results/<run>.
+  const out = join(dir, 'results');
+  const env = { ...childEnv };
+  delete env.FLUIDCAP_TEST_UNSET_SECRET;
+  for (const file of [secret, join(dir, 'recipes', 'extra.yaml')]) {
+    const r = await fluidcap(['run', file, '--out', out], env);
+    assert.is(r.code, 2, r.stderr);
+    noStack(r.stderr);
+    assert.not.ok(existsSync(out), `${out} was created for ${file}`);
+  }
 });
 
 test.after(() => rmSync(dir, { recursive: true, force: true }));
