@@ -114,9 +114,9 @@ export async function runCapacity(opts: RunOptions): Promise<RunOutcome> {
     if (sha256(readFileSync(recipePath, 'utf8')) !== manifest.recipeSha256) {
       throw new UserError(`${recipePath} changed since run ${manifest.runId} started; resuming would mix two recipes (start a new run instead)`);
     }
-    recipe = await loadRecipe(recipePath);
+    recipe = await loadRecipe(recipePath, { env: process.env });
   } else {
-    recipe = await loadRecipe(opts.recipeFile);
+    recipe = await loadRecipe(opts.recipeFile, { env: process.env });
     const runId = newRunId(recipe, now(), opts.outDir);
     // What only the catalog or the trace file can refuse is refused before the run directory exists.
     planRun(recipe, { runId, modelContext: (m) => findModel(m)?.maxContextTokens ?? null });
