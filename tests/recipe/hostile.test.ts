@@ -75,6 +75,22 @@ test('durations that overflow a timer, infinities and sub-microsecond deadlines 
   assert.ok(parseRecipe(minimal({ target: { readyTimeout: '596h' } }), source).ok, '596 h still fits a timer');
 });
 
+test("the recipe's own messages survive (name, image, secret names); long values are cut", () => {
+  const p = problemsOf(minimal({ name: 'bad name!', target: { engine: 'vllm', image: 'Bad Image', model: 'm', secrets: { 'bad-name': 'HF_TOKEN' } } }));
+  assert.equal(p, [
+    'recipes/x.yaml: name must be letters, digits, ".", "_" or "-", got "bad name!" (string)',
+    'recipes/x.yaml: target.image must be an image reference such as vllm/vllm-openai:v0.8.5 or repo@sha256:<64 hex>, got "Bad Image" (string)',
+    'recipes/x.yaml: target.secrets has the name "bad-name" (string), which must be an environment variable name such as HF_TOKEN',
+  ]);
+  for (const line of p) assert.not.match(line, /valid regex|Invalid/);
+  const huge = problemsOf(minimal({ name: 'x'.repeat(5_000_000), description: 5 }));
+  assert.is(huge.length, 2);
+  assert.match(huge[0], /^recipes\/x\.yaml: name must be at most 64 characters \(it names the run directory and the container\), got "x{80}"… \(5000000 characters\) \(string\)$/);
+  const longImage = problemsOf(minimal({ target: { engine: 'vllm', model: 'm', image: `\u001b]0;t\u0007${'A'.repeat(1_000_000)}` } }));
+  assert.ok(longImage.every((l) => l.length < 400), `a message is ${Math.max(...longImage.map((l) => l.length))} characters`);
+  assert.ok(longImage.every((l) => !/[\u0000-\u001f]/.test(l)), 'control characters are escaped');
+});
+
 test('a trace path may not leave the recipe directory; a trace error never quotes the file', async () => {
   writeFileSync(join(dir, 'outside.csv'), 'num_prefill_tokens,num_decode_tokens\n10,10\n');
   const escape = await loadProblems(recipeFile('escape.yaml', minimal({ workload: { lengths: { trace: '../../../../../../etc/passwd', maxTotalTokens: 4096 } } })));
