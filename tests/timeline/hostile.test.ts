@@ -127,6 +127,19 @@ test('analyze refuses durations that overflow a timer or round to nothing', asyn
   }
 });
 
+test('analyze quotes a bad number flag as typed, not as NaN', async () => {
+  writeFileSync(join(dir, 'ok.jsonl'), `${JSON.stringify(good())}\n`);
+  const r = await analyze(['ok.jsonl', '--ttft-deadline', '1s', '--percentile', 'abc']);
+  assert.is(r.code, 2, r.stderr);
+  assert.is(r.stderr, 'fluidcap: --percentile must be a percentile > 0 and <= 100, got "abc" (string)\n');
+  const m = await analyze(['ok.jsonl', '--ttft-deadline', '1s', '--min-fluidity', '']);
+  assert.is(m.code, 2, m.stderr);
+  assert.match(m.stderr, /--min-fluidity must be a number within 0\.\.1, got "" \(string\)/);
+  const fine = await analyze(['ok.jsonl', '--ttft-deadline', '1s', '--percentile', '90', '--min-fluidity', '0.5']);
+  assert.is(fine.code, 0, fine.stderr);
+  assert.match(fine.stdout, /p90/);
+});
+
 test('fuzz: mutated real timelines never crash the reader or the metrics; memory stays bounded', async () => {
   const r = await fuzzTimelines({ files: 60, seed: 7 });
   assert.equal(r.crashes, []);
