@@ -27,13 +27,11 @@ import { resolve, dirname } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { UserError, describeValue } from '../util/errors.ts';
+import { NVIDIA_SMI_RE } from './gpuFacts.ts';
 import { MAX_ALIAS_COUNT, yamlExpansionProblem } from '../recipe/yamlLimits.ts';
 
 const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 const NAME_RULE = 'must be letters, digits, ".", "_" or "-"';
-// A program on the SSH session's PATH or an absolute path, nothing a shell would interpret: the
-// value becomes the first word of a remote command (quoted there too, as a second line of defence).
-const PROGRAM_RE = /^(?:[A-Za-z0-9._+-]+|(?:\/[A-Za-z0-9._+-]+)+)$/;
 
 const hostSchema = z
   .strictObject({
@@ -51,7 +49,7 @@ const hostSchema = z
     /** nvidia-smi on the host (a path when it is not on the SSH session's PATH). */
     nvidiaSmi: z
       .string()
-      .regex(PROGRAM_RE, 'must be a program name or an absolute path (letters, digits, ".", "_", "+", "-" and "/" only)')
+      .regex(NVIDIA_SMI_RE, 'must be a program name or an absolute path (letters, digits, ".", "_", "+", "-" and "/" only)')
       .default('nvidia-smi'),
     labels: z.record(z.string(), z.string()).default({}),
   })

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { parseInventory, type InventoryHost } from '../../harness/provision/inventory.ts';
 import { connectHost } from '../../harness/provision/sshConnection.ts';
 import { shellJoin, shellQuote } from '../../harness/util/shellQuote.ts';
+import { readGpuFacts } from '../../harness/provision/gpuFacts.ts';
 import { targetSchema } from '../../harness/provision/targetSpec.ts';
 import { formatDockerRun, renderContainerSpec } from '../../harness/provision/containerSpec.ts';
 
@@ -36,6 +37,20 @@ test('nvidiaSmi must be a program name or an absolute path', () => {
   for (const ok of ['nvidia-smi', '/usr/local/nvidia/bin/nvidia-smi', 'nvidia-smi.exe']) {
     assert.ok(parseInventory({ hosts: [host({ nvidiaSmi: ok })] }, 'inv.yaml').ok, ok);
   }
+});
+
+test('readGpuFacts never runs a hostile nvidiaSmi, whatever built the host', async () => {
+  const ran: string[][] = [];
+  const exec = async (c: string, a: string[]) => {
+    ran.push([c, ...a]);
+    return { stdout: '0, NVIDIA H100 80GB HBM3, 81559, 0, 550.54, 0, 70\n', stderr: '', code: 0 };
+  };
+  const hostile = await readGpuFacts(exec, 'nvidia-smi; rm -rf ~');
+  assert.equal(hostile, { available: false, reason: 'nvidiaSmi "nvidia-smi; rm -rf ~" is not a program name or an absolute path; not run' });
+  assert.equal(ran, []);
+  const fine = await readGpuFacts(exec, '/usr/bin/nvidia-smi');
+  assert.is(fine.available, true);
+  assert.is(ran[0][0], '/usr/bin/nvidia-smi');
 });
 
 test('inventory problems are in plain words, not zod wording', () => {
