@@ -1,6 +1,7 @@
 // GPU facts from nvidia-smi's CSV query: what is recorded before launch, sampled into gpu.jsonl
 // during probes, and polled until memory is back near idle. Parsing is pure; running it is the
 // caller's `exec` (SSH or local).
+import { printable, truncate } from '../util/errors.ts';
 
 /** The exact query; `index` first so samples can be matched to the target's GPU ids. */
 export const NVIDIA_SMI_ARGS = [
@@ -62,7 +63,11 @@ export async function readGpuFacts(exec: ExecLike, nvidiaSmi = 'nvidia-smi'): Pr
   if (!NVIDIA_SMI_RE.test(nvidiaSmi)) return { available: false, reason: `nvidiaSmi ${JSON.stringify(nvidiaSmi)} is not a program name or an absolute path; not run` };
   const r = await exec(nvidiaSmi, NVIDIA_SMI_ARGS);
   if (r.code === 127) return { available: false, reason: `no nvidia-smi on the host (${nvidiaSmi} not found)` };
-  if (r.code !== 0) return { available: false, reason: `nvidia-smi failed (exit ${r.code}): ${(r.stderr || r.stdout).trim().split('\n')[0] ?? ''}` };
+  if (r.code !== 0) {
+    // The host's own words, cut and made terminal-safe: they are printed as they came.
+    const said = printable(truncate((r.stderr || r.stdout).trim().split('\n')[0] ?? '', 200));
+    return { available: false, reason: `nvidia-smi failed (exit ${r.code}): ${said}` };
+  }
   const gpus = parseNvidiaSmi(r.stdout);
   if (gpus.length === 0) return { available: false, reason: 'nvidia-smi listed no GPUs' };
   return { available: true, gpus };

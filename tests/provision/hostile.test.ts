@@ -51,6 +51,12 @@ test('readGpuFacts never runs a hostile nvidiaSmi, whatever built the host', asy
   const fine = await readGpuFacts(exec, '/usr/bin/nvidia-smi');
   assert.is(fine.available, true);
   assert.is(ran[0][0], '/usr/bin/nvidia-smi');
+  // What a failing host prints is quoted cut and terminal-safe.
+  const failing = await readGpuFacts(async () => ({ stdout: '', stderr: `\u001b]0;owned\u0007${'x'.repeat(5000)}\nmore`, code: 9 }));
+  assert.is(failing.available, false);
+  const reason = (failing as { reason: string }).reason;
+  assert.not.match(reason, /[\u0000-\u001f]/);
+  assert.ok(reason.length < 300, reason);
 });
 
 test('inventory problems are in plain words, not zod wording', () => {
