@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { existsSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { LineCounter, parseDocument, isMap, isPair, isScalar, type Node } from 'yaml';
-import { UserError, describeValue } from '../util/errors.ts';
+import { UserError, describeValue, printable, truncate } from '../util/errors.ts';
 import { parseRecipe, type Recipe } from './parse.ts';
 import { listGpuProfiles } from '../catalog/gpus.ts';
 import { loadWorkloadTrace } from '../load/traceFile.ts';
@@ -26,7 +26,8 @@ export async function readYamlFile(file: string): Promise<{ raw: unknown; text: 
   if (doc.errors.length > 0) {
     const lines = doc.errors.map((e) => {
       const at = e.linePos?.[0] ?? lineCounter.linePos(e.pos[0]);
-      return `${file}:${at ? `${at.line}:${at.col}` : ''} YAML ${e.message.split('\n')[0]}`;
+      // yaml's message can quote the source line: cut and made terminal-safe like any quoted value.
+      return `${file}:${at ? `${at.line}:${at.col}` : ''} YAML ${printable(truncate(e.message.split('\n')[0], 200))}`;
     });
     throw new UserError(lines.join('\n'));
   }

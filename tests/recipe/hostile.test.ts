@@ -108,6 +108,12 @@ test('a trace path may not leave the recipe directory; a trace error never quote
   assert.match(devicePath, /must be a CSV file, not a directory or device/);
 });
 
+test('a YAML syntax error quoting escape sequences prints them escaped', async () => {
+  const message = await loadProblems(recipeFile('esc.yaml', 'name: x\na: *\u001b]0;owned\u0007\u009b2J\n'));
+  assert.match(message, /esc\.yaml:\d+:\d+ YAML /);
+  assert.not.match(message, /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+});
+
 test('a YAML alias bomb in a recipe or an inventory is one clear message', async () => {
   const recipe = await loadProblems(recipeFile('bomb.yaml', `name: bomb\n${ALIAS_BOMB}\n`));
   assert.match(recipe, /bomb\.yaml: YAML aliases \(\*name\) expand too often \(more than 100 times/);
