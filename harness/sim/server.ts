@@ -77,6 +77,10 @@ const MAX_BODY_BYTES = 64 * 1024 * 1024;
 export async function startSimServer(options: SimServerOptions = {}): Promise<SimServerHandle> {
   const config = resolveSimConfig(options);
   const log = options.log ?? (() => {});
+  // A longer interval would overflow Node's timer and log every millisecond instead.
+  if (config.logStatsIntervalS * 1000 > 2 ** 31 - 1) {
+    throw new UserError(`--log-stats-interval must be at most ${(2 ** 31 - 1) / 1000} seconds (Node's timer limit), got ${config.logStatsIntervalS}`);
+  }
   if (config.faults.exitAtStart) {
     throw new SimStartupError(
       `torch.OutOfMemoryError: CUDA out of memory while loading ${config.model.name} on ${config.gpu.name} (simulated by --fault-exit-at-start)`,

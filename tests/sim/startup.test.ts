@@ -14,7 +14,7 @@ delete childEnv.FORCE_COLOR;
 delete childEnv.NO_COLOR;
 const serve = (args: string[]) =>
   new Promise<{ code: number; stdout: string; stderr: string }>((done) => {
-    execFile(process.execPath, [join(ROOT, 'bin', 'fluidcap.js'), 'sim', 'serve', '--log-stats-interval', '0', ...args], { env: childEnv, timeout: 60_000 }, (err, stdout, stderr) =>
+    execFile(process.execPath, [join(ROOT, 'bin', 'fluidcap.js'), 'sim', 'serve', ...(args.includes('--log-stats-interval') ? [] : ['--log-stats-interval', '0']), ...args], { env: childEnv, timeout: 60_000 }, (err, stdout, stderr) =>
       done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
@@ -48,6 +48,12 @@ test('an unwritable --trace-iterations path: exit 2 before listening', async () 
   assert.is(r.stderr, 'fluidcap: --trace-iterations: cannot write "/nonexistent-dir/trace.jsonl" (ENOENT)\n');
   assert.not.match(r.stdout, /listening/);
   noStack(r.stderr);
+});
+
+test('a stats interval beyond the timer limit: exit 2 naming the flag', async () => {
+  const r = await serve(['--port', '0', '--log-stats-interval', '1e10']);
+  assert.is(r.code, 2, r.stderr);
+  assert.is(r.stderr, "fluidcap: --log-stats-interval must be at most 2147483.647 seconds (Node's timer limit), got 10000000000\n");
 });
 
 test('in process: startSimServer rejects with a UserError and leaves nothing running', async () => {
