@@ -92,12 +92,12 @@ export function fitPrefill(points: readonly PrefillPoint[], bounds: Partial<FitB
     problems.push(`only ${lengths.length} distinct prompt length(s) were measured; a quadratic fit needs at least ${limits.minDistinctLengths}`);
   }
   if (n > 0 && r2 < limits.minR2) {
-    problems.push(`the fit explains too little of the prefill time: R² ${r2.toFixed(4)} (fit to per-length medians) is below the bound ${limits.minR2} (${n} points at ${lengths.length} lengths)`);
+    problems.push(`the fit explains too little of the prefill time: R² ${r2.toFixed(4)} (fit to per-length medians) is below the bound ${limits.minR2} (${n} points at ${lengths.length} lengths; recipe fields: profile.minR2 sets the bound, more profile.repeats steady the medians)`);
   }
   for (const l of lengths) {
     if (l.count >= 2 && l.cv > limits.maxRepeatCv && l.robustSdS > limits.noiseFloorS) {
       const times = valid.filter((p) => p.promptTokens === l.promptTokens).map((p) => `${fmtS(p.prefillS)} s`).join(', ');
-      problems.push(`repeats at ${l.promptTokens} prompt tokens are too noisy: robust coefficient of variation (1.4826·MAD/median) ${pct(l.cv)} is above the bound ${pct(limits.maxRepeatCv)} (${times})`);
+      problems.push(`repeats at ${l.promptTokens} prompt tokens are too noisy: robust coefficient of variation (1.4826·MAD/median) ${pct(l.cv)} is above the bound ${pct(limits.maxRepeatCv)} (${times}; recipe fields: profile.maxRepeatCv sets the bound, profile.noiseFloor the spread ignored as noise, profile.repeats how many runs)`);
     }
   }
 

@@ -75,7 +75,7 @@ function manifestPlan(plan: RunPlan): ManifestPlan {
 
 /** Resolves the recipe's plan without launching anything (what --dry-run prints). */
 export async function dryRun(recipeFile: string, now = new Date()): Promise<RunPlan> {
-  const recipe = await loadRecipe(recipeFile);
+  const recipe = await loadRecipe(recipeFile, { env: process.env });
   return resolveRun(recipe, newRunId(recipe.name, now, '/nonexistent'));
 }
 
@@ -89,7 +89,7 @@ interface OpenedRun {
 
 /** Creates the run directory of a new run; what the plan refuses is refused before it exists. */
 async function createRun(opts: RunOptions, now: () => Date): Promise<OpenedRun> {
-  const recipe = await loadRecipe(opts.recipeFile);
+  const recipe = await loadRecipe(opts.recipeFile, { env: process.env });
   const runId = newRunId(recipe.name, now(), opts.outDir);
   // Random per run so no prompt of this run repeats one of an earlier run (prompt caches).
   const promptNonce = randomBytes(8).toString('hex');
@@ -133,7 +133,7 @@ async function reopenRun(resumeDir: string, now: () => Date): Promise<OpenedRun>
   if (sha256(readFileSync(recipeFile, 'utf8')) !== recipeSha256) {
     throw new UserError(`${recipeFile} changed since run ${runId} started; resuming would mix two recipes (start a new run instead)`);
   }
-  const recipe = await loadRecipe(recipeFile);
+  const recipe = await loadRecipe(recipeFile, { env: process.env });
   // A run directory written before prompts had a nonce gets one now; kept on every later resume.
   const promptNonce = typeof found.promptNonce === 'string' ? found.promptNonce : randomBytes(8).toString('hex');
   const plan = resolveRun(recipe, runId, promptNonce);

@@ -18,7 +18,8 @@ export function parseTraceCsv(text: string, maxTotalTokens: number): TraceTable 
   const pi = header.indexOf('num_prefill_tokens');
   const di = header.indexOf('num_decode_tokens');
   const ai = header.indexOf('arrived_at');
-  if (pi < 0 || di < 0) return { error: `has no num_prefill_tokens and num_decode_tokens columns (header: ${lines[0]?.slice(0, 80)})` };
+  // The header is not quoted: the path may name any file, and its first line is not ours to print.
+  if (pi < 0 || di < 0) return { error: 'has no num_prefill_tokens and num_decode_tokens columns in its first line (a Vidur trace CSV has both)' };
   let n = 0;
   const prompt = new Int32Array(lines.length);
   const output = new Int32Array(lines.length);

@@ -7,6 +7,7 @@
 // engine endpoint: nothing to launch), `formatDockerRun(spec)` (the equivalent `docker run` line).
 import { UserError, describeValue } from '../util/errors.ts';
 import { hostPathProblem, type TargetSpec } from './targetSpec.ts';
+import { shellQuote } from '../util/shellQuote.ts';
 
 export const RUN_LABEL = 'fluidcap.run';
 /** The image scripts/build-llama-image.mjs builds; used when a llamacpp target names none. */
@@ -231,18 +232,28 @@ export function renderContainerSpec(target: TargetSpec, opts: RenderOptions): Co
   };
 }
 
-const shellQuote = (s: string) => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
-
-/** The equivalent `docker run` command, for people reading a dry run (never executed). */
+/**
+ * The equivalent `docker run` command, for people reading a dry run (never executed): a correct
+ * POSIX shell line to run on the engine's host. Secrets pass by name (`-e HF_TOKEN`, the value
+ * taken from the environment; a differently named local variable is assigned in front), so no
+ * secret value would appear in the command line; `~/` stays unquoted so the shell expands it.
+ */
 export function formatDockerRun(spec: ContainerSpec): string {
-  const parts = ['docker', 'run', '-d', '--name', spec.name, '--network', spec.networkMode];
-  if (spec.gpuDeviceIds) parts.push('--gpus', `"device=${spec.gpuDeviceIds.join(',')}"`);
-  if (spec.ipcMode) parts.push('--ipc', spec.ipcMode);
-  if (spec.shmSizeBytes) parts.push('--shm-size', `${spec.shmSizeBytes / GiB}g`);
-  for (const m of spec.mounts) parts.push('-v', `${m.source}:${m.target}${m.readOnly ? ':ro' : ''}`);
-  for (const [k, v] of Object.entries(spec.env)) parts.push('-e', `${k}=${v}`);
-  for (const s of spec.secretEnv) parts.push('-e', s.name === s.fromEnv ? s.name : `${s.name}=$${s.fromEnv}`);
-  for (const [k, v] of Object.entries(spec.labels)) parts.push('--label', `${k}=${v}`);
-  parts.push(spec.image, ...spec.argv);
-  return parts.map(shellQuote).join(' ');
+  const words: string[] = [];
+  const word = (w: string) => words.push(shellQuote(w));
+  const assignments = spec.secretEnv.filter((s) => s.name !== s.fromEnv).map((s) => `${s.name}="$${s.fromEnv}"`);
+  for (const w of ['docker', 'run', '-d', '--name', spec.name, '--network', spec.networkMode]) word(w);
+  if (spec.gpuDeviceIds) words.push('--gpus', shellQuote(`"device=${spec.gpuDeviceIds.join(',')}"`));
+  if (spec.ipcMode) words.push('--ipc', shellQuote(spec.ipcMode));
+  if (spec.shmSizeBytes) words.push('--shm-size', shellQuote(`${spec.shmSizeBytes / GiB}g`));
+  for (const m of spec.mounts) {
+    const volume = `${m.source}:${m.target}${m.readOnly ? ':ro' : ''}`;
+    words.push('-v', volume.startsWith('~/') ? `~/${shellQuote(volume.slice(2))}` : shellQuote(volume));
+  }
+  for (const [k, v] of Object.entries(spec.env)) words.push('-e', shellQuote(`${k}=${v}`));
+  for (const s of spec.secretEnv) words.push('-e', shellQuote(s.name));
+  for (const [k, v] of Object.entries(spec.labels)) words.push('--label', shellQuote(`${k}=${v}`));
+  word(spec.image);
+  for (const a of spec.argv) word(a);
+  return [...assignments, ...words].join(' ');
 }

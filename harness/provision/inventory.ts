@@ -27,12 +27,15 @@ import { resolve, dirname } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { UserError, describeValue } from '../util/errors.ts';
+import { NVIDIA_SMI_RE } from './gpuFacts.ts';
+import { MAX_ALIAS_COUNT, yamlExpansionProblem } from '../recipe/yamlLimits.ts';
 
 const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+const NAME_RULE = 'must be letters, digits, ".", "_" or "-"';
 
 const hostSchema = z
   .strictObject({
-    name: z.string().regex(NAME_RE, 'must be letters, digits, ".", "_" or "-"').refine((n) => n !== 'local', 'must not be "local" (reserved for this machine)'),
+    name: z.string().regex(NAME_RE, NAME_RULE).refine((n) => n !== 'local', 'must not be "local" (reserved for this machine)'),
     address: z.string().min(1),
     port: z.number().int().min(1).max(65535).default(22),
     user: z.string().min(1),
@@ -44,7 +47,10 @@ const hostSchema = z
     docker: z.strictObject({ socket: z.string().startsWith('/', 'must be an absolute path').default('/var/run/docker.sock') }).prefault({}),
     hfCache: z.string().min(1).optional(),
     /** nvidia-smi on the host (a path when it is not on the SSH session's PATH). */
-    nvidiaSmi: z.string().min(1).default('nvidia-smi'),
+    nvidiaSmi: z
+      .string()
+      .regex(NVIDIA_SMI_RE, 'must be a program name or an absolute path (letters, digits, ".", "_", "+", "-" and "/" only)')
+      .default('nvidia-smi'),
     labels: z.record(z.string(), z.string()).default({}),
   })
   .superRefine((h, ctx) => {
@@ -61,7 +67,7 @@ const hostSchema = z
 export const inventorySchema = z
   .strictObject({
     hosts: z.array(hostSchema).min(1),
-    groups: z.record(z.string().regex(NAME_RE), z.array(z.string()).min(1)).default({}),
+    groups: z.record(z.string().regex(NAME_RE, NAME_RULE), z.array(z.string()).min(1)).default({}),
   })
   .superRefine((inv, ctx) => {
     if (!Array.isArray(inv.hosts)) return;
@@ -122,6 +128,38 @@ function valueAt(raw: unknown, path: PropertyKey[]): unknown {
   return node;
 }
 
+const TYPE_WORDS: Record<string, string> = {
+  array: 'a list',
+  object: 'a mapping (key: value lines)',
+  record: 'a mapping (key: value lines)',
+  string: 'text',
+  number: 'a number',
+  int: 'a whole number',
+  boolean: 'true or false',
+};
+
+// zod's own wording ("must be a object", "Too big: expected number to be <=65535") reads like a
+// stack trace to someone editing YAML: each issue kind gets a sentence in plain words instead.
+function plainMessage(issue: z.core.$ZodIssue): string {
+  switch (issue.code) {
+    case 'invalid_type':
+      return `must be ${TYPE_WORDS[issue.expected] ?? issue.expected}`;
+    case 'too_small':
+      if (issue.origin === 'string' && Number(issue.minimum) === 1) return 'must not be empty';
+      if (issue.origin === 'array') return `must list at least ${String(issue.minimum)} item${Number(issue.minimum) === 1 ? '' : 's'}`;
+      return `must be ${issue.inclusive ? 'at least' : 'more than'} ${String(issue.minimum)}`;
+    case 'too_big':
+      if (issue.origin === 'string') return `must be at most ${String(issue.maximum)} characters`;
+      return `must be ${issue.inclusive ? 'at most' : 'less than'} ${String(issue.maximum)}`;
+    case 'invalid_value':
+      return `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
+    case 'invalid_union':
+      return 'must be true, false or a path';
+    default:
+      return /^(must|has|needs)\b/.test(issue.message) ? issue.message : `is not valid (${issue.message})`;
+  }
+}
+
 /** Validates a decoded inventory; every problem as `file: path message, got value (type)`. */
 export function parseInventory(raw: unknown, file: string): { ok: true; inventory: Inventory } | { ok: false; problems: string[] } {
   const result = inventorySchema.safeParse(raw);
@@ -138,10 +176,12 @@ export function parseInventory(raw: unknown, file: string): { ok: true; inventor
     const input = 'input' in issue && issue.input !== undefined ? issue.input : valueAt(raw, issue.path);
     const where = issue.path.length > 0 ? `${pathOf(issue.path, raw)} ` : '';
     if (issue.code === 'unrecognized_keys') return `${file}: ${where}has unknown field(s) ${issue.keys.join(', ')}`;
-    let message = issue.message;
-    if (issue.code === 'invalid_type') message = `must be ${issue.expected === 'array' ? 'a list' : `a ${issue.expected}`}`;
-    else if (!/^(must|has|needs)\b/.test(message)) message = `must be valid: ${message}`;
-    return `${file}: ${where}${message}, got ${describeValue(input)}`;
+    if (issue.code === 'invalid_key') {
+      const key = issue.path[issue.path.length - 1];
+      const rule = issue.issues[0]?.message ?? NAME_RULE;
+      return `${file}: ${pathOf(issue.path.slice(0, -1), raw)}: the name ${describeValue(key)} ${rule}`;
+    }
+    return `${file}: ${where || '(top level) '}${plainMessage(issue)}, got ${describeValue(input)}`;
   });
   return { ok: false, problems };
 }
@@ -156,9 +196,10 @@ export async function loadInventory(file: string): Promise<Inventory> {
   }
   let raw: unknown;
   try {
-    raw = parseYaml(text);
+    raw = parseYaml(text, { maxAliasCount: MAX_ALIAS_COUNT });
   } catch (err) {
-    throw new UserError(`${file}: not valid YAML: ${(err as Error).message.split('\n')[0]}`);
+    const message = (err as Error).message;
+    throw new UserError(`${file}: ${/alias/i.test(message) ? yamlExpansionProblem(err as Error) : `not valid YAML: ${message.split('\n')[0]}`}`);
   }
   const result = parseInventory(raw, file);
   if (!result.ok) {

@@ -3,11 +3,12 @@
 // verified against known_hosts before any credential is sent.
 //
 // Interface (stable): `connectHost(host, opts) → Promise<HostConnection>`.
-import { appendFile, mkdir, readFile, access } from 'node:fs/promises';
+import { appendFile, mkdir, readFile, access, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { NodeSSH } from 'node-ssh';
 import type { Client, ClientChannel } from 'ssh2';
 import { UserError } from '../util/errors.ts';
+import { shellJoin, shellQuote } from '../util/shellQuote.ts';
 import type { InventoryHost } from './inventory.ts';
 import { fingerprintOfBlob, hostLookupName, keyTypeOfBlob, knownHostsLine, knownKeyTypes, verifyHostKey, type HostKeyVerdict } from './knownHosts.ts';
 
@@ -38,7 +39,7 @@ export interface HostConnection {
   ssh: NodeSSH;
   client: Client;
   hostKey: { type: string; fingerprint: string; verdict: HostKeyVerdict['kind'] | 'pinned' };
-  /** Runs `command args...` (args shell-escaped by node-ssh, never pasted); resolves with the exit code. */
+  /** Runs `command args...` (every word shell-quoted, never pasted); resolves with the exit code. */
   exec(command: string, args?: string[], opts?: { timeoutS?: number }): Promise<ExecResult>;
   /** A channel to a Unix socket on the host (OpenSSH streamlocal forwarding). */
   openStreamLocal(socketPath: string): Promise<ClientChannel>;
@@ -116,11 +117,22 @@ export async function connectHost(host: InventoryHost, opts: ConnectOptions = {}
 
   let privateKey: string | undefined;
   if (host.key !== undefined) {
+    let mode: number;
+    let owner: number;
     try {
       await access(host.key);
+      ({ mode, uid: owner } = await stat(host.key));
       privateKey = await readFile(host.key, 'utf8');
     } catch (err) {
       throw new UserError(`host ${host.name}: cannot read key ${host.key} (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+    }
+    // OpenSSH's rule (sshkey_perm_ok): a key of ours that others may read is refused, not used.
+    if (process.platform !== 'win32' && owner === process.getuid?.() && (mode & 0o077) !== 0) {
+      const perms = (mode & 0o777).toString(8).padStart(4, '0');
+      throw new UserError(
+        `host ${host.name}: key ${host.key} is readable or writable by other users (permissions ${perms}); OpenSSH refuses such keys, ` +
+          `and so does fluidcap. Restrict it with: chmod 600 ${shellQuote(host.key)}`,
+      );
     }
   }
   let passphrase: string | undefined;
@@ -215,7 +227,9 @@ export async function connectHost(host: InventoryHost, opts: ConnectOptions = {}
       if (!open) throw notOpen();
       let channel: ClientChannel | undefined;
       let timer: NodeJS.Timeout | undefined;
-      const run = ssh.exec(command, args, { stream: 'both', onChannel: (c) => (channel = c) }) as Promise<ExecResult>;
+      // The remote shell parses what SSH sends: the command is quoted like every argument (node-ssh
+      // would quote only the arguments), so an inventory value such as nvidiaSmi stays one word.
+      const run = ssh.exec(shellJoin([command, ...args]), [], { stream: 'both', onChannel: (c) => (channel = c) }) as Promise<ExecResult>;
       const dropped = closed.then(() => {
         throw notOpen();
       });

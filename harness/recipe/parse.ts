@@ -8,7 +8,11 @@ import { profileSchema, searchSchema } from './sections.ts';
 import { formatIssues } from './problems.ts';
 
 export const recipeSchema = z.strictObject({
-  name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'must be letters, digits, ".", "_" or "-"'),
+  // It names the run directory and the engine container (with a timestamp), so it stays short.
+  name: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'must be letters, digits, ".", "_" or "-"')
+    .max(64, 'must be at most 64 characters (it names the run directory and the container)'),
   description: z.string().optional(),
   target: targetSchema,
   workload: workloadSchema,

@@ -24,15 +24,22 @@ function valueAt(raw: unknown, path: Path): unknown {
   return v;
 }
 
+// zod's default wording starts like this; anything else is a schema's own sentence, kept as written.
+const ZOD_DEFAULT = /^(Invalid|Too (big|small)|Expected|Unrecognized)/;
+
 function describeIssue(issue: z.core.$ZodIssue, value: unknown): string {
+  const own = !ZOD_DEFAULT.test(issue.message);
   switch (issue.code) {
     case 'invalid_type':
       if (value === undefined) return `is required (expected ${issue.expected})`;
-      return `must be ${article(issue.expected)}`;
+      return own ? issue.message : `must be ${article(issue.expected)}`;
     case 'too_small':
-      return `must be ${issue.inclusive ? '>=' : '>'} ${String(issue.minimum)}${issue.origin === 'array' ? ' items' : ''}`;
+      if (own) return issue.message;
+      if (issue.origin === 'string' && Number(issue.minimum) === 1) return 'must not be empty';
+      return `must be ${issue.inclusive ? '>=' : '>'} ${String(issue.minimum)}${issue.origin === 'array' ? ' items' : issue.origin === 'string' ? ' characters long' : ''}`;
     case 'too_big':
-      return `must be ${issue.inclusive ? '<=' : '<'} ${String(issue.maximum)}${issue.origin === 'array' ? ' items' : ''}`;
+      if (own) return issue.message;
+      return `must be ${issue.inclusive ? '<=' : '<'} ${String(issue.maximum)}${issue.origin === 'array' ? ' items' : issue.origin === 'string' ? ' characters long' : ''}`;
     case 'invalid_value': {
       const choices = issue.values.map((v) => JSON.stringify(v)).join(', ');
       // zod reports a missing enum field as a wrong value: say it is missing.
@@ -45,7 +52,9 @@ function describeIssue(issue: z.core.$ZodIssue, value: unknown): string {
     case 'not_multiple_of':
       return `must be a multiple of ${String(issue.divisor)}`;
     case 'invalid_format':
-      return `must be a valid ${issue.format}`;
+      // The schema's own sentence ("must be an image reference such as ...") says what is wanted;
+      // zod's default names only the check ("Invalid string: must match pattern ...").
+      return own ? issue.message : `must be a valid ${issue.format === 'regex' ? 'value' : issue.format}`;
     default:
       return issue.message;
   }
@@ -59,6 +68,13 @@ function article(type: string): string {
 /** Every issue as `file: path message, got value (type)`; `prefix` places a section inside the file. */
 export function formatIssues(issues: readonly z.core.$ZodIssue[], raw: unknown, file: string, prefix: Path = []): string[] {
   return issues.flatMap((issue) => {
+    if (issue.code === 'invalid_key') {
+      // A map key (a secret's container variable, a group name) that its own rule refuses.
+      const key = issue.path[issue.path.length - 1];
+      const inner = issue.issues[0] as z.core.$ZodIssue | undefined;
+      const rule = inner ? describeIssue(inner, key) : 'is not a valid name';
+      return `${file}: ${formatPath(issue.path.slice(0, -1), prefix)} has the name ${describeValue(key)}, which ${rule}`;
+    }
     if (issue.code === 'unrecognized_keys') {
       // One line per unknown key, with its full path and value, like every other problem.
       const parent = valueAt(raw, issue.path);

@@ -2,7 +2,8 @@
 // process for tests and for `fluidcap sim serve`. Tokens stream as SSE, one chunk per request per
 // iteration, each stamped with `fluidcap_emit_ns` (CLOCK_MONOTONIC) at the moment it is written.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { createWriteStream, type WriteStream } from 'node:fs';
+import { createWriteStream, openSync, type WriteStream } from 'node:fs';
+import { UserError } from '../util/errors.ts';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { resolveSimConfig, type SimConfig, type SimServerOptions } from './config.ts';
@@ -34,6 +35,38 @@ export class SimStartupError extends Error {
   override name = 'SimStartupError';
 }
 
+// Opened before listening, so a path that cannot be written is a start-up error, not an unhandled
+// 'error' event after "listening"; a later write failure (disk full) stops tracing with a log line.
+function openTrace(path: string, log: (line: string) => void): WriteStream {
+  let fd: number;
+  try {
+    fd = openSync(path, 'w');
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    throw new UserError(`--trace-iterations: cannot write ${JSON.stringify(path)} (${e.code ?? e.message})`);
+  }
+  const stream = createWriteStream(path, { fd });
+  stream.on('error', (err) => log(`fluidcap sim: iteration trace ${path} stopped: ${err.message}`));
+  return stream;
+}
+
+// A listen failure in words: which address and port, and what to change.
+function listenProblem(err: NodeJS.ErrnoException, host: string, port: number): string {
+  switch (err.code) {
+    case 'EADDRINUSE':
+      return `port ${port} on ${host} is already in use (pick another --port, or --port 0 for a free one)`;
+    case 'EACCES':
+      return `no permission to listen on port ${port} on ${host} (ports below 1024 need privileges; pick another --port)`;
+    case 'EADDRNOTAVAIL':
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+    case 'EINVAL':
+      return `--host ${JSON.stringify(host)} is not an address of this machine (${err.code}); use 127.0.0.1, 0.0.0.0 or one of its interface addresses`;
+    default:
+      return `cannot listen on ${host}:${port}: ${err.message}`;
+  }
+}
+
 // Per-HTTP-request callback for one engine request's tokens; returns the emit time when it wrote.
 type TokenHandler = (event: TokenEvent) => bigint | null;
 
@@ -44,6 +77,10 @@ const MAX_BODY_BYTES = 64 * 1024 * 1024;
 export async function startSimServer(options: SimServerOptions = {}): Promise<SimServerHandle> {
   const config = resolveSimConfig(options);
   const log = options.log ?? (() => {});
+  // A longer interval would overflow Node's timer and log every millisecond instead.
+  if (config.logStatsIntervalS * 1000 > 2 ** 31 - 1) {
+    throw new UserError(`--log-stats-interval must be at most ${(2 ** 31 - 1) / 1000} seconds (Node's timer limit), got ${config.logStatsIntervalS}`);
+  }
   if (config.faults.exitAtStart) {
     throw new SimStartupError(
       `torch.OutOfMemoryError: CUDA out of memory while loading ${config.model.name} on ${config.gpu.name} (simulated by --fault-exit-at-start)`,
@@ -53,7 +90,7 @@ export async function startSimServer(options: SimServerOptions = {}): Promise<Si
   const handlers = new Map<SimRequest, TokenHandler>();
   const arrivalNs = new Map<SimRequest, bigint>();
   const lastTokenNs = new Map<SimRequest, bigint>();
-  let traceStream: WriteStream | null = config.traceIterations ? createWriteStream(config.traceIterations) : null;
+  let traceStream: WriteStream | null = config.traceIterations ? openTrace(config.traceIterations, log) : null;
   let seq = 0;
   let completedRequests = 0;
   let promptTokensSinceLog = 0;
@@ -400,13 +437,18 @@ export async function startSimServer(options: SimServerOptions = {}): Promise<Si
     resolveDone(why);
   };
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, () => {
-      server.off('error', reject);
-      resolve();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.port, config.host, () => {
+        server.off('error', reject);
+        resolve();
+      });
     });
-  });
+  } catch (err) {
+    await shutdown('closed');
+    throw new UserError(listenProblem(err as NodeJS.ErrnoException, config.host, config.port), { cause: err });
+  }
   const port = (server.address() as AddressInfo).port;
   const hostForUrl = config.host.includes(':') ? `[${config.host}]` : config.host;
   const url = `http://${hostForUrl}:${port}`;

@@ -1,23 +1,31 @@
 // Small zod building blocks shared by every recipe section, so durations, rates and percentiles
 // read and fail the same way everywhere.
 import { z } from 'zod';
-import { parseDurationS } from './duration.ts';
+import { checkDurationS, formatDurationS, parseDurationS } from './duration.ts';
 
 const DURATION_HINT = 'a duration such as 25ms, 2s or 10m';
 
-/** A duration written `25ms`, `2s`, `10m` or as a number of seconds; parsed to seconds. */
-export const durationS = (opts: { min?: number; allowZero?: boolean } = {}) =>
+/**
+ * A duration written `25ms`, `2s`, `10m` or as a number of seconds; parsed to seconds. `maxS` is
+ * a field's own ceiling below the timer limit every duration has (util/duration.ts).
+ */
+export const durationS = (opts: { min?: number; allowZero?: boolean; maxS?: number } = {}) =>
   z
     .union([z.number(), z.string()], { error: `must be ${DURATION_HINT}` })
     .transform((v, ctx) => {
-      const s = parseDurationS(v);
-      if (s === null) {
-        ctx.addIssue({ code: 'custom', message: `must be ${DURATION_HINT}` });
+      const checked = checkDurationS(v);
+      if ('problem' in checked) {
+        ctx.addIssue({ code: 'custom', message: checked.problem });
         return z.NEVER;
       }
+      const s = checked.s;
       const min = opts.min ?? 0;
       if (s < min || (!opts.allowZero && s === 0 && min === 0)) {
         ctx.addIssue({ code: 'custom', message: `must be a duration > ${min === 0 ? '0' : min + 's'}` });
+        return z.NEVER;
+      }
+      if (opts.maxS !== undefined && s > opts.maxS) {
+        ctx.addIssue({ code: 'custom', message: `must be a duration of at most ${formatDurationS(opts.maxS)}` });
         return z.NEVER;
       }
       return s;

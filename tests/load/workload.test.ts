@@ -2,7 +2,7 @@
 // bounds, Vidur's truncation rule on the real trace CSVs, and recipe validation names the field.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -47,7 +47,10 @@ test('distributions: fixed, uniform bounds, quantiles, zipf skew; context cap ho
 test("Vidur truncation: proportional, rounded up, each >= 1 (checked on the real splitwise_code trace)", () => {
   assert.equal(truncateVidur(4808, 10, 4096), [4808 - Math.ceil(722 * (4808 / 4818)), 10 - Math.ceil(722 * (10 / 4818))]);
   assert.equal(truncateVidur(100, 50, 4096), [100, 50]);
-  const text = readFileSync(new URL('splitwise_code.csv', TRACES), 'utf8');
+  const trace = new URL('splitwise_code.csv', TRACES);
+  // The real traces live beside the repository (../shared); a fresh clone has none.
+  if (!existsSync(trace)) return console.log(`SKIP the splitwise_code trace check: ${trace.pathname} is absent (../shared is not checked out)`);
+  const text = readFileSync(trace, 'utf8');
   const table = parseTraceCsv(text, 4096);
   if ('error' in table) throw new Error(table.error);
   assert.is(table.rows, 8819);

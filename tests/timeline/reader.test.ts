@@ -38,7 +38,7 @@ test('round trip through TimelineWriter; µs rounding; extras kept', async () =>
   const path = join(dir, 'rt', 'timelines.jsonl');
   const w = new TimelineWriter(path);
   w.append(rec('a', { scheduledS: 1.0000004, emitNs: ['1', '2', '3'], usageOutputTokens: 3 }));
-  w.append(rec('b', { status: 'timeout', chunks: [], httpStatus: null, error: 'timed out after 30s' }));
+  w.append(rec('b', { status: 'timeout', chunks: [], outputTokens: 0, httpStatus: null, error: 'timed out after 30s' }));
   w.close();
   const lines = await readAll(path);
   assert.equal(lines.map((l) => l.line), [1, 2]);
@@ -83,17 +83,17 @@ test('every SPEC §4 field is checked, several problems on one line are all name
     error: 5,
   });
   assert.equal(p, [
-    'id must be a non-empty string, got "" (string)',
+    'id must be a non-empty string of at most 256 characters, got "" (string)',
     'scheduledS must be a time >= 0 (seconds), got -1 (number)',
     'sentS must be a time >= 0 (seconds), got "3" (string)',
-    'promptTokens must be an integer >= 0, got 1.5 (number)',
-    'maxTokens must be an integer >= 0, got null',
+    'promptTokens must be an integer within 0..2147483647, got 1.5 (number)',
+    'maxTokens must be an integer within 0..2147483647, got null',
   ]);
   const q = timelineProblems({ ...rec('q'), chunks: [[12.9, 1], [12.8, 1], [13, 'two'], [14]], status: 'fine' });
   assert.equal(q, [
     'status must be one of ok, error, timeout, cancelled, got "fine" (string)',
     "chunks[1][0] must be a time >= the previous chunk's 12.9, got 12.8 (number)",
-    'chunks[2][1] must be a token count (integer >= 0), got "two" (string)',
+    'chunks[2][1] must be a token count (integer within 0..1048576), got "two" (string)',
     'chunks[3] must be a [time, tokens] pair, got [14] (array)',
   ]);
   assert.equal(timelineProblems({ ...rec('s'), chunks: [[12.0, 1]] }), ['chunks[0][0] must be a time >= sentS 12.3452, got 12 (number)']);
@@ -102,7 +102,7 @@ test('every SPEC §4 field is checked, several problems on one line are all name
     'error must be text or null, got 3 (number)',
   ]);
   assert.equal(timelineProblems([1, 2]), ['the line must be a JSON object (one timeline record), got [1,2] (array)']);
-  assert.equal(timelineProblems({ ...rec('e'), emitNs: ['12', 'x'] }), ['emitNs[1] must be a decimal string of nanoseconds, got "x" (string)']);
+  assert.equal(timelineProblems({ ...rec('e'), emitNs: ['12', 'x', '13'] }), ['emitNs[1] must be a decimal string of nanoseconds, got "x" (string)']);
   assert.equal(timelineProblems(rec('fine')), []);
 });
 

@@ -22,12 +22,14 @@ function durationFlag(flag: string, value: string | undefined, positive: boolean
   return s;
 }
 
+// Read as text so a bad value is quoted as typed ("abc"), not as yargs' NaN.
 function numberFlag(flag: string, value: unknown, ok: (v: number) => boolean, expected: string): number | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== 'number' || !Number.isFinite(value) || !ok(value)) {
-    throw new UserError(`--${flag} must be ${expected}, got ${describeValue(value)}`);
+  const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : typeof value === 'number' ? value : NaN;
+  if (!Number.isFinite(n) || !ok(n)) {
+    throw new UserError(`--${flag} must be ${expected}, got ${describeValue(Number.isFinite(n) ? n : value)}`);
   }
-  return value;
+  return n;
 }
 
 // stdout with backpressure; a closed pipe (`| head`) ends output quietly instead of crashing.
@@ -56,8 +58,8 @@ export const analyzeCommand = verb({
       .option('tbt-deadline', { type: 'string', describe: 'TBT deadline D_d for the fluidity-index, e.g. 25ms' })
       .option('ttft-deadline', { type: 'string', describe: 'fixed first-token deadline D_p for every request (instead of the prefill fit + slack)' })
       .option('ttft-slack', { type: 'string', describe: "slack added to the fit's predicted prefill (default: the run's, else 0.3s)" })
-      .option('percentile', { type: 'number', describe: 'fluidity SLO percentile of requests (default 99)' })
-      .option('min-fluidity', { type: 'number', describe: 'fluidity each of those requests must reach (default 0.9)' })
+      .option('percentile', { type: 'string', describe: 'fluidity SLO percentile of requests (default 99)' })
+      .option('min-fluidity', { type: 'string', describe: 'fluidity each of those requests must reach (default 0.9)' })
       .option('percentile-method', { type: 'string', default: 'nearest-rank', describe: 'nearest-rank | linear (exact, stated in the output)' })
       .option('json', { type: 'boolean', default: false, describe: 'print {"requests":[...],"summary":{...}} (SPEC §2)' })
       .epilog(

@@ -2,49 +2,8 @@
 // entrypoint). Logs to stdout; exits 0 on SIGTERM/SIGINT, 1 on a simulated crash or start failure.
 import type { Argv } from 'yargs';
 import type { VerbFactory } from '../command.ts';
-import { listModels } from '../../catalog/models.ts';
-import { listGpuProfiles } from '../../catalog/gpus.ts';
 import type { SimServerOptions } from '../../sim/server.ts';
-
-const FLAG_KEYS = [
-  'model', 'gpu', 'scheduler', 'host', 'port', 'timeScale', 'tensorParallel', 'gpuMemoryUtilization', 'maxNumSeqs',
-  'maxNumBatchedTokens', 'chunkSize', 'maxModelLen', 'servedModelName', 'numGpuBlocksOverride', 'startDelay',
-  'traceIterations', 'faultCrashAfter', 'faultStallFraction', 'faultStallFor', 'faultHttp429Fraction',
-  'faultHttp500Fraction', 'faultMalformedSseFraction', 'faultExitAtStart', 'faultSeed', 'logStatsInterval',
-] as const;
-
-function serveOptions(y: Argv) {
-  return y
-    .option('model', { type: 'string', default: 'tiny', describe: `catalog name or HF id: ${listModels().join(', ')}` })
-    .option('gpu', { type: 'string', default: 'h100-sxm-80gb', describe: `GPU profile: ${listGpuProfiles().join(', ')}` })
-    .option('scheduler', { type: 'string', default: 'vllm', describe: 'vllm (prefill-prioritizing) or sarathi (chunked prefill)' })
-    .option('host', { type: 'string', default: '127.0.0.1', describe: 'address to listen on' })
-    .option('port', { type: 'number', default: 8000, describe: 'port; 0 picks a free one (printed on start)' })
-    .option('time-scale', { type: 'number', default: 1, describe: 'multiplies every modelled duration (< 1 runs faster than a GPU)' })
-    .option('tensor-parallel', { type: 'number', default: 1, alias: 'tensor-parallel-size', describe: 'GPUs sharing the model' })
-    .option('gpu-memory-utilization', { type: 'number', default: 0.9, describe: 'fraction of GPU memory for weights + KV cache' })
-    .option('max-num-seqs', { type: 'number', default: 256, describe: 'most requests in one batch' })
-    .option('max-num-batched-tokens', { type: 'number', describe: 'vllm: prompt tokens per prefill iteration (default max(4096, max-model-len))' })
-    .option('chunk-size', { type: 'number', default: 512, describe: 'sarathi: tokens per iteration (decodes + prefill chunks)' })
-    .option('max-model-len', { type: 'number', describe: "prompt + output limit (default: the model's context)" })
-    .option('served-model-name', { type: 'string', describe: 'name clients use in "model" (default: --model as given)' })
-    .option('num-gpu-blocks-override', { type: 'number', describe: 'fix the number of 16-token KV blocks (forces preemption in tests)' })
-    .option('start-delay', { type: 'string', default: '0', describe: 'not ready for this long (duration, e.g. 30s): port bound, requests held until ready, as vLLM does while loading' })
-    .option('trace-iterations', { type: 'string', describe: 'write one JSON line per iteration (planned vs actual times, batch) to this file' })
-    .option('log-stats-interval', { type: 'number', default: 10, describe: 'seconds between throughput log lines; 0 = none' })
-    .option('fault-crash-after', { type: 'number', describe: 'crash (drop every connection, exit 1) after this many finished requests' })
-    .option('fault-stall-fraction', { type: 'number', default: 0, describe: 'fraction of streams that stall after their first token' })
-    .option('fault-stall-for', { type: 'string', default: '1s', describe: 'how long a stalled stream holds its tokens (real time, not scaled)' })
-    .option('fault-http-429-fraction', { type: 'number', default: 0, describe: 'fraction of requests answered 429' })
-    .option('fault-http-500-fraction', { type: 'number', default: 0, describe: 'fraction of requests answered 500' })
-    .option('fault-malformed-sse-fraction', { type: 'number', default: 0, describe: 'fraction of streams with one malformed SSE event mid-stream' })
-    .option('fault-exit-at-start', { type: 'boolean', default: false, describe: 'fail at start-up with exit 1, as an engine out of memory does' })
-    .option('fault-seed', { type: 'number', default: 0, describe: 'seed of the fault draws' })
-    .epilog(
-      'Tokens are words: a text prompt counts its whitespace-separated words, a chat prompt the words of every ' +
-        "message's text (no template tokens). Every streamed chunk carries fluidcap_emit_ns (CLOCK_MONOTONIC ns).",
-    );
-}
+import { optionsFromArgs, serveOptions } from '../../sim/serveFlags.ts';
 
 // Registers `sim serve`.
 export const simCommand: VerbFactory = (setExit) => ({
@@ -58,8 +17,7 @@ export const simCommand: VerbFactory = (setExit) => ({
       handler: async (argv: Record<string, unknown>) => {
         // Loaded here so other verbs do not pay for the engine's modules at start-up.
         const { SimStartupError, startSimServer } = await import('../../sim/server.ts');
-        const options: SimServerOptions = { log: (line) => process.stdout.write(line + '\n') };
-        for (const key of FLAG_KEYS) if (argv[key] !== undefined) (options as Record<string, unknown>)[key] = argv[key];
+        const options: SimServerOptions = { ...optionsFromArgs(argv), log: (line) => process.stdout.write(line + '\n') };
         let sim;
         try {
           sim = await startSimServer(options);

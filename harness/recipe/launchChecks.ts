@@ -1,0 +1,48 @@
+// What a recipe asks of this machine and of the engine, checked before a results directory exists:
+// the secrets it names are set here, `maxModelLen` fits the model's context, and the simulated
+// engine would accept the exact flags a run would start it with (extraArgs included). Each problem
+// names the recipe field; a secret's value is never read beyond "set or not".
+import { findModel } from '../catalog/models.ts';
+import { renderContainerSpec } from '../provision/containerSpec.ts';
+import { simServeArgvProblems } from '../sim/serveFlags.ts';
+import { describeValue } from '../util/errors.ts';
+import type { Recipe } from './parse.ts';
+
+/**
+ * Every launch problem of a parsed recipe, as `file: field message`. `env` is where secrets are
+ * read at launch; null skips that check (a dry run launches nothing).
+ */
+export function launchProblems(recipe: Recipe, env: NodeJS.ProcessEnv | null): string[] {
+  const { file } = recipe.source;
+  const t = recipe.target;
+  const problems: string[] = [];
+  for (const [name, fromEnv] of Object.entries(env === null ? {} : t.secrets)) {
+    const value = env![fromEnv];
+    if (value === undefined || value === '') {
+      problems.push(`${file}: target.secrets.${name} names the environment variable ${fromEnv}, which is not set here (export it before running; fluidcap passes it to the engine and never writes it down)`);
+    }
+  }
+  if (t.engine === 'endpoint' || t.model === undefined) return problems;
+  const model = findModel(t.model);
+  const maxModelLen = t.engineArgs.maxModelLen;
+  if (model !== null && maxModelLen !== undefined && maxModelLen > model.maxContextTokens) {
+    problems.push(`${file}: target.engineArgs.maxModelLen must be <= ${model.name}'s context of ${model.maxContextTokens} tokens, got ${describeValue(maxModelLen)}`);
+    return problems;
+  }
+  // An unknown model is the run plan's to report (it names target.model); only a known one is tried.
+  if (t.engine === 'sim' && model !== null) problems.push(...simProblems(recipe));
+  return problems;
+}
+
+// The engine is asked the way a run starts it: the rendered argv, parsed by `sim serve`'s own rules.
+function simProblems(recipe: Recipe): string[] {
+  const t = recipe.target;
+  const argvOf = (target: Recipe['target']) => renderContainerSpec(target, { runId: 'check' })!.argv;
+  const all = simServeArgvProblems(argvOf(t));
+  if (all.length === 0) return [];
+  const extra = t.engineArgs.extraArgs;
+  const withoutExtra = extra.length > 0 ? simServeArgvProblems(argvOf({ ...t, engineArgs: { ...t.engineArgs, extraArgs: [] } })) : all;
+  const field = extra.length > 0 && withoutExtra.length === 0 ? 'target.engineArgs.extraArgs' : 'target';
+  const got = field === 'target.engineArgs.extraArgs' ? `, got ${describeValue(extra)}` : '';
+  return all.map((p) => `${recipe.source.file}: ${field}: the simulated engine would refuse to start: ${p}${got}`);
+}
