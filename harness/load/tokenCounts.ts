@@ -3,6 +3,7 @@
 // only, cumulative counts on every chunk (vLLM continuous_usage_stats), per-chunk deltas, or a
 // `completion_tokens: 0` placeholder in the first chunk; some stream chunks of several tokens.
 // Pure: chunk text lengths and the counts seen, in stream order, in; per-chunk counts out.
+import { MAX_OUTPUT_TOKENS } from '../timeline/validate.ts';
 
 /** A completion-token count seen in an event, after `contentBefore` content chunks (this event's own included). */
 export interface CountObservation {
@@ -25,9 +26,9 @@ export interface Reconciled {
   problem: string | null;
 }
 
-/** Counts above this many times max_tokens, or above 10^7, are not believed (and never allocated). */
+/** Counts above this many times max_tokens, or above what a timeline may hold, are not believed (and never allocated). */
 export const PLAUSIBLE_FACTOR = 100;
-export const PLAUSIBLE_MAX = 1e7;
+export const PLAUSIBLE_MAX = MAX_OUTPUT_TOKENS;
 
 /** Reconciles the chunks' token counts with the observed counts; see the file comment. */
 export function reconcileTokenCounts(chunkChars: readonly number[], observed: readonly CountObservation[], maxTokens: number): Reconciled {
