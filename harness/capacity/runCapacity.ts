@@ -75,7 +75,7 @@ function manifestPlan(plan: RunPlan): ManifestPlan {
 
 /** Resolves the recipe's plan without launching anything (what --dry-run prints). */
 export async function dryRun(recipeFile: string, now = new Date()): Promise<RunPlan> {
-  const recipe = await loadRecipe(recipeFile, { env: process.env });
+  const recipe = await loadRecipe(recipeFile);
   return resolveRun(recipe, newRunId(recipe.name, now, '/nonexistent'));
 }
 

@@ -28,7 +28,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { UserError, describeValue } from '../util/errors.ts';
 import { NVIDIA_SMI_RE } from './gpuFacts.ts';
-import { MAX_ALIAS_COUNT, yamlExpansionProblem } from '../recipe/yamlLimits.ts';
+import { MAX_ALIAS_COUNT, yamlExpansionProblem } from '../util/yamlLimits.ts';
 
 const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 const NAME_RULE = 'must be letters, digits, ".", "_" or "-"';

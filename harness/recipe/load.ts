@@ -8,7 +8,7 @@ import { UserError, describeValue, printable, truncate } from '../util/errors.ts
 import { parseRecipe, type Recipe } from './parse.ts';
 import { listGpuProfiles } from '../catalog/gpus.ts';
 import { loadWorkloadTrace } from '../load/traceFile.ts';
-import { MAX_ALIAS_COUNT, yamlExpansionProblem } from './yamlLimits.ts';
+import { MAX_ALIAS_COUNT, yamlExpansionProblem } from '../util/yamlLimits.ts';
 import { launchProblems } from './launchChecks.ts';
 
 /** Reads the YAML file and returns its decoded value plus its text, or throws a UserError naming the line. */

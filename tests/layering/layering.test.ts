@@ -19,7 +19,7 @@ const ALLOWED: Record<string, string[]> = {
   load: ['metrics', 'timeline', 'util'],
   sim: ['catalog', 'util'],
   provision: ['util'],
-  recipe: ['catalog', 'load', 'metrics', 'provision', 'util'],
+  recipe: ['catalog', 'load', 'metrics', 'provision', 'sim', 'util'],
   runDir: ['load', 'metrics', 'provision', 'recipe', 'timeline', 'util'],
   analyze: ['metrics', 'runDir', 'timeline', 'util'],
   report: ['catalog', 'metrics', 'runDir', 'util'],

@@ -14,7 +14,7 @@ import { ROOT } from '../pipeline/support.ts';
 
 function sweepDir(matrix: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'fluidcap-sweepsched-'));
-  copyFileSync(join(ROOT, 'recipes/sweeps/sim-base.yaml'), join(dir, 'base.yaml'));
+  copyFileSync(join(ROOT, 'sweeps/sim-base.yaml'), join(dir, 'base.yaml'));
   writeFileSync(join(dir, 'sweep.yaml'), `name: sched\nrecipe: base.yaml\nmatrix:\n${matrix}gpusPerHost: 2\n`);
   return dir;
 }
@@ -118,7 +118,7 @@ test('Ctrl-C: runs in progress end interrupted, nothing new starts; --resume ski
 
 test('resume with an inventory that would move a started run: refused, naming the run', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'fluidcap-sweepsched-'));
-  const base = readFileSync(join(ROOT, 'recipes/sweeps/sim-base.yaml'), 'utf8').replace('  engine: sim\n', '  engine: sim\n  image: fluidcap/sim:dev\n  host: pair\n');
+  const base = readFileSync(join(ROOT, 'sweeps/sim-base.yaml'), 'utf8').replace('  engine: sim\n', '  engine: sim\n  image: fluidcap/sim:dev\n  host: pair\n');
   writeFileSync(join(dir, 'base.yaml'), base);
   writeFileSync(join(dir, 'sweep.yaml'), 'name: moved\nrecipe: base.yaml\nmatrix:\n  maxNumSeqs: [4, 8]\n');
   const inventory = (order: string[]): Inventory => {

@@ -60,7 +60,7 @@ test('the base recipe must stay inside the sweep file\'s directory', () => {
 
 test('fluidcap sweep on a bad sweep file: one message naming file, field and value, exit 2, no sweep directory', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'fluidcap-sweepfile-'));
-  copyFileSync(join(ROOT, 'recipes/sweeps/sim-base.yaml'), join(dir, 'base.yaml'));
+  copyFileSync(join(ROOT, 'sweeps/sim-base.yaml'), join(dir, 'base.yaml'));
   writeFileSync(join(dir, 'bad.yaml'), 'recipe: base.yaml\nmatrix:\n  maxNumSeqs: [0, 8]\n');
   const r = await fluidcap(['sweep', join(dir, 'bad.yaml'), '--out', join(dir, 'out')], { timeoutMs: 60_000 });
   assert.is(r.code, 2, r.stderr);
