@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 // uvu matches its pattern against paths inside tests/; only *.test.ts files are test files.
 const wanted = (process.argv[2] ?? '').replace(/^\^?tests\//, (m) => (m.startsWith('^') ? '^' : ''));
 const pattern = wanted === '' ? '\\.test\\.ts$' : `^(?=${wanted.startsWith('^') ? wanted.slice(1) : `.*(?:${wanted})`}).*\\.test\\.ts$`;
-const limitS = Number(process.env.FLUIDCAP_TEST_TIMEOUT_S ?? 1500);
+const limitS = Number(process.env.FLUIDCAP_TEST_TIMEOUT_S ?? 3000);
 // `node --import tsx` rather than `uvu -r tsx`: with -r, uvu loads test files through require(),
 // which turns our ESM sources into CommonJS (ESM-only packages such as execa then fail to load).
 // --no-color: uvu otherwise sets FORCE_COLOR, which makes every node child warn next to NO_COLOR.
