@@ -75,6 +75,8 @@ export function renderHtml(blocks: Block[], title: string): string {
     '<html lang="en">',
     '<head>',
     '<meta charset="utf-8">',
+    // Nothing may be fetched or run: the report is one file that opens the same offline.
+    `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">`,
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
     `<title>${escapeHtml(title)}</title>`,
     `<style>${CSS}</style>`,

@@ -23,10 +23,20 @@ function linearTicks(lo: number, hi: number): number[] {
   return out;
 }
 
-// Powers of two inside [lo, hi] (the search doubles rates), thinned to at most eight.
+// Rates get powers of two inside [lo, hi] (the search doubles rates); small quantities such as
+// deadlines in seconds get 1-2-5 steps per decade. Thinned to at most eight.
 function logTicks(lo: number, hi: number): number[] {
   const out: number[] = [];
-  for (let k = Math.ceil(Math.log2(lo)); 2 ** k <= hi; k++) out.push(2 ** k);
+  if (lo < 0.5) {
+    for (let e = Math.floor(Math.log10(lo)); 10 ** e <= hi; e++) {
+      for (const m of [1, 2, 5]) {
+        const v = +(m * 10 ** e).toPrecision(6);
+        if (v >= lo && v <= hi) out.push(v);
+      }
+    }
+  } else {
+    for (let k = Math.ceil(Math.log2(lo)); 2 ** k <= hi; k++) out.push(2 ** k);
+  }
   const every = Math.ceil(out.length / 8);
   return out.filter((_, i) => i % every === 0);
 }
@@ -102,16 +112,16 @@ export function renderSvg(chart: Chart): string {
     const left = x > M.left + pw * 0.7;
     parts.push(`<text x="${r(left ? x - 4 : x + 4)}" y="${top + 14}"${left ? ' text-anchor="end"' : ''} class="mark">${escapeXml(l.label)}</text>`);
   }
-  for (const s of chart.series) {
+  for (const [si, s] of chart.series.entries()) {
     const pts = s.points.filter(([x, y]) => Number.isFinite(x) && Number.isFinite(y) && (!log || x > 0));
     if (s.kind === 'line' && pts.length > 0) {
       const d = pts.map(([x, y], i) => `${i === 0 ? 'M' : 'L'}${r(sx(x))} ${r(sy(y))}`).join(' ');
-      parts.push(`<path d="${d}" fill="none" stroke="${escapeXml(s.color)}" stroke-width="2" class="series"/>`);
+      parts.push(`<path d="${d}" fill="none" stroke="${escapeXml(s.color)}" stroke-width="2" class="series" data-s="${si}"/>`);
     }
     if (s.kind === 'points' || s.dots) {
       const radius = s.kind === 'points' ? 4.5 : 3;
       for (const [x, y] of pts) {
-        parts.push(`<circle cx="${r(sx(x))}" cy="${r(sy(y))}" r="${radius}" fill="${escapeXml(s.color)}" class="series"><title>${escapeXml(`${s.name}: ${fmtTick(x)}, ${fmtTick(y)}`)}</title></circle>`);
+        parts.push(`<circle cx="${r(sx(x))}" cy="${r(sy(y))}" r="${radius}" fill="${escapeXml(s.color)}" class="series" data-s="${si}"><title>${escapeXml(`${s.name}: ${fmtTick(x)}, ${fmtTick(y)}`)}</title></circle>`);
       }
     }
   }
