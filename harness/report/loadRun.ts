@@ -79,6 +79,7 @@ export function loadRun(runDir: string): RunReportData {
       tbtDeadlineS: f?.tbtDeadlineS ?? DEFAULT_FLUIDITY.tbtDeadlineS,
       percentile: f?.percentile ?? DEFAULT_FLUIDITY.percentile,
       method: p.percentileMethod === 'linear' ? 'linear' : 'nearest-rank',
+      dropCancelled: p.earlyStop !== null,
     });
   }
   const { price, priceNote } = priceOf(capacity.gpuProfile);

@@ -103,7 +103,15 @@ export function aroundCapacitySection(d: RunReportData): Block[] {
   const slackS = f?.ttftSlackS ?? d.fit?.ttftSlackS ?? DEFAULT_FLUIDITY.ttftSlackS;
   const pct = f?.percentile ?? DEFAULT_FLUIDITY.percentile;
   const minF = f?.minFluidity ?? DEFAULT_FLUIDITY.minFluidity;
-  out.push(para(`Shown: ${shown.map((p) => `probe ${p.index} at ${label(p, cap)}`).join(', ')}; warm-up requests excluded.`));
+  const dropped = shown.filter((p) => p.detail!.cancelledLeftOut > 0);
+  out.push(
+    para(
+      `Shown: ${shown.map((p) => `probe ${p.index} at ${label(p, cap)}`).join(', ')}; warm-up requests excluded.`,
+      dropped.length
+        ? ` Requests cancelled when a probe stopped early are left out of these figures (they were never answered, so they have no latency): ${dropped.map((p) => `${p.detail!.cancelledLeftOut} at ${fmtNum(p.qps)} QPS`).join(', ')}; the verdict counted them as failures.`
+        : '',
+    ),
+  );
 
   // The CDF is cut where the slowest probe's 99.9th percentile lies (or at twice the deadline), so the stalls stay visible.
   const tail = Math.max(2 * ddS, ...shown.map((p) => p.detail!.tbtCdf.find(([, y]) => y >= 0.999)?.[0] ?? 0));

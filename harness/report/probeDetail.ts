@@ -21,12 +21,12 @@ export interface ProbeDetail {
   fluidityByDeadline: { tbtDeadlineS: number; fluidity: number; missRate: number }[];
   /** How D_p was set for the fluidity figures (the report states it). */
   dpSource: 'fit' | 'slack only';
+  /** Requests cancelled by an early stop and left out. */
+  cancelledLeftOut: number;
 }
 
-/** Target TBT deadlines of the Fig. 5d curve: 5 ms to 500 ms, denser where SLOs usually sit. */
-export const DEADLINE_GRID_S: readonly number[] = [
-  0.005, 0.0075, 0.01, 0.0125, 0.015, 0.0175, 0.02, 0.025, 0.03, 0.035, 0.04, 0.05, 0.06, 0.075, 0.1, 0.125, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5,
-];
+/** Target TBT deadlines of the Fig. 5d curve, as multiples of the SLO's deadline (so a time-scaled run gets its own grid). */
+export const DEADLINE_GRID_FACTORS: readonly number[] = [0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1, 1.25, 1.5, 2, 3, 4];
 
 export interface ProbeDetailOptions {
   fit: Pick<PrefillFit, 'a' | 'b' | 'c'> | null;
@@ -35,6 +35,8 @@ export interface ProbeDetailOptions {
   percentile: number;
   method?: PercentileMethod;
   maxPoints?: number;
+  /** Leave out requests cancelled when the probe stopped early (they were never answered, not slow). */
+  dropCancelled?: boolean;
 }
 
 /** A plausible timeline line (a report must not fail on one odd line: it is skipped). */
@@ -64,7 +66,7 @@ function thin<T>(items: T[], max: number): T[] {
 export function probeDetail(records: readonly TimelineRecord[], o: ProbeDetailOptions): ProbeDetail {
   const maxPoints = o.maxPoints ?? 400;
   const method = o.method ?? 'nearest-rank';
-  const evaluated = records.filter((r) => r.warmup !== true);
+  const evaluated = records.filter((r) => r.warmup !== true && !(o.dropCancelled && r.status === 'cancelled'));
   const metrics = evaluated.map((r) => {
     const prefillS = o.fit ? predictPrefillS(o.fit, r.promptTokens) : undefined;
     return computeRequestMetrics(r, { dpS: (prefillS ?? 0) + o.ttftSlackS, tbtDeadlineS: o.tbtDeadlineS, prefillS });
@@ -87,7 +89,7 @@ export function probeDetail(records: readonly TimelineRecord[], o: ProbeDetailOp
     maxPoints,
   );
 
-  const fluidityByDeadline = DEADLINE_GRID_S.map((dd) => {
+  const fluidityByDeadline = DEADLINE_GRID_FACTORS.map((k) => +(k * o.tbtDeadlineS).toPrecision(6)).map((dd) => {
     const values = new Float64Array(metrics.length);
     let total = 0;
     let missed = 0;
@@ -110,5 +112,6 @@ export function probeDetail(records: readonly TimelineRecord[], o: ProbeDetailOp
     ttftByPrompt: ttft,
     fluidityByDeadline,
     dpSource: o.fit ? 'fit' : 'slack only',
+    cancelledLeftOut: o.dropCancelled ? records.filter((r) => r.warmup !== true && r.status === 'cancelled').length : 0,
   };
 }
