@@ -125,7 +125,12 @@ export function capacityFromArchive(i: ArchiveCapacityInputs): ArchiveCapacity {
   for (const p of probes) {
     if (p.evidence !== 'none' || byRate.has(p.qps)) continue;
     const inside = (passQps === null || p.qps > passQps) && (failQps === null || p.qps < failQps);
-    if (inside) needs.push({ qps: p.qps, range: null, reason: `${p.probe} is ${p.why}` });
+    // One line per rate: the last probe run there says why it is still open.
+    if (inside) {
+      const at = needs.findIndex((n) => n.qps === p.qps);
+      if (at >= 0) needs.splice(at, 1);
+      needs.push({ qps: p.qps, range: null, reason: `${p.probe} is ${p.why}` });
+    }
   }
   needs.sort((a, b) => (a.qps ?? Infinity) - (b.qps ?? Infinity));
   const gap = passQps !== null && failQps !== null && passQps > 0 ? (failQps - passQps) / passQps : null;

@@ -87,7 +87,14 @@ test('a stricter SLO keeps early-stopped fails; a fixed first-token deadline mak
 
 test('invalid and interrupted probes are never evidence; a pass above a fail does not raise the capacity', () => {
   const c = capacityFromArchive({
-    probes: [probe(1, true), probe(2, true, { valid: false, validity: 'client error 30 ms exceeds tolerance 10 ms' }), probe(3, false), probe(4, true), probe(1.5, true, { interrupted: true })],
+    probes: [
+      probe(1, true),
+      probe(2, true, { valid: false, validity: 'client error 45 ms exceeds tolerance 10 ms' }),
+      probe(2, true, { valid: false, validity: 'client error 30 ms exceeds tolerance 10 ms' }),
+      probe(3, false),
+      probe(4, true),
+      probe(1.5, true, { interrupted: true }),
+    ],
     runSlo: RUN_SLO,
     slo: RUN_SLO,
     firstTokenDeadlineChanged: false,
