@@ -168,5 +168,20 @@ test("a standalone probe's directory: the recipe's SLO, invalid shown as invalid
   assert.is(single.probes[0].verdict, 'invalid');
 });
 
+test("a standalone probe's recipeSlo wins over the text of its verdicts", async () => {
+  const pdir = join(dir, 'standalone2', 'probes', '00-qps-2');
+  mkdirSync(pdir, { recursive: true });
+  cpSync(join(EXAMPLE, 'probes', '01-qps-2', 'timelines.jsonl'), join(pdir, 'timelines.jsonl'));
+  const fluidity = { tbtDeadlineS: 0.075, ttftSlackS: 0.5, minFluidity: 0.8, percentile: 95, source: 'chat users' };
+  writeFileSync(
+    join(pdir, 'summary.json'),
+    JSON.stringify({ rateQps: 2, clientHealth: { verdict: 'valid', reason: 'ok' }, recipeSlo: { fluidity }, metrics: { slo: { passed: true, results: [{ name: 'fluidity', source: 'chat users', percentile: 95, threshold: 0.8 }] } } }),
+  );
+  const s = JSON.parse((await run(['standalone2', '--json'])).stdout).summary;
+  assert.equal(s.fluidityDeadlines, { tbtDeadlineS: 0.075, ttftSlackS: 0.5 });
+  assert.match(s.sloFrom, "(the recipe's SLO)");
+  assert.match(s.firstTokenDeadline.text, 'TTFT slack 500ms for every request');
+});
+
 test.after(() => rmSync(dir, { recursive: true, force: true }));
 test.run();
