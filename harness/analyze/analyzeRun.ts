@@ -16,7 +16,8 @@ import type { SloOverrides } from '../metrics/slo.ts';
 import { locateRunFiles } from './runFiles.ts';
 import { planDeadlines, type DeadlinePlan } from './deadlines.ts';
 import { requestJson } from './requestJson.ts';
-import { formatTable, type ProbeReport } from './table.ts';
+import { formatTable, verdictWord, type ProbeReport } from './table.ts';
+import { capacityFromArchive, formatArchiveCapacity, type ArchiveCapacity } from './capacity.ts';
 
 /** What to analyse and how. */
 export interface AnalyzeOptions {
@@ -24,6 +25,8 @@ export interface AnalyzeOptions {
   json: boolean;
   method: PercentileMethod;
   overrides: SloOverrides & { ttftDeadlineS?: number };
+  /** Also say what capacity the probes support under the SLO, and what would need probing. */
+  capacity?: boolean;
   /** Bad lines printed per file before the rest are only counted. */
   maxProblemsPerFile?: number;
 }
@@ -37,6 +40,7 @@ export interface AnalyzeDeps {
 /** Result for the CLI: what was printed and the exit code to set (0 clean, 1 some bad lines). */
 export interface AnalyzeOutcome {
   probes: ProbeReport[];
+  capacity: ArchiveCapacity | null;
   badLines: number;
   exitCode: 0 | 1;
 }
@@ -66,7 +70,7 @@ export async function analyzeTarget(opts: AnalyzeOptions, deps: AnalyzeDeps): Pr
   // Planned at the first valid record, so a broken file is reported before a missing fit.
   let planned: DeadlinePlan | null = null;
   const plan = () =>
-    (planned ??= planDeadlines({ fit: files.fit, fitPath: files.fitPath, runSlo: files.runSlo, overrides: opts.overrides }));
+    (planned ??= planDeadlines({ fit: files.fit, fitPath: files.fitPath, runSlo: files.runSlo, overrides: opts.overrides, slackOnlyWithoutFit: files.slackOnlyWithoutFit }));
   const maxProblems = opts.maxProblemsPerFile ?? 20;
   const out = new BufferedOut(deps.write);
   const held: string[] = [];
@@ -130,7 +134,7 @@ export async function analyzeTarget(opts: AnalyzeOptions, deps: AnalyzeDeps): Pr
     if (good === 0 || acc === null) continue;
     // With warm-up excluded the measured window starts at the first measured arrival.
     const durationS = warmups > 0 ? lastEndS - firstScheduledS : (file.durationS ?? undefined);
-    reports.push({ probe: file.probe, qps: file.qps, file: file.displayPath, summary: acc.summarize({ durationS }) });
+    reports.push({ probe: file.probe, qps: file.qps, file: file.displayPath, summary: acc.summarize({ durationS }), status: file.status });
   }
 
   if (records === 0) {
@@ -145,6 +149,18 @@ export async function analyzeTarget(opts: AnalyzeOptions, deps: AnalyzeDeps): Pr
   if (badLines > 0) deps.warn(`${badLines} bad line${badLines === 1 ? '' : 's'} skipped; the metrics cover the ${records} valid requests`);
 
   const { slo, firstTokenDeadline, tbtDeadlineS, ttftSlackS } = plan();
+  const capacity = opts.capacity
+    ? capacityFromArchive({
+        probes: files.probes.map((f) => {
+          const r = reports.find((x) => x.file === f.displayPath);
+          return { probe: f.probe, qps: f.qps, passed: r ? r.summary.slo.passed : null, ...f.status };
+        }),
+        runSlo: files.runSlo,
+        slo,
+        firstTokenDeadlineChanged: opts.overrides.ttftDeadlineS !== undefined,
+        tolerance: files.tolerance,
+      })
+    : null;
   if (opts.json) {
     const summary = {
       target: files.target,
@@ -157,7 +173,8 @@ export async function analyzeTarget(opts: AnalyzeOptions, deps: AnalyzeDeps): Pr
       requests: records,
       badLines,
       warmupExcluded,
-      probes: reports.map((r) => ({ probe: r.probe, qps: r.qps, file: r.file, ...r.summary })),
+      probes: reports.map((r) => ({ probe: r.probe, qps: r.qps, file: r.file, verdict: verdictWord(r), ...(r.status ?? {}), ...r.summary })),
+      ...(capacity ? { capacity } : {}),
     };
     await out.add(`\n],\n"summary":${JSON.stringify(summary)}}\n`);
   } else {
@@ -168,7 +185,8 @@ export async function analyzeTarget(opts: AnalyzeOptions, deps: AnalyzeDeps): Pr
       `percentiles: ${opts.method}, exact; failed requests count against every SLO`,
     ];
     await out.add(formatTable(reports, header).join('\n') + '\n');
+    if (capacity) await out.add(['', ...formatArchiveCapacity(capacity)].join('\n') + '\n');
   }
   await out.flush();
-  return { probes: reports, badLines, exitCode: badLines > 0 ? 1 : 0 };
+  return { probes: reports, capacity, badLines, exitCode: badLines > 0 ? 1 : 0 };
 }

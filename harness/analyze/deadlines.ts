@@ -1,6 +1,7 @@
 // Which SLO and which first-token deadline D_p an analysis uses, decided once from the run's files
 // and the flags (pure: the caller reads the files). Precedence, most specific first:
-//   D_p:        --ttft-deadline (fixed for every request) > prefill fit D_p(P) + TTFT slack
+//   D_p:        --ttft-deadline (fixed for every request) > prefill fit D_p(P) + TTFT slack >
+//               (a run or probe directory without a fit) the TTFT slack alone, as a standalone probe judges
 //   TTFT slack: --ttft-slack > the run's fluidity SLO > fit.json's ttftSlackS > 0.3 s
 //   SLO:        the run's slo (capacity.json, else manifest.json) + flag overrides; Metron's
 //               default fluidity SLO when the run names none (a lone timelines file).
@@ -16,6 +17,8 @@ export interface DeadlineInputs {
   fitPath: string;
   runSlo: Slo | null;
   overrides: SloOverrides & { ttftDeadlineS?: number };
+  /** Without a fit, use D_p = TTFT slack instead of refusing (the data sits in a run or probe directory). */
+  slackOnlyWithoutFit?: boolean;
 }
 
 /** The resolved analysis plan: SLO to judge, fluidity parameters, and D_p per prompt length. */
@@ -26,7 +29,7 @@ export interface DeadlinePlan {
   percentile: number;
   minFluidity: number;
   /** How D_p is obtained, in words (printed above the table and in the JSON summary). */
-  firstTokenDeadline: { source: 'fixed' | 'fit'; text: string; fixedS?: number; fit?: PrefillFit; ttftSlackS?: number };
+  firstTokenDeadline: { source: 'fixed' | 'fit' | 'slack'; text: string; fixedS?: number; fit?: PrefillFit; ttftSlackS?: number };
   /** D_p and the predicted prefill (without slack; undefined when D_p is fixed) for a prompt. */
   deadlineFor(promptTokens: number): { dpS: number; prefillS?: number };
 }
@@ -52,6 +55,17 @@ export function planDeadlines(inputs: DeadlineInputs): DeadlinePlan {
       ...common,
       firstTokenDeadline: { source: 'fixed', fixedS: dpS, text: `fixed ${formatDurationS(dpS)} for every request (--ttft-deadline)` },
       deadlineFor: () => ({ dpS }),
+    };
+  }
+  if (!fit && inputs.slackOnlyWithoutFit) {
+    return {
+      ...common,
+      firstTokenDeadline: {
+        source: 'slack',
+        ttftSlackS,
+        text: `TTFT slack ${formatDurationS(ttftSlackS)} for every request: no prefill fit (${inputs.fitPath} absent), so no predicted prefill is added, as the probe judged itself; --ttft-deadline sets another`,
+      },
+      deadlineFor: () => ({ dpS: ttftSlackS }),
     };
   }
   if (!fit) {

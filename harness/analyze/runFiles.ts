@@ -4,7 +4,8 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { UserError } from '../util/errors.ts';
 import type { PrefillFit } from '../metrics/prefill.ts';
-import { sloSchema, type Slo } from '../metrics/slo.ts';
+import { DEFAULT_FLUIDITY, sloSchema, type Slo } from '../metrics/slo.ts';
+import { parseDurationS } from '../util/duration.ts';
 import { RUN_FILES, probeFilesIn, rateInName, runPaths } from '../runDir/layout.ts';
 import { readJsonFile } from '../runDir/jsonFiles.ts';
 import { readFit as readFitFile } from '../runDir/read.ts';
@@ -20,6 +21,18 @@ export interface ProbeFile {
   displayPath: string;
   /** Probe duration from its summary.json, when present. */
   durationS: number | null;
+  /** What the probe's summary.json says about whether its verdict can be used. */
+  status: ProbeStatus;
+}
+
+/** Whether a probe's data is evidence at all: its client check, early stop and interruption. */
+export interface ProbeStatus {
+  hasSummary: boolean;
+  /** false: the client's timing error (or token drift, or an engine death) made it invalid; null: not recorded. */
+  valid: boolean | null;
+  validity: string | null;
+  earlyStop: string | null;
+  interrupted: boolean;
 }
 
 /** Everything analyze needs from disk. */
@@ -31,6 +44,10 @@ export interface RunFiles {
   fitPath: string;
   runSlo: Slo | null;
   runSloSource: string | null;
+  /** The search's tolerance (capacity.json, else the manifest's plan); null for a standalone probe. */
+  tolerance: number | null;
+  /** Whether a missing fit may fall back to D_p = TTFT slack (a run or probe directory, as the probe judged itself). */
+  slackOnlyWithoutFit: boolean;
 }
 
 // Paths in messages: relative to the current directory when inside it, else absolute.
@@ -79,22 +96,106 @@ function runSloOf(runDir: string): { slo: Slo | null; source: string | null } {
   return { slo: null, source: null };
 }
 
-function probeDuration(dir: string): number | null {
+type Json = Record<string, unknown>;
+const obj = (v: unknown): Json => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
+const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+
+function readSummary(dir: string): Json | null {
   const p = probeFilesIn(dir).summary;
   if (!existsSync(p)) return null;
   try {
-    const j = readJsonFile(p) as Record<string, Record<string, unknown> | unknown>;
-    for (const v of [j.durationS, (j.probe as Record<string, unknown>)?.durationS, (j.result as Record<string, unknown>)?.durationS]) {
-      if (typeof v === 'number' && v > 0) return v;
-    }
+    return obj(readJsonFile(p));
   } catch {
-    // A probe summary that cannot be read only loses its duration; the timelines still count.
+    // A probe summary that cannot be read only loses its duration and status; the timelines still count.
+    return null;
+  }
+}
+
+function probeDuration(j: Json | null): number | null {
+  if (!j) return null;
+  for (const v of [j.durationS, obj(j.probe).durationS, obj(j.result).durationS]) {
+    if (typeof v === 'number' && v > 0) return v;
   }
   return null;
 }
 
+// A run's summary.json says `valid`; a standalone probe's carries the client check and token drift as measured.
+function probeStatus(j: Json | null, dirName: string): ProbeStatus {
+  const interrupted = dirName.endsWith('.interrupted') || j?.interrupted === true;
+  if (!j) return { hasSummary: false, valid: null, validity: null, earlyStop: null, interrupted };
+  const client = obj(j.clientHealth ?? j.client);
+  const drift = obj(j.tokenDrift);
+  let valid: boolean | null = typeof j.valid === 'boolean' ? j.valid : null;
+  let validity = str(j.validity) ?? str(client.reason);
+  if (valid === null && typeof client.verdict === 'string') valid = client.verdict !== 'invalid';
+  if (drift.verdict === 'drift' && typeof j.valid !== 'boolean') {
+    valid = false;
+    validity = `token counts drift: ${str(drift.note) ?? ''}`;
+  }
+  if (typeof j.engineDied === 'string' && j.engineDied) {
+    valid = false;
+    validity = `the engine died: ${j.engineDied}`;
+  }
+  return { hasSummary: true, valid, validity, earlyStop: str(j.earlyStop), interrupted };
+}
+
 function probeFile(path: string, probe: string): ProbeFile {
-  return { probe, qps: rateInName(probe), path, displayPath: display(path), durationS: probeDuration(dirname(path)) };
+  const summary = readSummary(dirname(path));
+  return { probe, qps: rateInName(probe), path, displayPath: display(path), durationS: probeDuration(summary), status: probeStatus(summary, probe) };
+}
+
+// A standalone probe's summary.json judged its probe under the recipe's SLO: that SLO, as written
+// there (`recipeSlo`), else rebuilt from the verdicts it lists (thresholds, percentiles, and the
+// fluidity deadlines quoted in the SLO text).
+function sloFromProbeSummaries(probes: ProbeFile[]): { slo: Slo; source: string } | null {
+  for (const p of probes) {
+    const j = readSummary(dirname(p.path));
+    if (!j) continue;
+    const written = obj(j.recipeSlo);
+    if (Object.keys(written).length > 0) return { slo: written as Slo, source: `${display(probeFilesIn(dirname(p.path)).summary)} (the recipe's SLO)` };
+    const results = (obj(j.metrics).slo as Json | undefined)?.results;
+    if (!Array.isArray(results) || results.length === 0) continue;
+    const slo: Record<string, unknown> = {};
+    const assumed: string[] = [];
+    for (const r of results.map(obj)) {
+      const name = str(r.name);
+      const source = str(r.source) ?? String(name);
+      if (typeof r.percentile !== 'number' || typeof r.threshold !== 'number' || !name) continue;
+      if (name === 'fluidity') {
+        const dd = /tbt ?deadline:?\s*([\d.]+\s*(?:ms|s|m)?)/i.exec(source);
+        const slack = /ttft ?slack:?\s*([\d.]+\s*(?:ms|s|m)?)/i.exec(source);
+        if (!dd) assumed.push(`TBT deadline not in its text: ${DEFAULT_FLUIDITY.tbtDeadlineS * 1000} ms assumed`);
+        if (!slack) assumed.push(`TTFT slack not in its text: ${DEFAULT_FLUIDITY.ttftSlackS} s assumed`);
+        slo.fluidity = {
+          percentile: r.percentile,
+          minFluidity: r.threshold,
+          tbtDeadlineS: (dd && parseDurationS(dd[1].replace(/\s+/g, ''))) || DEFAULT_FLUIDITY.tbtDeadlineS,
+          ttftSlackS: (slack && parseDurationS(slack[1].replace(/\s+/g, ''))) ?? DEFAULT_FLUIDITY.ttftSlackS,
+          source,
+        };
+      } else slo[name] = { percentile: r.percentile, maxS: r.threshold, source };
+    }
+    const how = ['the SLO its probe was judged by', ...assumed].join('; ');
+    if (Object.keys(slo).length > 0) return { slo: slo as Slo, source: `${display(probeFilesIn(dirname(p.path)).summary)} (${how})` };
+  }
+  return null;
+}
+
+function toleranceOf(runDir: string): number | null {
+  const { capacity, manifest } = runPaths(runDir);
+  for (const [path, pick] of [
+    [capacity, (j: Json) => j.tolerance],
+    [manifest, (j: Json) => obj(obj(j.plan).search).tolerance],
+  ] as const) {
+    if (!existsSync(path)) continue;
+    try {
+      const v = pick(obj(readJsonFile(path)));
+      if (typeof v === 'number' && v > 0) return v;
+    } catch {
+      // unreadable: the SLO reader names it
+    }
+  }
+  return null;
 }
 
 /** Locates the probes, fit and SLO for a run directory or a timelines.jsonl path. */
@@ -121,14 +222,17 @@ export function locateRunFiles(target: string): RunFiles {
     if (probes.length === 0) throw new UserError(`${target}: no ${relative(target, probeFilesIn(join(probesDir, '*')).timelines)} found (is it a run directory?)`);
     const runDir = probes[0].path === asProbe ? join(target, '..', '..') : target;
     const fitPath = runPaths(runDir).fit;
-    const { slo, source } = runSloOf(runDir);
-    return { kind: 'run', target, probes, fit: readFit(fitPath), fitPath: display(fitPath), runSlo: slo, runSloSource: source };
+    let { slo, source } = runSloOf(runDir);
+    if (!slo) ({ slo, source } = sloFromProbeSummaries(probes) ?? { slo: null, source: null });
+    return { kind: 'run', target, probes, fit: readFit(fitPath), fitPath: display(fitPath), runSlo: slo, runSloSource: source, tolerance: toleranceOf(runDir), slackOnlyWithoutFit: true };
   }
   const runDir = join(dirname(target), '..', '..');
   const fitPath = runPaths(runDir).fit;
   const fit = readFit(fitPath);
-  // Only trust the run's SLO when the file really sits in a run (its fit is there).
-  const { slo, source } = fit ? runSloOf(runDir) : { slo: null, source: null };
   const probe = basename(dirname(target)) || basename(target);
-  return { kind: 'file', target, probes: [probeFile(target, probe)], fit, fitPath: display(fitPath), runSlo: slo, runSloSource: source };
+  const file = probeFile(target, probe);
+  // Only trust the run's SLO when the file really sits in a run (its fit is there) or in a probe's directory.
+  let { slo, source } = fit ? runSloOf(runDir) : { slo: null, source: null };
+  if (!slo && file.status.hasSummary) ({ slo, source } = sloFromProbeSummaries([file]) ?? { slo: null, source: null });
+  return { kind: 'file', target, probes: [file], fit, fitPath: display(fitPath), runSlo: slo, runSloSource: source, tolerance: null, slackOnlyWithoutFit: file.status.hasSummary };
 }

@@ -3,12 +3,28 @@
 import type { RequestSummary } from '../metrics/summary.ts';
 import type { SloResult } from '../metrics/sloCheck.ts';
 
+/** What the probe's own summary said about its verdict (absent for a loose file). */
+export interface ProbeReportStatus {
+  valid: boolean | null;
+  validity: string | null;
+  earlyStop: string | null;
+  interrupted: boolean;
+}
+
 /** A probe's summary with its name and rate. */
 export interface ProbeReport {
   probe: string;
   qps: number | null;
   file: string;
   summary: RequestSummary;
+  status?: ProbeReportStatus;
+}
+
+/** The verdict column: an invalid or interrupted probe's numbers are shown, but its verdict is not one. */
+export function verdictWord(p: ProbeReport): string {
+  if (p.status?.interrupted) return 'interrupted';
+  if (p.status?.valid === false) return 'invalid';
+  return p.summary.slo.passed ? 'pass' : 'FAIL';
 }
 
 /** Seconds the way people read latencies: 412ms, 1.25s, "-" when absent, "inf" for failures. */
@@ -51,11 +67,14 @@ export function formatTable(probes: ProbeReport[], header: string[]): string[] {
       fmtN(s.fluidity.p99, 4),
       s.fluidRate.tokensPerS === null ? '-' : fmtN(s.fluidRate.tokensPerS, 4),
       `${fmtN(s.goodputQps, 4)}/s`,
-      s.slo.passed ? 'pass' : 'FAIL',
+      verdictWord(probes.find((p) => p.summary === s)!),
     ]);
   }
   const out = [...header, '', ...columns(rows), ''];
-  for (const { probe, summary: s } of probes) {
+  for (const { probe, summary: s, status } of probes) {
+    if (status?.interrupted) out.push(`${probe}: interrupted, so its verdict is not one`);
+    if (status?.valid === false) out.push(`${probe}: invalid, so its verdict is not used: ${status.validity ?? 'its client check failed'}`);
+    if (status?.earlyStop) out.push(`${probe}: stopped early when it ran: ${status.earlyStop}`);
     out.push(`${probe}: ${s.succeeded}/${s.requests} ok (${s.byStatus.error} error, ${s.byStatus.timeout} timeout, ${s.byStatus.cancelled} cancelled${s.okWithoutTokens ? `, ${s.okWithoutTokens} ok without tokens` : ''}) over ${fmtS(s.durationS)}; ${fmtN(s.requestThroughputQps, 4)} req/s, ${fmtN(s.outputTokensPerS, 5)} output tok/s`);
     for (const r of s.slo.results) out.push(`  ${verdict(r)}`);
     const fr = s.fluidRate;

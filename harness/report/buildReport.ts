@@ -9,6 +9,7 @@ import { NONE, fmtChange, fmtNum, fmtPct, fmtSci, fmtSeconds, fmtUsd } from './f
 import { predictPrefillS } from '../metrics/prefill.ts';
 import type { Slo } from '../metrics/slo.ts';
 import { RUN_FILES } from '../runDir/layout.ts';
+import { aroundCapacitySection, engineOverTimeCharts, latencySection, tokenAccountingSection } from './loadSections.ts';
 
 const PASS = '#1a7f37';
 const FAIL = '#cf222e';
@@ -21,10 +22,13 @@ export function buildReport(data: RunReportData): Block[] {
     ...headline(data),
     ...sloSection(data),
     ...probeSection(data),
+    ...latencySection(data),
+    ...aroundCapacitySection(data),
     ...baselineSection(data),
     ...fluidRateSection(data),
     ...fitSection(data),
     ...serverMetricsSection(data),
+    ...tokenAccountingSection(data),
     ...hostSection(data),
     ...costSection(data),
     ...methodSection(data),
@@ -97,9 +101,24 @@ function verdictOf(p: ReportProbe): string {
   return p.passed ? 'pass' : p.earlyStop ? 'fail (stopped early)' : 'fail';
 }
 
+/**
+ * An early-stop reason in a few words for the probe table ("9 of 864 failing > 8 allowed"); the
+ * full reason goes in a note below the table.
+ */
+export function earlyStopShort(reason: string): string {
+  const budget = /(\d+) failing (requests|token gaps) already exceed the (\d+) allowed of (\d+)/.exec(reason);
+  if (budget) return `${budget[1]} of ${budget[4]}${budget[2] === 'token gaps' ? ' gaps' : ''} failing > ${budget[3]} allowed`;
+  const diverge = /^queueing diverges.*\((\d+) failing \+ (\d+) projected > (\d+) allowed of (\d+)\)/.exec(reason);
+  if (diverge) return `queue diverging: ${diverge[1]} + ${diverge[2]} projected of ${diverge[4]} > ${diverge[3]} allowed`;
+  const head = reason.split(/[:(]/)[0].trim();
+  return head.length <= 40 ? head : `${head.slice(0, 37)}…`;
+}
+
 function probeSection(d: RunReportData): Block[] {
   const slo = d.capacity.slo;
   const label = headlineSloLabel(slo);
+  const stopped = d.probes.filter((p) => p.earlyStop);
+  const noteOf = (p: ReportProbe) => stopped.indexOf(p) + 1;
   const rows: Inline[][] = d.probes.map((p) => [
     String(p.index),
     fmtNum(p.qps),
@@ -107,7 +126,7 @@ function probeSection(d: RunReportData): Block[] {
     p.valid === null ? NONE : p.valid ? 'yes' : 'no',
     p.requests === null ? NONE : `${p.requests}${p.planned ? ` / ${p.planned}` : ''}`,
     fmtSeconds(p.durationS),
-    p.earlyStop ?? '',
+    p.earlyStop ? `${earlyStopShort(p.earlyStop)} [${noteOf(p)}]` : '',
     fmtSloValue(slo, p.sloValue),
     fmtNum(p.goodputQps, 3),
     fmtNum(p.throughputQps, 3),
@@ -125,7 +144,7 @@ function probeSection(d: RunReportData): Block[] {
     'valid',
     'requests (evaluated / planned)',
     'duration',
-    'early-stop reason',
+    'early stop',
     `SLO value (${label})`,
     'goodput (QPS)',
     'throughput (QPS)',
@@ -139,7 +158,17 @@ function probeSection(d: RunReportData): Block[] {
   const numeric = columns.map((_, i) => ![2, 3, 6].includes(i));
   const out: Block[] = [heading(2, 'Probes')];
   if (rows.length === 0) return [...out, para('No probe finished.')];
-  out.push(table(columns, rows, numeric));
+  const probeTable = table(columns, rows, numeric, {
+      name: 'probes',
+      columns: ['probe', 'rateQps', 'verdict', 'valid', 'requests', 'planned', 'durationS', 'earlyStop', 'sloValue', 'goodputQps', 'throughputQps', 'ttftP50S', 'ttftP99S', 'tbtP50S', 'tbtP99S', 'fluidityP99', 'fluidityP50', 'clientErrorS', 'invalidReason'],
+      rows: d.probes.map((p) => [p.index, p.qps, verdictOf(p), p.valid, p.requests, p.planned, p.durationS, p.earlyStop, p.sloValue, p.goodputQps, p.throughputQps, p.ttftP50S, p.ttftP99S, p.tbtP50S, p.tbtP99S, p.fluidityP99, p.fluidityP50, p.clientErrorS, p.valid === false ? p.invalidReason : null]),
+    });
+  // The verdict and the short early-stop text stay on one line so every row is one line tall.
+  out.push({ ...probeTable, nowrap: columns.map((_, i) => i === 2 || i === 6) } as Block);
+  if (stopped.length > 0) {
+    out.push(para('Stopped early, in full (the numbers in brackets refer to the table):'));
+    out.push({ kind: 'list', items: stopped.map((p) => [`[${noteOf(p)}] probe ${p.index} at ${fmtNum(p.qps)} QPS: ${p.earlyStop}`]) });
+  }
   out.push(
     para(
       'Fluidity percentiles are counted from the top: fluidity P99 is the fluidity that 99% of requests reach or exceed (the worst 1% fall below it). ',
@@ -185,9 +214,9 @@ function baselineSection(d: RunReportData): Block[] {
   const recipeCap = d.capacity.capacityQps;
   const valid = d.probes.filter((p) => p.valid !== false);
   const maxRate = valid.length ? Math.max(...valid.map((p) => p.qps)) : null;
-  const rows: Inline[][] = [
-    [{ strong: 'recipe SLO' }, { code: Object.values(d.capacity.slo).flatMap((s) => (s ? [s.source] : [])).join('; ') }, fmtNum(recipeCap), ''],
-  ];
+  const recipeText = Object.values(d.capacity.slo).flatMap((s) => (s ? [s.source] : [])).join('; ');
+  const rows: Inline[][] = [[{ strong: 'recipe SLO' }, { code: recipeText }, fmtNum(recipeCap), '']];
+  const csvRows: (string | number | null)[][] = [['recipe SLO', recipeText, recipeCap, '=', null, null]];
   for (const [name, cap] of Object.entries(caps)) {
     const definition = baselineDefinition(d, name);
     // Passing at the highest valid rate probed means the true capacity under it is at least that.
@@ -198,8 +227,23 @@ function baselineSection(d: RunReportData): Block[] {
     else if (cap === null) capText = valid.length ? `< ${fmtNum(Math.min(...valid.map((p) => p.qps)))} (failed at every probed rate)` : NONE;
     else capText = `${passedAll ? '≥ ' : ''}${fmtNum(cap)}`;
     rows.push([name, definition ? { code: definition } : NONE, capText, cap === null || recipeCap <= 0 ? NONE : fmtChange(cap / recipeCap - 1)]);
+    const minValid = valid.length ? Math.min(...valid.map((p) => p.qps)) : null;
+    csvRows.push([
+      name,
+      definition,
+      unmeasured ? null : (cap ?? minValid),
+      unmeasured ? 'not measured' : cap === null ? '<' : passedAll ? '>=' : '=',
+      cap === null || recipeCap <= 0 ? null : cap / recipeCap - 1,
+      unmeasured,
+    ]);
   }
-  out.push(table(['definition', 'SLO (as judged)', 'capacity (QPS)', 'vs recipe SLO'], rows, [false, false, true, true]));
+  out.push(
+    table(['definition', 'SLO (as judged)', 'capacity (QPS)', 'vs recipe SLO'], rows, [false, false, true, true], {
+      name: 'capacityBySlo',
+      columns: ['definition', 'slo', 'capacityQps', 'bound', 'changeVsRecipe', 'note'],
+      rows: csvRows,
+    }),
+  );
   out.push(
     para(
       'Each baseline capacity is the highest probed rate that passed that definition, with every lower probed rate passing too. ',
@@ -262,13 +306,19 @@ function fitSection(d: RunReportData): Block[] {
   if (f.rmseS !== null) rows.push(['RMS residual', fmtSeconds(f.rmseS)]);
   if (f.maxRepeatCv !== null) rows.push(['largest repeat CV', fmtPct(f.maxRepeatCv)]);
   if (f.ttftSlackS !== null) rows.push(['TTFT slack added to D_p', fmtSeconds(f.ttftSlackS)]);
-  out.push(table(['coefficient', 'value'], rows));
+  out.push(table(['coefficient', 'value'], rows, undefined, { name: 'fitCoefficients', columns: ['coefficient', 'value'], rows: [['a', fit.a], ['b', fit.b], ['c', fit.c], ['r2', f.r2], ['n', f.n], ['rmseS', f.rmseS], ['maxRepeatCv', f.maxRepeatCv], ['ttftSlackS', f.ttftSlackS]] }));
   const lengths = f.lengths;
   if (lengths.length > 0) {
     out.push(
       table(
         ['prompt tokens', 'repeats', 'measured mean', 'sd', 'fitted D_p'],
         lengths.map((l) => [String(l.promptTokens), String(l.count ?? NONE), fmtSeconds(l.meanS), fmtSeconds(l.sdS), fmtSeconds(predictPrefillS(fit, l.promptTokens))]),
+        undefined,
+        {
+          name: 'fitLengths',
+          columns: ['promptTokens', 'repeats', 'meanS', 'sdS', 'fittedDpS'],
+          rows: lengths.map((l) => [l.promptTokens, l.count, l.meanS, l.sdS, predictPrefillS(fit, l.promptTokens)]),
+        },
       ),
     );
   }
@@ -313,7 +363,14 @@ function serverMetricsSection(d: RunReportData): Block[] {
       `${pre.length ? fmtNum(pre.reduce((a, b) => a + b, 0)) : NONE} preemptions in total.`,
     ),
   );
-  out.push(table(['#', 'rate (QPS)', 'scrapes', 'peak running', 'peak waiting', 'peak KV usage', 'preemptions'], rows));
+  out.push(
+    table(['#', 'rate (QPS)', 'scrapes', 'peak running', 'peak waiting', 'peak KV usage', 'preemptions'], rows, undefined, {
+      name: 'serverMetrics',
+      columns: ['probe', 'rateQps', 'scrapes', 'maxRunning', 'maxWaiting', 'maxKvUsage', 'preemptions', 'promptTokens', 'generationTokens', 'cachedPromptTokens'],
+      rows: withMetrics.map(({ p, s }) => [p.index, p.qps, s.scrapes, s.maxRunning, s.maxWaiting, s.maxKvUsage, s.preemptions, s.promptTokens ?? null, s.generationTokens ?? null, s.cachedPromptTokens ?? null]),
+    }),
+  );
+  out.push(...engineOverTimeCharts(d));
   return out;
 }
 
@@ -337,7 +394,7 @@ function hostSection(d: RunReportData): Block[] {
     add('time to ready', h.timeToReadyS !== null ? fmtSeconds(h.timeToReadyS) : undefined);
     if (h.tunnelAddedMsP50 !== null) add('SSH tunnel added latency p50', `${fmtNum(h.tunnelAddedMsP50, 3)} ms`);
   }
-  out.push(rows.length ? table(['fact', 'value'], rows, [false, false]) : para(`${RUN_FILES.manifest} records no host facts.`));
+  out.push(rows.length ? table(['fact', 'value'], rows, [false, false], { name: 'host' }) : para(`${RUN_FILES.manifest} records no host facts.`));
   const gpu = h?.gpu ?? null;
   if (gpu?.available && gpu.gpus.length) {
     out.push(
@@ -345,6 +402,7 @@ function hostSection(d: RunReportData): Block[] {
         ['GPU', 'name', 'memory (MiB)', 'driver'],
         gpu.gpus.map((g) => [String(g.index ?? NONE), g.name ?? NONE, fmtNum(g.memoryTotalMiB, 6), g.driverVersion ?? NONE]),
         [true, false, true, false],
+        { name: 'gpus' },
       ),
     );
   } else if (gpu && !gpu.available) {
@@ -363,6 +421,12 @@ function hostSection(d: RunReportData): Block[] {
           g.maxUtilizationPct === null ? NONE : `${fmtNum(g.maxUtilizationPct, 3)}%`,
           fmtNum(g.maxPowerW, 4),
         ]),
+        undefined,
+        {
+          name: 'gpuTelemetry',
+          columns: ['probe', 'rateQps', 'samples', 'maxMemoryUsedMiB', 'memoryTotalMiB', 'maxUtilizationPct', 'maxPowerW'],
+          rows: telemetry.map(({ p, g }) => [p.index, p.qps, g.samples, g.maxMemoryUsedMiB, g.memoryTotalMiB, g.maxUtilizationPct, g.maxPowerW]),
+        },
       ),
     );
   }
@@ -383,7 +447,7 @@ function costSection(d: RunReportData): Block[] {
   }
   rows.push(['GPU-seconds of this run', fmtNum(c.gpuSeconds, 5)]);
   rows.push(['cost of this run', c.costUsd !== null ? fmtUsd(c.costUsd) : NONE]);
-  out.push(table(['figure', 'value'], rows, [false, true]));
+  out.push(table(['figure', 'value'], rows, [false, true], { name: 'cost' }));
   if (c.costNote) out.push(para(`No cost: ${c.costNote}.`));
   else if (!d.price) out.push(para(`No price: ${d.priceNote ?? 'the GPU profile has none'}; money figures are left out.`));
   // capacity.json was priced when the run ended; a profile edited since then must not pass silently.
@@ -438,7 +502,7 @@ function provenanceSection(d: RunReportData): Block[] {
   add('recipe sha256', m?.recipeSha256 ? { code: m.recipeSha256 } : undefined);
   add('started', m?.startedAt);
   add('ended', m?.endedAt);
-  const out: Block[] = [heading(2, 'Provenance'), table(['field', 'value'], rows, [false, false])];
+  const out: Block[] = [heading(2, 'Provenance'), table(['field', 'value'], rows, [false, false], { name: 'provenance' })];
   if (d.notes.length) out.push(para('Missing from the run directory: '), { kind: 'list', items: d.notes.map((n) => [n]) });
   return out;
 }

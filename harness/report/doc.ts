@@ -1,5 +1,6 @@
 // The report as a small document tree: one builder decides the content, and the Markdown and HTML
 // renderers only lay it out, so report.md and report.html can never say different things.
+import type { ReportCsvName } from '../runDir/layout.ts';
 
 /** Inline text: plain, bold, or code (SLO text as the user wrote it is shown verbatim as code). */
 export type Inline = string | { strong: string } | { code: string };
@@ -9,6 +10,8 @@ export interface ChartSeries {
   name: string;
   kind: 'points' | 'line';
   color: string;
+  /** A line that also marks each point (a measured value, not an interpolation). */
+  dots?: boolean;
   points: [x: number, y: number][];
 }
 
@@ -25,17 +28,25 @@ export interface Chart {
   description: string;
 }
 
+/** A table's CSV twin: its file (a key of REPORT_CSV) and, where the shown cells are rounded or
+ *  worded, the raw values (numbers in SI units: seconds, QPS, fractions) under their own columns. */
+export interface TableCsv {
+  name: ReportCsvName;
+  columns?: string[];
+  rows?: (string | number | boolean | null)[][];
+}
+
 /** A block of the report. */
 export type Block =
   | { kind: 'heading'; level: 1 | 2 | 3; text: string }
   | { kind: 'paragraph'; parts: Inline[] }
   | { kind: 'list'; items: Inline[][] }
-  | { kind: 'table'; columns: string[]; rows: Inline[][]; numeric: boolean[] }
+  | { kind: 'table'; columns: string[]; rows: Inline[][]; numeric: boolean[]; csv?: TableCsv; nowrap?: boolean[] }
   | { kind: 'chart'; chart: Chart };
 
 /** Builds a table block; `numeric` columns are right-aligned. */
-export function table(columns: string[], rows: Inline[][], numeric: boolean[] = columns.map((_, i) => i > 0)): Block {
-  return { kind: 'table', columns, rows, numeric };
+export function table(columns: string[], rows: Inline[][], numeric: boolean[] = columns.map((_, i) => i > 0), csv?: TableCsv): Block {
+  return csv ? { kind: 'table', columns, rows, numeric, csv } : { kind: 'table', columns, rows, numeric };
 }
 
 /** A paragraph from inline parts. */

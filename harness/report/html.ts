@@ -2,6 +2,7 @@
 // SVG charts, no scripts and nothing fetched, so it opens offline and can be archived as is.
 import type { Block, Inline } from './doc.ts';
 import { escapeXml, renderSvg } from './svg.ts';
+import { REPORT_CSV } from '../runDir/layout.ts';
 
 const CSS = `
 body { font: 15px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; color: #24292f; max-width: 1180px; margin: 2em auto; padding: 0 1em; }
@@ -12,8 +13,12 @@ code { font: .9em ui-monospace, SFMono-Regular, Menlo, monospace; background: #f
 table { border-collapse: collapse; margin: .8em 0; font-size: .9em; }
 th, td { border: 1px solid #d0d7de; padding: .3em .6em; vertical-align: top; }
 th { background: #f6f8fa; text-align: left; }
+.csv { font-size: .8em; color: #57606a; margin-top: -.4em; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-figure { margin: 1em 0; max-width: 720px; }
+.figures { display: flex; flex-wrap: wrap; gap: 0 1.5em; }
+figure { margin: 1em 0; flex: 1 1 520px; max-width: 720px; }
+td.nowrap { white-space: nowrap; }
+figcaption { font-size: .85em; color: #57606a; }
 svg text { font: 12px system-ui, sans-serif; fill: #24292f; }
 svg .chart-title { font-size: 14px; font-weight: 600; }
 svg .tick { fill: #57606a; }
@@ -50,13 +55,19 @@ export function renderHtml(blocks: Block[], title: string): string {
         break;
       case 'table': {
         const head = `<tr>${b.columns.map((c) => `<th>${escapeHtml(c)}</th>`).join('')}</tr>`;
-        const rows = b.rows.map((r) => `<tr>${r.map((cell, i) => `<td${b.numeric[i] ? ' class="num"' : ''}>${inline([cell])}</td>`).join('')}</tr>`);
+        const cls = (i: number) => (b.numeric[i] ? ' class="num"' : b.nowrap?.[i] ? ' class="nowrap"' : '');
+        const rows = b.rows.map((r) => `<tr>${r.map((cell, i) => `<td${cls(i)}>${inline([cell])}</td>`).join('')}</tr>`);
         body.push(`<div class="table-wrap"><table>\n<thead>${head}</thead>\n<tbody>\n${rows.join('\n')}\n</tbody>\n</table></div>`);
+        if (b.csv) body.push(`<p class="csv">CSV: <a href="${escapeHtml(REPORT_CSV[b.csv.name])}">${escapeHtml(REPORT_CSV[b.csv.name])}</a></p>`);
         break;
       }
-      case 'chart':
-        body.push(`<figure>\n${renderSvg(b.chart)}\n<figcaption>${escapeHtml(b.chart.description)}</figcaption>\n</figure>`);
+      case 'chart': {
+        // Consecutive charts share a row when the page is wide enough.
+        const fig = `<figure>\n${renderSvg(b.chart)}\n<figcaption>${escapeHtml(b.chart.description)}</figcaption>\n</figure>`;
+        if (body.at(-1)?.endsWith('</figure>\n</div>')) body[body.length - 1] = body.at(-1)!.replace(/<\/div>$/, `${fig}\n</div>`);
+        else body.push(`<div class="figures">\n${fig}\n</div>`);
         break;
+      }
     }
   }
   return [
@@ -64,6 +75,8 @@ export function renderHtml(blocks: Block[], title: string): string {
     '<html lang="en">',
     '<head>',
     '<meta charset="utf-8">',
+    // Nothing may be fetched or run: the report is one file that opens the same offline.
+    `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">`,
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
     `<title>${escapeHtml(title)}</title>`,
     `<style>${CSS}</style>`,

@@ -7,13 +7,17 @@ import { basename, resolve } from 'node:path';
 import { UserError } from '../util/errors.ts';
 import { loadGpuProfile } from '../catalog/gpus.ts';
 import { RUN_FILES, runPaths } from '../runDir/layout.ts';
-import { readJsonFile } from '../runDir/jsonFiles.ts';
+import { readJsonFile, readJsonLines } from '../runDir/jsonFiles.ts';
 import { findProbeDir, readCapacityFile, readManifest, readPrefill, summarizeGpu, summarizeServerMetrics } from '../runDir/read.ts';
+import { isTimelineRecord, probeDetail } from './probeDetail.ts';
+import { probesAroundCapacity } from './loadSections.ts';
+import { DEFAULT_FLUIDITY } from '../metrics/slo.ts';
 import {
   toReportCapacity,
   toReportFit,
   toReportManifest,
   toReportProbe,
+  toServerSamples,
   type GpuPrice,
   type ReportCapacity,
   type ReportManifest,
@@ -62,6 +66,22 @@ export function loadRun(runDir: string): RunReportData {
   const paths = runPaths(runDir);
   const fit = existsSync(paths.fit) ? toReportFit(optional(() => readJsonFile(paths.fit), notes)) : (notes.push(RUN_FILES.fit), null);
   const probes = rows.map((row, i) => loadProbe(runDir, row as { index?: unknown; qps: number; dir?: unknown }, i + 1, notes));
+  // Timelines are read only for the few probes the detail charts show, so a large run reports quickly.
+  const f = capacity.slo.fluidity;
+  for (const p of probesAroundCapacity(probes, capacity)) {
+    const found = findProbeDir(runDir, { index: p.index, qps: p.qps });
+    if (!found || !existsSync(found.timelines)) continue;
+    const records = readJsonLines(found.timelines).filter(isTimelineRecord);
+    if (records.length === 0) continue;
+    p.detail = probeDetail(records, {
+      fit,
+      ttftSlackS: f?.ttftSlackS ?? fit?.ttftSlackS ?? DEFAULT_FLUIDITY.ttftSlackS,
+      tbtDeadlineS: f?.tbtDeadlineS ?? DEFAULT_FLUIDITY.tbtDeadlineS,
+      percentile: f?.percentile ?? DEFAULT_FLUIDITY.percentile,
+      method: p.percentileMethod === 'linear' ? 'linear' : 'nearest-rank',
+      dropCancelled: p.earlyStop !== null,
+    });
+  }
   const { price, priceNote } = priceOf(capacity.gpuProfile);
   return {
     runId: core.runId,
@@ -95,7 +115,11 @@ function loadProbe(runDir: string, row: { index?: unknown; qps: number; dir?: un
     return toReportProbe(row, null, position, { serverMetrics: null, gpu: null });
   }
   const summary = optional(() => readJsonFile(found.summary), notes);
-  return toReportProbe(row, summary, position, { serverMetrics: summarizeServerMetrics(found.serverMetrics), gpu: summarizeGpu(found.gpu) });
+  return toReportProbe(row, summary, position, {
+    serverMetrics: summarizeServerMetrics(found.serverMetrics),
+    gpu: summarizeGpu(found.gpu),
+    series: toServerSamples(readJsonLines(found.serverMetrics)),
+  });
 }
 
 /** The GPU profile's price with its source and date, or why there is none. */

@@ -4,6 +4,7 @@
 // module guesses at the shape of a file. Pure: the converters take parsed JSON (loadRun reads it).
 import type { Slo } from '../metrics/slo.ts';
 import type { GpuTelemetrySummary, PrefillLine, ServerMetricsSummary } from '../runDir/schema.ts';
+import type { ProbeDetail } from './probeDetail.ts';
 
 /** What the run was: recipe, engine, model and GPUs, each resolved from capacity.json, else the manifest. */
 export interface ReportTarget {
@@ -46,6 +47,16 @@ export interface ReportManifest {
   endedAt: string | null;
   target: ReportTarget;
   host: ReportHost | null;
+  /** How prompts were written and what the run noted about them (absent in older runs). */
+  prompts: { format: string | null; cache: string | null; notes: string[] } | null;
+}
+
+/** One scrape of the engine's gauges during a probe (server-metrics.jsonl). */
+export interface ServerSample {
+  tS: number;
+  running: number | null;
+  waiting: number | null;
+  kvUsage: number | null;
 }
 
 /** The fluid token generation rate at capacity. */
@@ -121,6 +132,7 @@ export interface ReportProbe {
   throughputQps: number | null;
   ttftP50S: number | null;
   ttftP99S: number | null;
+  tbtP50S: number | null;
   tbtP99S: number | null;
   fluidityP99: number | null;
   fluidityP50: number | null;
@@ -129,6 +141,16 @@ export interface ReportProbe {
   baselines: Record<string, ReportSloResult[]>;
   serverMetrics: ServerMetricsSummary | null;
   gpu: GpuTelemetrySummary | null;
+  /** Token accounting of summary.json (absent in older runs). */
+  tokenCounts: { verdict: string | null; note: string | null; multiTokenChunks: number | null } | null;
+  /** Requests sent again on a fresh connection. */
+  retried: number | null;
+  /** Receive − emit of the streamed chunks (the client's own delay), and its p99 over the TBT deadline. */
+  recvMinusEmit: { p50S: number | null; p99S: number | null; p99OfTbtDeadline: number | null } | null;
+  /** The engine's gauges over the probe's time; [] when not scraped. */
+  series: ServerSample[];
+  /** Figures from the probe's timelines; loaded only for the probes around capacity. */
+  detail: ProbeDetail | null;
 }
 
 /** profile/fit.json: the coefficients (all three, or the fit is absent) and what else it recorded. */
@@ -275,6 +297,13 @@ export function toReportManifest(raw: unknown): ReportManifest {
             : null,
         }
       : null,
+    prompts: has(m.prompts)
+      ? {
+          format: str(obj(m.prompts).format),
+          cache: str(obj(obj(m.prompts).cache).mode),
+          notes: arr(obj(m.prompts).notes).flatMap((n) => (typeof n === 'string' ? [n] : [])),
+        }
+      : null,
   };
 }
 
@@ -283,7 +312,7 @@ export function toReportProbe(
   rowRaw: unknown,
   summaryRaw: unknown | null,
   position: number,
-  extra: { serverMetrics: ServerMetricsSummary | null; gpu: GpuTelemetrySummary | null },
+  extra: { serverMetrics: ServerMetricsSummary | null; gpu: GpuTelemetrySummary | null; series?: ServerSample[] },
 ): ReportProbe {
   const row = obj(rowRaw);
   const s = obj(summaryRaw);
@@ -315,6 +344,7 @@ export function toReportProbe(
     throughputQps: num(m.requestThroughputQps),
     ttftP50S: num(dist('ttftS').p50),
     ttftP99S: num(dist('ttftS').p99),
+    tbtP50S: num(dist('tbtS').p50),
     tbtP99S: num(dist('tbtS').p99),
     fluidityP99: num(dist('fluidity').p99),
     fluidityP50: num(dist('fluidity').p50),
@@ -323,7 +353,24 @@ export function toReportProbe(
     baselines,
     serverMetrics,
     gpu: extra.gpu,
+    tokenCounts: has(s.tokenDrift)
+      ? { verdict: str(obj(s.tokenDrift).verdict), note: str(obj(s.tokenDrift).note), multiTokenChunks: num(obj(s.tokenDrift).multiTokenChunks) }
+      : null,
+    retried: num(s.retried),
+    recvMinusEmit: has(obj(s.client).recvMinusEmit)
+      ? (() => {
+          const r = obj(obj(s.client).recvMinusEmit);
+          return { p50S: num(r.p50S), p99S: num(r.p99S), p99OfTbtDeadline: num(r.p99OfTbtDeadline) };
+        })()
+      : null,
+    series: extra.series ?? [],
+    detail: null,
   };
+}
+
+/** Rows of server-metrics.jsonl as samples; rows without a time are skipped. */
+export function toServerSamples(rows: readonly Record<string, unknown>[]): ServerSample[] {
+  return rows.flatMap((r) => (num(r.tS) === null ? [] : [{ tS: r.tS as number, running: num(r.running), waiting: num(r.waiting), kvUsage: num(r.kvUsage) }]));
 }
 
 /** profile/fit.json; null unless it has all three coefficients. */

@@ -23,16 +23,48 @@ function linearTicks(lo: number, hi: number): number[] {
   return out;
 }
 
-// Powers of two inside [lo, hi] (the search doubles rates), thinned to at most eight.
+// Rates get powers of two inside [lo, hi] (the search doubles rates); small quantities such as
+// deadlines in seconds get 1-2-5 steps per decade. Thinned to at most eight.
 function logTicks(lo: number, hi: number): number[] {
   const out: number[] = [];
-  for (let k = Math.ceil(Math.log2(lo)); 2 ** k <= hi; k++) out.push(2 ** k);
+  if (lo < 0.5) {
+    for (let e = Math.floor(Math.log10(lo)); 10 ** e <= hi; e++) {
+      for (const m of [1, 2, 5]) {
+        const v = +(m * 10 ** e).toPrecision(6);
+        if (v >= lo && v <= hi) out.push(v);
+      }
+    }
+  } else {
+    for (let k = Math.ceil(Math.log2(lo)); 2 ** k <= hi; k++) out.push(2 ** k);
+  }
   const every = Math.ceil(out.length / 8);
   return out.filter((_, i) => i % every === 0);
 }
 
+// Legend entries flow left to right and wrap, so a chart with one series per probe stays legible.
+function legendRows(chart: Chart, width: number): { name: string; color: string; line: boolean; x: number; row: number }[] {
+  const out: { name: string; color: string; line: boolean; x: number; row: number }[] = [];
+  let x = 0;
+  let row = 0;
+  for (const s of chart.series) {
+    const w = 26 + s.name.length * 6.6;
+    if (x > 0 && x + w > width) {
+      x = 0;
+      row += 1;
+    }
+    out.push({ name: s.name, color: s.color, line: s.kind === 'line', x, row });
+    x += w + 10;
+  }
+  return out;
+}
+
 /** The chart as an <svg> element string, `width` 100% so it scales with the page. */
 export function renderSvg(chart: Chart): string {
+  const pw = W - M.left - M.right;
+  const legend = legendRows(chart, pw);
+  const legendLines = legend.length ? legend[legend.length - 1].row + 1 : 0;
+  const top = M.top + legendLines * 16;
+  const height = H + (top - M.top);
   const xs = [...chart.series.flatMap((s) => s.points.map((p) => p[0])), ...chart.vLines.map((l) => l.x)].filter(Number.isFinite);
   const ys = [...chart.series.flatMap((s) => s.points.map((p) => p[1])), ...chart.hLines.map((l) => l.y)].filter(Number.isFinite);
   const log = chart.xScale === 'log' && xs.length > 0 && xs.every((x) => x > 0);
@@ -42,32 +74,31 @@ export function renderSvg(chart: Chart): string {
   const y0 = Math.min(0, ...ys);
   let y1 = Math.max(0, ...ys) * 1.1;
   if (!(y1 > y0)) y1 = y0 + 1;
-  const pw = W - M.left - M.right;
-  const ph = H - M.top - M.bottom;
+  const ph = height - top - M.bottom;
   const sx = (x: number) => M.left + (log ? (Math.log(x / x0) / Math.log(x1 / x0)) * pw : ((x - x0) / (x1 - x0)) * pw);
-  const sy = (y: number) => M.top + ph - ((y - y0) / (y1 - y0)) * ph;
+  const sy = (y: number) => top + ph - ((y - y0) / (y1 - y0)) * ph;
   const r = (v: number) => v.toFixed(1);
 
   const parts: string[] = [];
   parts.push(
-    `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${W} ${H}" width="100%" role="img" aria-label="${escapeXml(chart.title)}">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${W} ${height}" width="100%" role="img" aria-label="${escapeXml(chart.title)}" data-series="${chart.series.length}">`,
     `<title>${escapeXml(chart.description)}</title>`,
     `<text x="${M.left}" y="20" class="chart-title">${escapeXml(chart.title)}</text>`,
   );
   for (const t of log ? logTicks(x0, x1) : linearTicks(x0, x1)) {
     const x = sx(t);
-    parts.push(`<line x1="${r(x)}" y1="${M.top}" x2="${r(x)}" y2="${M.top + ph}" class="grid"/>`);
-    parts.push(`<text x="${r(x)}" y="${M.top + ph + 16}" text-anchor="middle" class="tick">${escapeXml(fmtTick(t))}</text>`);
+    parts.push(`<line x1="${r(x)}" y1="${top}" x2="${r(x)}" y2="${top + ph}" class="grid"/>`);
+    parts.push(`<text x="${r(x)}" y="${top + ph + 16}" text-anchor="middle" class="tick">${escapeXml(fmtTick(t))}</text>`);
   }
   for (const t of linearTicks(y0, y1)) {
     const y = sy(t);
     parts.push(`<line x1="${M.left}" y1="${r(y)}" x2="${M.left + pw}" y2="${r(y)}" class="grid"/>`);
     parts.push(`<text x="${M.left - 6}" y="${r(y + 4)}" text-anchor="end" class="tick">${escapeXml(fmtTick(t))}</text>`);
   }
-  parts.push(`<rect x="${M.left}" y="${M.top}" width="${pw}" height="${ph}" class="frame"/>`);
-  parts.push(`<text x="${M.left + pw / 2}" y="${H - 10}" text-anchor="middle" class="axis">${escapeXml(chart.xLabel)}${log ? ' (log scale)' : ''}</text>`);
+  parts.push(`<rect x="${M.left}" y="${top}" width="${pw}" height="${ph}" class="frame"/>`);
+  parts.push(`<text x="${M.left + pw / 2}" y="${height - 10}" text-anchor="middle" class="axis">${escapeXml(chart.xLabel)}${log ? ' (log scale)' : ''}</text>`);
   parts.push(
-    `<text transform="translate(16 ${M.top + ph / 2}) rotate(-90)" text-anchor="middle" class="axis">${escapeXml(chart.yLabel)}</text>`,
+    `<text transform="translate(16 ${top + ph / 2}) rotate(-90)" text-anchor="middle" class="axis">${escapeXml(chart.yLabel)}</text>`,
   );
   for (const l of chart.hLines) {
     const y = sy(l.y);
@@ -76,30 +107,32 @@ export function renderSvg(chart: Chart): string {
   }
   for (const l of chart.vLines) {
     const x = sx(l.x);
-    parts.push(`<line x1="${r(x)}" y1="${M.top}" x2="${r(x)}" y2="${M.top + ph}" class="capacity"/>`);
+    parts.push(`<line x1="${r(x)}" y1="${top}" x2="${r(x)}" y2="${top + ph}" class="capacity"/>`);
     // Near the right edge the label goes on the line's left so it is not cut off.
     const left = x > M.left + pw * 0.7;
-    parts.push(`<text x="${r(left ? x - 4 : x + 4)}" y="${M.top + 14}"${left ? ' text-anchor="end"' : ''} class="mark">${escapeXml(l.label)}</text>`);
+    parts.push(`<text x="${r(left ? x - 4 : x + 4)}" y="${top + 14}"${left ? ' text-anchor="end"' : ''} class="mark">${escapeXml(l.label)}</text>`);
   }
-  for (const s of chart.series) {
+  for (const [si, s] of chart.series.entries()) {
     const pts = s.points.filter(([x, y]) => Number.isFinite(x) && Number.isFinite(y) && (!log || x > 0));
-    if (s.kind === 'line') {
+    if (s.kind === 'line' && pts.length > 0) {
       const d = pts.map(([x, y], i) => `${i === 0 ? 'M' : 'L'}${r(sx(x))} ${r(sy(y))}`).join(' ');
-      parts.push(`<path d="${d}" fill="none" stroke="${escapeXml(s.color)}" stroke-width="2"/>`);
-    } else {
+      parts.push(`<path d="${d}" fill="none" stroke="${escapeXml(s.color)}" stroke-width="2" class="series" data-s="${si}"/>`);
+    }
+    if (s.kind === 'points' || s.dots) {
+      const radius = s.kind === 'points' ? 4.5 : 3;
       for (const [x, y] of pts) {
-        parts.push(`<circle cx="${r(sx(x))}" cy="${r(sy(y))}" r="4.5" fill="${escapeXml(s.color)}"><title>${escapeXml(`${s.name}: ${fmtTick(x)}, ${fmtTick(y)}`)}</title></circle>`);
+        parts.push(`<circle cx="${r(sx(x))}" cy="${r(sy(y))}" r="${radius}" fill="${escapeXml(s.color)}" class="series" data-s="${si}"><title>${escapeXml(`${s.name}: ${fmtTick(x)}, ${fmtTick(y)}`)}</title></circle>`);
       }
     }
   }
-  chart.series.forEach((s, i) => {
-    const x = M.left + pw - 110 * (chart.series.length - i);
-    const mark =
-      s.kind === 'line'
-        ? `<line x1="${x}" y1="${M.top - 12}" x2="${x + 14}" y2="${M.top - 12}" stroke="${escapeXml(s.color)}" stroke-width="2"/>`
-        : `<circle cx="${x + 7}" cy="${M.top - 12}" r="4.5" fill="${escapeXml(s.color)}"/>`;
-    parts.push(mark, `<text x="${x + 20}" y="${M.top - 8}" class="tick">${escapeXml(s.name)}</text>`);
-  });
+  for (const item of legend) {
+    const x = M.left + item.x;
+    const y = M.top - 4 + item.row * 16;
+    const mark = item.line
+      ? `<line x1="${r(x)}" y1="${y}" x2="${r(x + 14)}" y2="${y}" stroke="${escapeXml(item.color)}" stroke-width="2"/>`
+      : `<circle cx="${r(x + 7)}" cy="${y}" r="4.5" fill="${escapeXml(item.color)}"/>`;
+    parts.push(mark, `<text x="${r(x + 20)}" y="${y + 4}" class="tick">${escapeXml(item.name)}</text>`);
+  }
   parts.push('</svg>');
   return parts.join('\n');
 }

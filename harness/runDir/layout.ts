@@ -42,6 +42,25 @@ export const RUN_FILES = {
 /** The report files, relative to the run directory. */
 export const REPORT_FILES = [RUN_FILES.reportMd, RUN_FILES.reportHtml] as const;
 
+/** Every table of the report as CSV beside it, one file per table (raw numbers, SI units). */
+export const REPORT_CSV = {
+  probes: 'report-probes.csv',
+  latencyByRate: 'report-latency-by-rate.csv',
+  capacityBySlo: 'report-capacity-by-slo.csv',
+  fluidityByDeadline: 'report-fluidity-by-tbt-deadline.csv',
+  tokenAccounting: 'report-token-accounting.csv',
+  fitCoefficients: 'report-fit.csv',
+  fitLengths: 'report-fit-lengths.csv',
+  serverMetrics: 'report-server-metrics.csv',
+  host: 'report-host.csv',
+  gpus: 'report-gpus.csv',
+  gpuTelemetry: 'report-gpu-telemetry.csv',
+  cost: 'report-cost.csv',
+  provenance: 'report-provenance.csv',
+} as const;
+
+export type ReportCsvName = keyof typeof REPORT_CSV;
+
 /** Every top-level path of the run directory `runDir`. */
 export function runPaths(runDir: string): RunPaths {
   return {

@@ -18,6 +18,7 @@ need=()
 command -v dockerd >/dev/null 2>&1 || need+=(docker.io)
 [[ -x /usr/sbin/sshd ]] || need+=(openssh-server)
 command -v ssh-keygen >/dev/null 2>&1 || need+=(openssh-client)
+command -v chromium >/dev/null 2>&1 || need+=(chromium) # tests/report/chromium.test.ts renders report.html
 if ((${#need[@]})); then
   say "installing ${need[*]}"
   export DEBIAN_FRONTEND=noninteractive

@@ -4,9 +4,9 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { writeSyntheticRun } from './syntheticRun.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
@@ -29,10 +29,16 @@ const base = writeSyntheticRun(join(tmp, 'base'), { runId: 'nightly-base', capac
 const small = writeSyntheticRun(join(tmp, 'small-drop'), { runId: 'nightly-ok', capacityQps: 31, gitSha: 'feedfacefeedfacefeedfacefeedfacefeedface' });
 const big = writeSyntheticRun(join(tmp, 'big-drop'), { runId: 'nightly-bad', capacityQps: 28 });
 
-test('report writes report.md and report.html and says so', async () => {
+test('report writes report.md, report.html and a CSV per table, and says so', async () => {
   const r = await fluidcap(['report', 'base']);
   assert.is(r.code, 0, r.stderr);
-  assert.is(r.stdout, `wrote ${join('base', 'report.md')}\nwrote ${join('base', 'report.html')}\n`);
+  const lines = r.stdout.trimEnd().split('\n');
+  assert.equal(lines.slice(0, 2), [`wrote ${join('base', 'report.md')}`, `wrote ${join('base', 'report.html')}`]);
+  // Every CSV named is on disk and every one on disk is named.
+  const csv = lines.slice(2).map((l) => l.replace(/^wrote /, ''));
+  assert.ok(csv.length >= 10, r.stdout);
+  for (const f of csv) assert.ok(existsSync(join(tmp, f)), `${f} missing`);
+  assert.equal(readdirSync(base).filter((f) => f.endsWith('.csv')).sort(), csv.map((f) => basename(f)).sort());
   assert.match(readFileSync(join(base, 'report.md'), 'utf8'), '**Capacity: 32 QPS**');
   assert.match(readFileSync(join(base, 'report.html'), 'utf8'), '<strong>Capacity: 32 QPS</strong>');
 });
@@ -40,7 +46,10 @@ test('report writes report.md and report.html and says so', async () => {
 test('report --json names the files', async () => {
   const r = await fluidcap(['report', 'small-drop', '--json']);
   assert.is(r.code, 0, r.stderr);
-  assert.equal(JSON.parse(r.stdout), { runDir: 'small-drop', files: [join('small-drop', 'report.md'), join('small-drop', 'report.html')] });
+  const out = JSON.parse(r.stdout) as { runDir: string; files: string[] };
+  assert.is(out.runDir, 'small-drop');
+  assert.equal(out.files.slice(0, 2), [join('small-drop', 'report.md'), join('small-drop', 'report.html')]);
+  assert.ok(out.files.includes(join('small-drop', 'report-probes.csv')), out.files.join(', '));
 });
 
 test('report on a directory that is not a run: one line naming capacity.json, exit 2', async () => {

@@ -58,8 +58,9 @@ test('probe rows carry verdict, requests, SLO value, goodput, latencies, fluidit
   assert.is(cell('client error'), '0.7 ms');
   const failed = mdRow(md, '2');
   assert.is(failed[header.indexOf('verdict')], 'fail (stopped early)');
-  // The early-stop reason holds a pipe and a tag: escaped, so the row keeps its 16 cells.
-  assert.match(md, 'fluidity budget exceeded: 3 > 1 \\| \\<late>');
+  // The row says it in a few words; the whole reason (with a pipe and a tag, escaped) is a note below.
+  assert.is(failed[header.indexOf('early stop')], '9 of 864 failing > 8 allowed \\[1\\]');
+  assert.match(md, '- \\[1\\] probe 2 at 4 QPS: SLO "fluidity p99 >= 0.9 | \\<late>" can no longer pass: 9 failing requests already exceed the 8 allowed of 864');
   assert.is(md.split('\n').find((l) => l.startsWith('| 2 |'))!.split(/(?<!\\)\|/).length - 2, header.length);
 });
 
@@ -116,13 +117,14 @@ test('html: same facts, every text escaped, self-contained', () => {
   assert.match(html, '<code>ttft: &quot;p90 &lt;= 2s&quot;</code>');
   assert.match(html, 'a test run &lt;script&gt;alert(1)&lt;/script&gt;');
   assert.not.match(html, '<script');
-  assert.match(html, 'fluidity budget exceeded: 3 &gt; 1 | &lt;late&gt;');
+  assert.match(html, 'SLO &quot;fluidity p99 &gt;= 0.9 | &lt;late&gt;&quot; can no longer pass');
   // Nothing is fetched: no external URL other than the SVG namespace, no link or img tags.
   const urls = html.match(/https?:\/\/[^"'\s<)]+/g) ?? [];
   assert.equal([...new Set(urls)], ['http://www.w3.org/2000/svg']);
   assert.not.match(html, /<(link|img|iframe|object)\b/);
-  // Two charts: SLO value by rate, prefill points with the fitted curve.
-  assert.is(html.match(/<svg /g)?.length, 2);
+  // SLO value by rate, TTFT and TBT by rate, TBT CDF, TTFT by prompt length, fluidity by target
+  // TBT, prefill fit, and running / waiting / KV usage over probe time.
+  assert.is(html.match(/<svg /g)?.length, 10);
   assert.match(md, '*Chart in report.html: Isolated prefill time by prompt length.*');
   // Every table row of the markdown has a row in the HTML.
   const mdRows = md.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| #') ).length;
@@ -147,7 +149,7 @@ test('SLO chart: one marker per probe by verdict, threshold and capacity lines',
 
 test('prefill chart: measured points without the warm-up request, and the fitted curve', () => {
   const charts = buildReport(loadRun(full)).filter((b): b is Extract<Block, { kind: 'chart' }> => b.kind === 'chart');
-  const prefill = charts[1].chart;
+  const prefill = charts.find((c) => c.chart.title === 'Isolated prefill time by prompt length')!.chart;
   const measured = prefill.series.find((s) => s.name === 'measured')!;
   assert.is(measured.points.length, 9);
   assert.ok(measured.points.every(([, y]) => y < 1), 'the 9 s warm-up prefill was plotted');

@@ -65,11 +65,39 @@ function summary(index: number, qps: number, passed: boolean, o: { fluidP99: num
       fluidity: { count: 90, mean: 0.99, min: 0.5, p50: 0.999, p90: 0.98, p99: o.fluidP99, max: 1 },
       fluidRate: { tokensPerS: 50, tbtDeadlineS: 0.02, percentile: 99, minFluidity: 0.9, resolutionS: 0.0001, search: 'bisection', evaluations: 12 },
     },
-    client: { clientErrorS: 0.0007, toleranceS: 0.002, verdict: 'valid', reason: 'client error 0.700 ms within tolerance 2.000 ms' },
-    serverMetrics: { scrapes: 10 + index, maxRunning: 7 * index, maxWaiting: index - 1, maxKvUsage: 0.1 * index, preemptions: index === 3 ? 4 : 0 },
+    client: {
+      clientErrorS: 0.0007,
+      toleranceS: 0.002,
+      verdict: 'valid',
+      reason: 'client error 0.700 ms within tolerance 2.000 ms',
+      recvMinusEmit: { p50S: 0.0002, p99S: 0.0007, maxS: 0.0011, samples: 1800, p99OfTbtDeadline: 0.028 },
+    },
+    tokenDrift: { verdict: index === 2 ? 'drift' : 'ok', multiTokenChunks: index * 5, note: index === 2 ? '3 prompts of 90 drift beyond 5% <x>' : 'prompt and output token counts within 5% of the plan' },
+    retried: index === 3 ? 2 : 0,
+    serverMetrics: { scrapes: 10 + index, maxRunning: 7 * index, maxWaiting: index - 1, maxKvUsage: 0.1 * index, preemptions: index === 3 ? 4 : 0, cachedPromptTokens: 0 },
     seed: 42 + index,
     engineDied: null,
   };
+}
+
+/**
+ * Deterministic timelines: one warm-up request, then 40 requests whose first token comes after a
+ * prefill growing with the prompt, and 20 decode tokens 10 ms apart that stall more as the rate rises.
+ */
+function timelines(index: number, qps: number) {
+  const out: Record<string, unknown>[] = [];
+  for (let i = 0; i <= 40; i++) {
+    const scheduledS = i / qps;
+    const promptTokens = 128 + ((i * 97) % 1900);
+    const first = scheduledS + 0.012 + 2.5e-5 * promptTokens + 0.02 * index;
+    const chunks: [number, number][] = [[+first.toFixed(6), 1]];
+    for (let k = 1; k < 20; k++) {
+      const stall = (i + k) % (12 - 2 * qps) === 0 ? 0.02 * qps : 0;
+      chunks.push([+(chunks[k - 1][0] + 0.01 + stall).toFixed(6), k % 7 === 0 ? 2 : 1]);
+    }
+    out.push({ id: `0${index}-${String(i).padStart(4, '0')}`, scheduledS, sentS: scheduledS + 0.0001, promptTokens, maxTokens: 21, outputTokens: 21, chunks, status: i === 7 && qps === 4 ? 'timeout' : 'ok', httpStatus: 200, error: null, ...(i === 0 ? { warmup: true } : {}) });
+  }
+  return out;
 }
 
 /** Writes the run into `dir` (created) and returns it. */
@@ -79,7 +107,7 @@ export function writeSyntheticRun(dir: string, opts: SyntheticRunOptions = {}): 
   mkdirSync(dir, { recursive: true });
   const probes = [
     { index: 1, qps: 2, passed: true, fluidP99: 0.97, ttftP99: 0.2, earlyStop: null, baselinePass: { fluidity: true, 'ttft+tbt': true } },
-    { index: 2, qps: 4, passed: false, fluidP99: 0.61, ttftP99: 1.5, earlyStop: 'fluidity budget exceeded: 3 > 1 | <late>', baselinePass: { fluidity: false, 'ttft+tbt': false } },
+    { index: 2, qps: 4, passed: false, fluidP99: 0.61, ttftP99: 1.5, earlyStop: 'SLO "fluidity p99 >= 0.9 | <late>" can no longer pass: 9 failing requests already exceed the 8 allowed of 864 (nearest-rank percentile)', baselinePass: { fluidity: false, 'ttft+tbt': false } },
     { index: 3, qps: 3, passed: true, fluidP99: 0.93, ttftP99: 0.9, earlyStop: null, baselinePass: { fluidity: true, 'ttft+tbt': false } },
   ];
   const capacity = {
@@ -141,6 +169,7 @@ export function writeSyntheticRun(dir: string, opts: SyntheticRunOptions = {}): 
       endedAt: '2026-01-01T00:05:00.000Z',
       status: 'completed',
       exitReason: 'stopped after 3 probes (search.maxProbes)',
+      prompts: { format: 'token-ids', cache: { mode: 'off' }, nonce: 'n0', tokenIdRange: [1000, 31000], notes: ['token-id prompts: the server adds 0 tokens to each'] },
       recipe: { name: 'synthetic', description: 'a test run <script>alert(1)</script>', target: { engine: 'vllm', model: 'meta-llama/Meta-Llama-3-8B', gpuProfile: 'h100-sxm-80gb', tensorParallel: 1 } },
       host: {
         engine: 'vllm',
@@ -165,6 +194,11 @@ export function writeSyntheticRun(dir: string, opts: SyntheticRunOptions = {}): 
     const pdir = join(dir, 'probes', `0${p.index}-qps-${p.qps}`);
     mkdirSync(pdir, { recursive: true });
     writeFileSync(join(pdir, 'summary.json'), JSON.stringify(summary(p.index, p.qps, p.passed, p)));
+    writeFileSync(join(pdir, 'timelines.jsonl'), timelines(p.index, p.qps).map((l) => JSON.stringify(l)).join('\n') + '\n');
+    writeFileSync(
+      join(pdir, 'server-metrics.jsonl'),
+      Array.from({ length: 10 + p.index }, (_, k) => JSON.stringify({ tS: k * 2, running: Math.min(7 * p.index, k * p.index), waiting: k > 5 ? p.index - 1 : 0, kvUsage: Math.min(0.1 * p.index, 0.01 * k * p.index), preemptions: 0, cachedPromptTokens: null })).join('\n') + '\n',
+    );
     writeFileSync(
       join(pdir, 'gpu.jsonl'),
       [0, 1].map((t) => JSON.stringify({ tS: t, gpus: [{ index: 0, name: 'NVIDIA H100 80GB HBM3', memoryTotalMiB: 81559, memoryUsedMiB: 70000 + 100 * p.index + t, utilizationPct: 90 + t, powerW: 600 + p.index }] })).join('\n') + '\n',

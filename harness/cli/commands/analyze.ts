@@ -61,7 +61,8 @@ export const analyzeCommand = verb({
       .option('percentile', { type: 'string', describe: 'fluidity SLO percentile of requests (default 99)' })
       .option('min-fluidity', { type: 'string', describe: 'fluidity each of those requests must reach (default 0.9)' })
       .option('percentile-method', { type: 'string', default: 'nearest-rank', describe: 'nearest-rank | linear (exact, stated in the output)' })
-      .option('json', { type: 'boolean', default: false, describe: 'print {"requests":[...],"summary":{...}} (SPEC §2)' })
+      .option('capacity', { type: 'boolean', default: false, describe: 'also print the capacity these probes support under the SLO, its bracket, and which rates would need probing (and why)' })
+      .option('json', { type: 'boolean', default: false, describe: 'print {"requests":[...],"summary":{...}} (SPEC §2); with --capacity, summary.capacity' })
       .epilog(
         'Exit codes: 0 all lines valid; 1 some lines bad (each reported on stderr with file:line, field and value; metrics of the valid lines still printed); 2 nothing usable or a bad flag.',
       ),
@@ -78,7 +79,7 @@ export const analyzeCommand = verb({
     };
     for (const k of Object.keys(overrides) as (keyof typeof overrides)[]) if (overrides[k] === undefined) delete overrides[k];
     const outcome = await analyzeTarget(
-      { target: argv.target, json: argv.json, method: argv.percentileMethod as PercentileMethod, overrides },
+      { target: argv.target, json: argv.json, method: argv.percentileMethod as PercentileMethod, overrides, capacity: argv.capacity },
       { write: stdoutWriter(), warn: (line) => process.stderr.write(`${line}\n`) },
     );
     if (outcome.exitCode !== 0) setExit(outcome.exitCode);

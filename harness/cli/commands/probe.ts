@@ -130,6 +130,8 @@ export const probeCommand = verb({
         ...result,
         plan: { rateQps: plan.rateQps, seed: plan.seed, requests: plan.requests.length, arrivals: plan.arrivals, api: plan.api, promptFormat: setup.format, prompts: plan.prompts },
         notes,
+        // The SLO as resolved, so `fluidcap analyze` judges this directory by the recipe's deadlines.
+        recipeSlo: runPlan.slo,
         metrics: await probeMetrics(result, runPlan.slo, notes),
       };
       writeJsonFile(probe.summary, summary);
