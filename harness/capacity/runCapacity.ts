@@ -10,7 +10,7 @@ import { loadGpuProfile } from '../catalog/gpus.ts';
 import { findModel } from '../catalog/models.ts';
 import type { Inventory } from '../provision/inventory.ts';
 import type { ConnectOptions } from '../provision/sshConnection.ts';
-import { UserError } from '../util/errors.ts';
+import { InfraError, UserError } from '../util/errors.ts';
 import { Journal } from '../runDir/journal.ts';
 import { RUN_FILES, probePaths, runPaths, type RunPaths } from '../runDir/layout.ts';
 import { readJsonFile, writeJsonFile } from '../runDir/jsonFiles.ts';
@@ -345,7 +345,12 @@ async function search(
       renameSync(probe.dir, probe.interruptedDir);
       journal.append({ type: 'probe-interrupted', index, qps, dir: probe.rel, movedTo });
       const why = summary.engineDied ?? 'interrupted by signal';
-      if (summary.engineDied) throw new UserError(`the engine died during probe ${index} at ${qps} QPS: ${summary.engineDied} (received data kept in ${movedTo})`);
+      if (summary.engineDied) {
+        throw new InfraError(`the engine died during probe ${index} at ${qps} QPS: ${summary.engineDied} (received data kept in ${movedTo}; resume with: fluidcap run --resume ${runDir})`, {
+          host: typeof session.facts.host === 'string' ? session.facts.host : 'local',
+          lastLogLines: lastLines(runPaths(runDir).serverLog, 20),
+        });
+      }
       return { interrupted: why };
     }
     journal.append({ type: 'probe-finished', ...probeOutcome(summary) });
@@ -354,6 +359,15 @@ async function search(
         ` (${summary.requests} requests, ${summary.durationS.toFixed(1)} s${summary.earlyStop ? `, stopped early: ${summary.earlyStop}` : ''})`,
     );
     summaries.push(summary);
+  }
+}
+
+/** The last `n` lines of a log file, or none when it cannot be read. */
+function lastLines(file: string, n: number): string[] {
+  try {
+    return readFileSync(file, 'utf8').split('\n').filter((l) => l.trim() !== '').slice(-n);
+  } catch {
+    return [];
   }
 }
 

@@ -3,7 +3,7 @@
 // resume command and exits 130; a second Ctrl-C exits at once.
 import { stringify } from 'yaml';
 import { verb } from '../command.ts';
-import { UserError } from '../../util/errors.ts';
+import { EXIT, UserError } from '../../util/errors.ts';
 import { createProgress } from '../../capacity/progress.ts';
 import { withInterrupts } from '../interrupts.ts';
 import { formatDockerRun } from '../../provision/containerSpec.ts';
@@ -69,8 +69,9 @@ export const runCommand = verb({
         return;
       }
       const cap = outcome.capacity!;
-      // A search that ended on untrusted probes has no capacity to report: not a success.
-      if (cap.outcome === 'invalid-probes') setExit(1);
+      // A search that ended on untrusted probes has no capacity to report: the measuring machinery
+      // (client or host) could not be trusted, which is an infrastructure fault, not a bug.
+      if (cap.outcome === 'invalid-probes') setExit(EXIT.infra);
       if (args.json) process.stdout.write(JSON.stringify(cap, null, 2) + '\n');
       else {
         process.stdout.write(
