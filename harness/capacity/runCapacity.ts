@@ -15,6 +15,7 @@ import { Journal } from '../runDir/journal.ts';
 import { RUN_FILES, probePaths, runPaths, type RunPaths } from '../runDir/layout.ts';
 import { readJsonFile, writeJsonFile } from '../runDir/jsonFiles.ts';
 import { readManifest } from '../runDir/read.ts';
+import { acquireRunLock } from '../runDir/lock.ts';
 import type { CapacityJson, FitFile, JournalLine, Manifest, ManifestPlan, ProbeSummary } from '../runDir/schema.ts';
 import type { RunPlan } from './runPlan.ts';
 import { newRunId, resolveRun } from './resolveRun.ts';
@@ -90,14 +91,24 @@ interface OpenedRun {
 /** Creates the run directory of a new run; what the plan refuses is refused before it exists. */
 async function createRun(opts: RunOptions, now: () => Date): Promise<OpenedRun> {
   const recipe = await loadRecipe(opts.recipeFile);
-  const runId = newRunId(recipe.name, now(), opts.outDir);
+  let runId = newRunId(recipe.name, now(), opts.outDir);
   // Random per run so no prompt of this run repeats one of an earlier run (prompt caches).
   const promptNonce = randomBytes(8).toString('hex');
-  const plan = resolveRun(recipe, runId, promptNonce);
+  let plan = resolveRun(recipe, runId, promptNonce);
   mkdirSync(opts.outDir, { recursive: true });
+  // Two runs of one recipe started in the same second pick the same id: the first mkdir wins.
+  for (;;) {
+    try {
+      mkdirSync(resolve(opts.outDir, runId));
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      runId = newRunId(recipe.name, now(), opts.outDir);
+      plan = resolveRun(recipe, runId, promptNonce);
+    }
+  }
   const runDir = resolve(opts.outDir, runId);
   const paths = runPaths(runDir);
-  mkdirSync(runDir, { recursive: true });
   const recipeText = readFileSync(opts.recipeFile, 'utf8');
   copyFileSync(opts.recipeFile, paths.recipeCopy);
   const manifest: Manifest = {
@@ -164,8 +175,19 @@ async function reopenRun(resumeDir: string, now: () => Date): Promise<OpenedRun>
 /** Runs (or resumes) the whole capacity pipeline. Harness faults throw; Ctrl-C returns 'interrupted'. */
 export async function runCapacity(opts: RunOptions): Promise<RunOutcome> {
   const now = opts.now ?? (() => new Date());
-  const log = opts.log;
   const opened = opts.resumeDir ? await reopenRun(opts.resumeDir, now) : await createRun(opts, now);
+  // Taken before anything in the directory is written: a second writer is refused untouched.
+  const lock = acquireRunLock(opened.runDir, opts.log);
+  try {
+    return await runOpened(opts, opened, now);
+  } finally {
+    lock.release();
+  }
+}
+
+/** The pipeline on a run directory this process holds the lock of. */
+async function runOpened(opts: RunOptions, opened: OpenedRun, now: () => Date): Promise<RunOutcome> {
+  const log = opts.log;
   const { runDir, paths, plan } = opened;
   let manifest = opened.manifest;
   const runId = manifest.runId;
