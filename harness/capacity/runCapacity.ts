@@ -48,6 +48,8 @@ export interface RunOptions {
   profileOnly?: boolean;
   /** Wall clock for run ids and stamps (tests pin it). */
   now?: () => Date;
+  /** Called once the run directory is locked: where it is, and the host a container will run on (null: none). */
+  onStart?: (run: { runDir: string; runId: string; containerHost: string | null }) => void;
 }
 
 export type RunStatus = 'completed' | 'failed' | 'interrupted';
@@ -179,6 +181,8 @@ export async function runCapacity(opts: RunOptions): Promise<RunOutcome> {
   // Taken before anything in the directory is written: a second writer is refused untouched.
   const lock = acquireRunLock(opened.runDir, opts.log);
   try {
+    const engine = opened.plan.engine;
+    opts.onStart?.({ runDir: opened.runDir, runId: opened.manifest.runId, containerHost: engine.kind === 'container' ? engine.host : null });
     return await runOpened(opts, opened, now);
   } finally {
     lock.release();

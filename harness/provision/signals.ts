@@ -22,6 +22,11 @@ function uninstall(): void {
   installed = false;
 }
 
+/** Runs every registered teardown now (a forced exit is coming); resolves when all have settled. */
+export async function tearDownAllNow(): Promise<void> {
+  await Promise.allSettled([...live].map((t) => t()));
+}
+
 /** Registers a teardown to run on SIGINT/SIGTERM; the returned function unregisters it. */
 export function teardownOnSignals(teardown: Teardown): () => void {
   live.add(teardown);
