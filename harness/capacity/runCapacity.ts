@@ -246,18 +246,31 @@ async function runOpened(opts: RunOptions, opened: OpenedRun, now: () => Date): 
     // Ctrl-C ends the run as interrupted (resumable); any other failure is recorded, then thrown.
     status = opts.signal?.aborted ? 'interrupted' : 'failed';
     reason = opts.signal?.aborted ? 'interrupted by signal' : (err as Error).message;
-    if (status === 'failed') throw err;
+    if (status === 'failed') throw diskFault(err, runDir);
   } finally {
+    // A full results disk must not stop the engine's release, nor hide the error that ended the run.
+    let unrecorded: unknown = null;
+    const record = (write: () => void) => {
+      try {
+        write();
+      } catch (err) {
+        unrecorded ??= err;
+      }
+    };
     if (session) {
       opts.progress?.phase('teardown', 'releasing the engine');
       const stop = await session.stop();
       engineUp.totalS += (performance.now() - engineUp.sinceMs) / 1000;
-      journal.append({ type: 'engine-stopped', verified: stop.verified });
+      record(() => journal.append({ type: 'engine-stopped', verified: stop.verified }));
       for (const p of stop.problems) log(p);
     }
-    saveManifest({ engineUpS: engineUp.totalS, status, exitReason: reason, endedAt: now().toISOString() });
-    journal.append({ type: 'run-finished', status, reason });
+    record(() => saveManifest({ engineUpS: engineUp.totalS, status, exitReason: reason, endedAt: now().toISOString() }));
+    record(() => journal.append({ type: 'run-finished', status, reason }));
     opts.progress?.done();
+    if (unrecorded !== null) {
+      log(`cannot record the run's end in ${runDir}: ${(unrecorded as Error).message} (resume finds where it stood from what was written)`);
+      if (status !== 'failed') throw diskFault(unrecorded, runDir);
+    }
   }
   if (status === 'completed' && capacity) writeReports(runDir);
   return { runDir, status, reason, capacity };
@@ -386,6 +399,14 @@ async function search(
     );
     summaries.push(summary);
   }
+}
+
+/** A write the results disk refused is an infrastructure fault (exit 3), not a bug. */
+function diskFault(err: unknown, runDir: string): unknown {
+  const e = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
+  const code = e?.code ?? e?.cause?.code;
+  if (code !== 'ENOSPC' && code !== 'EDQUOT' && code !== 'EROFS' && code !== 'EIO') return err;
+  return new InfraError(`the results disk refused a write in ${runDir} (${e.code ? `${code}: ` : ''}${(err as Error).message}); the data written so far is kept: free space, then resume with: fluidcap run --resume ${runDir}`, { cause: err });
 }
 
 /** The last `n` lines of a log file, or none when it cannot be read. */
