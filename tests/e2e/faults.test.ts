@@ -13,8 +13,10 @@ import { e2eEnv, freePort, type E2eEnv } from './e2eEnv.ts';
 import { localDocker } from '../../harness/provision/dockerAgent.ts';
 import { listRunContainers, removeRunContainers } from '../../harness/provision/teardown.ts';
 import { BIN, FAST_RECIPE, ROOT, childEnv, fluidcap, isAlive, readJson, readJsonl } from '../pipeline/support.ts';
+import { SHARED_RECIPE_TAIL, llamaEnv, startFluidcap } from './llamacppSupport.ts';
 
 const env = e2eEnv('fault matrix');
+const llama = env ? llamaEnv('fault matrix on llama.cpp') : null;
 
 type Exit = { code: number | null; signal: NodeJS.Signals | null };
 interface Started {
@@ -266,6 +268,60 @@ if (env) {
     assert.ok(events(runDir).some((e) => e.type === 'engine-stopped'));
     await assertNoContainer(runDir);
   });
+
+  test('Ctrl-C, then a deliberate second Ctrl-C 1.2 s later: exit 130 within the 10 s bound, no container left', async () => {
+    const c = await fresh();
+    const run = startRun(['run', c.recipe, '--hosts', inventory, '--out', c.out]);
+    const runDir = await untilProbe(c.out, 1, run);
+    run.child.kill('SIGINT');
+    await new Promise((r) => setTimeout(r, 1200));
+    const t = performance.now();
+    run.child.kill('SIGINT');
+    const exit = await run.exited;
+    const afterS = (performance.now() - t) / 1000;
+    // A second Ctrl-C after the run already released everything meets no handler: the process ends
+    // by SIGINT, which a shell reports as 130 too.
+    assert.ok(exit.code === 130 || exit.signal === 'SIGINT', `exit ${exit.code} ${exit.signal}\n${run.stderr().slice(-3000)}`);
+    assert.ok(afterS < 12, `exited ${afterS.toFixed(1)} s after the second Ctrl-C`);
+    assert.match(run.stderr(), /run interrupted|second SIGINT: removing the engine, for at most 10 s/);
+    assert.not.match(run.stderr(), /exiting now/);
+    if (!/fluidcap clean /.test(run.stderr())) await assertNoContainer(runDir);
+    else await removeRunContainers(localDocker(), runDir.split('/').pop()!, { graceS: 1 });
+  });
+
+  if (llama) {
+    test('llama.cpp\'s server killed mid-probe (docker kill): exit 3 with its log lines, the probe moved aside, no container', async () => {
+      const c = join(work, 'llama');
+      mkdirSync(c);
+      const recipe = join(c, 'recipe.yaml');
+      writeFileSync(recipe, `name: llamacpp-fault
+target:
+  engine: llamacpp
+  image: ${llama.image}
+  model: stories260K
+  host: e2e
+  port: ${await freePort()}
+  llamacpp: { modelFileEnv: FLUIDCAP_LLAMA_MODEL }
+  engineArgs: { slots: 4, ctxSize: 4096, threads: 1 }
+  readyTimeout: 90s
+${SHARED_RECIPE_TAIL}`);
+      const out = join(c, 'results');
+      const run = startFluidcap(['run', recipe, '--hosts', inventory, '--out', out], { FLUIDCAP_LLAMA_MODEL: llama.model });
+      children.push(run.child);
+      const runDir = await untilProbe(out, 2, run);
+      const before = finishedSummaries(runDir);
+      const [container] = await listRunContainers(localDocker(), runDir.split('/').pop()!);
+      await localDocker().getContainer(container.Id).kill();
+      const exit = await run.exited;
+      assert.is(exit.code, 3, run.stderr().slice(-3000));
+      assert.match(run.stderr(), /infrastructure fault on e2e: the engine died during probe 2 at \S+ QPS: engine container \S+ on e2e exited with code 137/);
+      const ev = events(runDir);
+      assert.not.ok(ev.some((e) => e.type === 'probe-finished' && e.index === 2), 'probe 2 was judged on a dead engine');
+      assert.ok(ev.some((e) => e.type === 'probe-interrupted' && e.index === 2));
+      assertKept(runDir, before);
+      await assertNoContainer(runDir);
+    });
+  }
 
   test.after(() => {
     for (const ch of children) if (ch.pid && ch.exitCode === null && ch.signalCode === null && isAlive(ch.pid)) ch.kill('SIGKILL');
