@@ -2,6 +2,7 @@
 // the archived timelines under the recipe's SLO and every baseline SLO, and write summary.json.
 // The verdict is derived from the files on disk, exactly as `fluidcap analyze` would.
 import { mkdirSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
 import { planProbe, type ProbePlan } from '../load/plan.ts';
 import { runProbe, type ProbeProgress, type ProbeResult } from '../load/runProbe.ts';
 import { readTimelines } from '../timeline/reader.ts';
@@ -104,6 +105,11 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
     input.signal?.removeEventListener('abort', onOuterAbort);
     await stopTelemetry();
   }
+  // Failed requests or an early stop may be the engine dying: its exit can be noticed after the
+  // resets that ended the probe, and a verdict on a dead engine is no verdict.
+  if (engineDied === null && !result.cancelled && (result.earlyStop !== null || result.byStatus.error > 0 || result.byStatus.timeout > 0)) {
+    engineDied = await engineGone(input.session, () => engineDied);
+  }
 
   const indexById = new Map(probePlan.requests.map((r) => [r.id, r.index]));
   const records: TimelineRecord[] = [];
@@ -137,6 +143,11 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
     baselines[name] = { passed: ev.passed, results: ev.results };
   }
   const interrupted = result.cancelled || engineDied !== null;
+  // Whatever the requests showed, they measured an engine that was going away: no verdict.
+  if (engineDied !== null) {
+    valid = false;
+    validity = `the engine died: ${engineDied}`;
+  }
   const headline = summary.slo.results.find((r) => r.name === 'fluidity') ?? summary.slo.results[0];
   const { slo: sloEval, ...metricSummary } = summary;
   const out: ProbeSummary = {
@@ -168,6 +179,35 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
   };
   writeJsonFile(paths.summary, out);
   return out;
+}
+
+/**
+ * Whether the engine is gone after a probe with failures: null when it still answers HTTP (any
+ * status), else the exit the session reported within a grace period, or the failed liveness check.
+ */
+export async function engineGone(
+  session: Pick<EngineSession, 'baseUrl' | 'apiKey'>,
+  reported: () => string | null,
+  opts: { timeoutS?: number; graceS?: number } = {},
+): Promise<string | null> {
+  const timeoutS = opts.timeoutS ?? 5;
+  const graceS = opts.graceS ?? 3;
+  let failure: string | null = null;
+  try {
+    const res = await fetch(`${session.baseUrl.replace(/\/$/, '')}/v1/models`, {
+      headers: session.apiKey ? { authorization: `Bearer ${session.apiKey}` } : {},
+      signal: AbortSignal.timeout(timeoutS * 1000),
+    });
+    await res.body?.cancel();
+  } catch (err) {
+    const e = err as Error & { cause?: { code?: string; message?: string } };
+    failure = e.cause?.code ?? e.cause?.message ?? e.message;
+  }
+  if (failure === null) return reported();
+  // The exit watcher's account (exit code, signal) is better evidence than a refused connection.
+  const t0 = performance.now();
+  while (reported() === null && performance.now() - t0 < graceS * 1000) await new Promise((r) => setTimeout(r, 50));
+  return reported() ?? `the engine stopped answering at ${session.baseUrl} after the probe (${failure})`;
 }
 
 /** Per-request metrics of the records under an SLO's deadlines (D_p from the prefill fit). */

@@ -17,20 +17,30 @@ export interface ReclaimedProbes {
 export function reclaimProbes(runDir: string, history: readonly JournalLine[], journal: Journal, log: (line: string) => void): ReclaimedProbes {
   const summaries: ProbeSummary[] = [];
   const finished = new Set<number>();
+  const movedAside = new Set(history.flatMap((x) => (x.type === 'probe-interrupted' ? [x.index] : [])));
+  const moveAside = (index: number, qps: number, why: string) => {
+    const p = probePaths(runDir, index, qps);
+    if (existsSync(p.dir)) renameSync(p.dir, p.interruptedDir);
+    journal.append({ type: 'probe-interrupted', index, qps, dir: p.rel, movedTo: p.interruptedRel });
+    movedAside.add(index);
+    log(`probe ${index} at ${qps} QPS ${why}; its data is kept in ${p.interruptedRel} and the rate is probed again`);
+  };
   for (const e of history) {
-    if (e.type !== 'probe-finished') continue;
-    summaries.push(readJsonFile(probePaths(runDir, e.index, e.qps).summary) as ProbeSummary);
+    if (e.type !== 'probe-finished' || movedAside.has(e.index)) continue;
+    const summary = readJsonFile(probePaths(runDir, e.index, e.qps).summary) as ProbeSummary;
+    // A probe the engine died under measured a dying engine: its verdict is never reused.
+    if (summary.interrupted === true || (summary.engineDied ?? null) !== null) {
+      moveAside(e.index, e.qps, `ended with the engine gone (${summary.engineDied ?? 'interrupted'})`);
+      continue;
+    }
+    summaries.push(summary);
     finished.add(e.index);
   }
   let usedIndex = 0;
   for (const e of history) if (e.type === 'probe-started') usedIndex = Math.max(usedIndex, e.index);
   for (const e of history) {
-    if (e.type !== 'probe-started' || finished.has(e.index)) continue;
-    if (history.some((x) => x.type === 'probe-interrupted' && x.index === e.index)) continue;
-    const p = probePaths(runDir, e.index, e.qps);
-    if (existsSync(p.dir)) renameSync(p.dir, p.interruptedDir);
-    journal.append({ type: 'probe-interrupted', index: e.index, qps: e.qps, dir: p.rel, movedTo: p.interruptedRel });
-    log(`probe ${e.index} at ${e.qps} QPS did not finish; its data is kept in ${p.interruptedRel} and the rate is probed again`);
+    if (e.type !== 'probe-started' || finished.has(e.index) || movedAside.has(e.index)) continue;
+    moveAside(e.index, e.qps, 'did not finish');
   }
   if (summaries.length > 0) log(`reusing ${summaries.length} finished probe(s): ${summaries.map((s) => `${s.qps} QPS ${s.passed ? 'pass' : 'fail'}`).join(', ')}`);
   return { summaries, usedIndex };

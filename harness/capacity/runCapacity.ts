@@ -10,11 +10,12 @@ import { loadGpuProfile } from '../catalog/gpus.ts';
 import { findModel } from '../catalog/models.ts';
 import type { Inventory } from '../provision/inventory.ts';
 import type { ConnectOptions } from '../provision/sshConnection.ts';
-import { UserError } from '../util/errors.ts';
+import { InfraError, UserError } from '../util/errors.ts';
 import { Journal } from '../runDir/journal.ts';
 import { RUN_FILES, probePaths, runPaths, type RunPaths } from '../runDir/layout.ts';
 import { readJsonFile, writeJsonFile } from '../runDir/jsonFiles.ts';
 import { readManifest } from '../runDir/read.ts';
+import { acquireRunLock } from '../runDir/lock.ts';
 import type { CapacityJson, FitFile, JournalLine, Manifest, ManifestPlan, ProbeSummary } from '../runDir/schema.ts';
 import type { RunPlan } from './runPlan.ts';
 import { newRunId, resolveRun } from './resolveRun.ts';
@@ -47,6 +48,8 @@ export interface RunOptions {
   profileOnly?: boolean;
   /** Wall clock for run ids and stamps (tests pin it). */
   now?: () => Date;
+  /** Called once the run directory is locked: where it is, and the host a container will run on (null: none). */
+  onStart?: (run: { runDir: string; runId: string; containerHost: string | null }) => void;
 }
 
 export type RunStatus = 'completed' | 'failed' | 'interrupted';
@@ -90,14 +93,24 @@ interface OpenedRun {
 /** Creates the run directory of a new run; what the plan refuses is refused before it exists. */
 async function createRun(opts: RunOptions, now: () => Date): Promise<OpenedRun> {
   const recipe = await loadRecipe(opts.recipeFile, { env: process.env });
-  const runId = newRunId(recipe.name, now(), opts.outDir);
+  let runId = newRunId(recipe.name, now(), opts.outDir);
   // Random per run so no prompt of this run repeats one of an earlier run (prompt caches).
   const promptNonce = randomBytes(8).toString('hex');
-  const plan = resolveRun(recipe, runId, promptNonce);
+  let plan = resolveRun(recipe, runId, promptNonce);
   mkdirSync(opts.outDir, { recursive: true });
+  // Two runs of one recipe started in the same second pick the same id: the first mkdir wins.
+  for (;;) {
+    try {
+      mkdirSync(resolve(opts.outDir, runId));
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      runId = newRunId(recipe.name, now(), opts.outDir);
+      plan = resolveRun(recipe, runId, promptNonce);
+    }
+  }
   const runDir = resolve(opts.outDir, runId);
   const paths = runPaths(runDir);
-  mkdirSync(runDir, { recursive: true });
   const recipeText = readFileSync(opts.recipeFile, 'utf8');
   copyFileSync(opts.recipeFile, paths.recipeCopy);
   const manifest: Manifest = {
@@ -164,8 +177,21 @@ async function reopenRun(resumeDir: string, now: () => Date): Promise<OpenedRun>
 /** Runs (or resumes) the whole capacity pipeline. Harness faults throw; Ctrl-C returns 'interrupted'. */
 export async function runCapacity(opts: RunOptions): Promise<RunOutcome> {
   const now = opts.now ?? (() => new Date());
-  const log = opts.log;
   const opened = opts.resumeDir ? await reopenRun(opts.resumeDir, now) : await createRun(opts, now);
+  // Taken before anything in the directory is written: a second writer is refused untouched.
+  const lock = acquireRunLock(opened.runDir, opts.log);
+  try {
+    const engine = opened.plan.engine;
+    opts.onStart?.({ runDir: opened.runDir, runId: opened.manifest.runId, containerHost: engine.kind === 'container' ? engine.host : null });
+    return await runOpened(opts, opened, now);
+  } finally {
+    lock.release();
+  }
+}
+
+/** The pipeline on a run directory this process holds the lock of. */
+async function runOpened(opts: RunOptions, opened: OpenedRun, now: () => Date): Promise<RunOutcome> {
+  const log = opts.log;
   const { runDir, paths, plan } = opened;
   let manifest = opened.manifest;
   const runId = manifest.runId;
@@ -220,18 +246,31 @@ export async function runCapacity(opts: RunOptions): Promise<RunOutcome> {
     // Ctrl-C ends the run as interrupted (resumable); any other failure is recorded, then thrown.
     status = opts.signal?.aborted ? 'interrupted' : 'failed';
     reason = opts.signal?.aborted ? 'interrupted by signal' : (err as Error).message;
-    if (status === 'failed') throw err;
+    if (status === 'failed') throw diskFault(err, runDir);
   } finally {
+    // A full results disk must not stop the engine's release, nor hide the error that ended the run.
+    let unrecorded: unknown = null;
+    const record = (write: () => void) => {
+      try {
+        write();
+      } catch (err) {
+        unrecorded ??= err;
+      }
+    };
     if (session) {
       opts.progress?.phase('teardown', 'releasing the engine');
       const stop = await session.stop();
       engineUp.totalS += (performance.now() - engineUp.sinceMs) / 1000;
-      journal.append({ type: 'engine-stopped', verified: stop.verified });
+      record(() => journal.append({ type: 'engine-stopped', verified: stop.verified }));
       for (const p of stop.problems) log(p);
     }
-    saveManifest({ engineUpS: engineUp.totalS, status, exitReason: reason, endedAt: now().toISOString() });
-    journal.append({ type: 'run-finished', status, reason });
+    record(() => saveManifest({ engineUpS: engineUp.totalS, status, exitReason: reason, endedAt: now().toISOString() }));
+    record(() => journal.append({ type: 'run-finished', status, reason }));
     opts.progress?.done();
+    if (unrecorded !== null) {
+      log(`cannot record the run's end in ${runDir}: ${(unrecorded as Error).message} (resume finds where it stood from what was written)`);
+      if (status !== 'failed') throw diskFault(unrecorded, runDir);
+    }
   }
   if (status === 'completed' && capacity) writeReports(runDir);
   return { runDir, status, reason, capacity };
@@ -345,7 +384,12 @@ async function search(
       renameSync(probe.dir, probe.interruptedDir);
       journal.append({ type: 'probe-interrupted', index, qps, dir: probe.rel, movedTo });
       const why = summary.engineDied ?? 'interrupted by signal';
-      if (summary.engineDied) throw new UserError(`the engine died during probe ${index} at ${qps} QPS: ${summary.engineDied} (received data kept in ${movedTo})`);
+      if (summary.engineDied) {
+        throw new InfraError(`the engine died during probe ${index} at ${qps} QPS: ${summary.engineDied} (received data kept in ${movedTo}; resume with: fluidcap run --resume ${runDir})`, {
+          host: typeof session.facts.host === 'string' ? session.facts.host : 'local',
+          lastLogLines: lastLines(runPaths(runDir).serverLog, 20),
+        });
+      }
       return { interrupted: why };
     }
     journal.append({ type: 'probe-finished', ...probeOutcome(summary) });
@@ -354,6 +398,23 @@ async function search(
         ` (${summary.requests} requests, ${summary.durationS.toFixed(1)} s${summary.earlyStop ? `, stopped early: ${summary.earlyStop}` : ''})`,
     );
     summaries.push(summary);
+  }
+}
+
+/** A write the results disk refused is an infrastructure fault (exit 3), not a bug. */
+function diskFault(err: unknown, runDir: string): unknown {
+  const e = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
+  const code = e?.code ?? e?.cause?.code;
+  if (code !== 'ENOSPC' && code !== 'EDQUOT' && code !== 'EROFS' && code !== 'EIO') return err;
+  return new InfraError(`the results disk refused a write in ${runDir} (${e.code ? `${code}: ` : ''}${(err as Error).message}); the data written so far is kept: free space, then resume with: fluidcap run --resume ${runDir}`, { cause: err });
+}
+
+/** The last `n` lines of a log file, or none when it cannot be read. */
+function lastLines(file: string, n: number): string[] {
+  try {
+    return readFileSync(file, 'utf8').split('\n').filter((l) => l.trim() !== '').slice(-n);
+  } catch {
+    return [];
   }
 }
 

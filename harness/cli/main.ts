@@ -1,8 +1,9 @@
 // The command line: the only module that reads process.argv or sets the exit code. Each verb
-// lives in commands/<verb>.ts and returns an exit code; user errors print one line, no stack.
+// lives in commands/<verb>.ts and returns an exit code; user and infrastructure errors print their
+// message alone (exit 2 and 3), anything else is our bug and prints its stack (exit 1).
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { UserError } from '../util/errors.ts';
+import { EXIT, InfraError, UserError } from '../util/errors.ts';
 import { analyzeCommand } from './commands/analyze.ts';
 import { simCommand } from './commands/sim.ts';
 import { probeCommand } from './commands/probe.ts';
@@ -47,12 +48,18 @@ async function main(argv: string[]): Promise<number> {
 try {
   process.exitCode = await main(hideBin(process.argv));
 } catch (err) {
-  if (err instanceof UserError) {
+  if (err instanceof InfraError) {
+    const tail = err.lastLogLines.length > 0 && !err.message.includes(err.lastLogLines[err.lastLogLines.length - 1])
+      ? `\nlast ${err.lastLogLines.length} log lines of the engine:\n${err.lastLogLines.map((l) => `    ${l}`).join('\n')}`
+      : '';
+    process.stderr.write(`fluidcap: infrastructure fault${err.host ? ` on ${err.host}` : ''}: ${err.message}${tail}\n`);
+    process.exitCode = EXIT.infra;
+  } else if (err instanceof UserError) {
     process.stderr.write(`fluidcap: ${err.message}\n`);
-    process.exitCode = 2;
+    process.exitCode = EXIT.badInput;
   } else {
     const e = err as Error;
     process.stderr.write(`fluidcap: internal error: ${e?.stack ?? String(err)}\n`);
-    process.exitCode = 1;
+    process.exitCode = EXIT.bug;
   }
 }

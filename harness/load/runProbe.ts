@@ -7,6 +7,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { TimelineWriter } from '../timeline/writer.ts';
+import { InfraError } from '../util/errors.ts';
 import type { RequestStatus, TimelineRecord } from '../timeline/record.ts';
 import { decodeExchange } from './decode.ts';
 import { startDispatch, type DispatchOptions } from './dispatcher.ts';
@@ -147,10 +148,22 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
     sent++;
     sentIds.add(id);
   };
+  // A timeline that cannot be written (disk full) ends the probe: what was written stays, nothing
+  // later is judged on records that exist only in memory.
+  let writeFailure: Error | null = null;
+  const keep = (record: TimelineRecord) => {
+    if (writeFailure) return;
+    try {
+      writer.append(record);
+    } catch (err) {
+      writeFailure = err as Error;
+      stopAll(`cannot write ${writer.path}`);
+    }
+  };
   const onEnd = (raw: RawExchange) => {
     const { record, recvMinusEmitNs, recvNs } = decodeExchange(raw, startNs);
     if (raw.index < warmupCount) record.warmup = true;
-    writer.append(record);
+    keep(record);
     records.push(record);
     endedIds.add(record.id);
     byStatus[record.status]++;
@@ -221,7 +234,7 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
       if (endedIds.has(id)) continue;
       const r = plan.requests.find((p) => p.id === id)!;
       const record: TimelineRecord = { id, scheduledS: r.scheduledS, sentS: r.scheduledS, promptTokens: r.promptTokens, maxTokens: r.maxTokens, outputTokens: 0, chunks: [], status: 'error', httpStatus: null, error: 'receiving worker exited before the request ended' };
-      writer.append(record);
+      keep(record);
       records.push(record);
       byStatus.error++;
     }
@@ -229,6 +242,10 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
   }
   const durationS = elapsedS();
   const scraped = scraper ? await scraper.stop() : null;
+  if (writeFailure !== null) {
+    const e = writeFailure as NodeJS.ErrnoException;
+    throw new InfraError(`cannot write ${writer.path} (${e.code ?? e.message}); the ${writer.count} records written before are kept`, { cause: e });
+  }
   if (workers.length === 0) {
     eldP99Ns.push(mainEld.percentile(99));
     eldMaxNs.push(mainEld.max);

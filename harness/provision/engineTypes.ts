@@ -1,7 +1,7 @@
 // What a launched engine looks like to the rest of the harness: its facts, how it exits, what its
 // teardown reports. Kept apart from launcher.ts so the launcher's parts share them without
 // importing the launcher; launcher.ts re-exports them as its stable interface.
-import { UserError } from '../util/errors.ts';
+import { InfraError, UserError } from '../util/errors.ts';
 import type { ContainerSpec } from './containerSpec.ts';
 import type { ConnectOptions } from './sshConnection.ts';
 import type { GpuFacts } from './gpuFacts.ts';
@@ -79,11 +79,11 @@ export interface Engine {
 }
 
 /** A launch that failed with the engine's own evidence attached. */
-export class EngineLaunchError extends UserError {
+export class EngineLaunchError extends InfraError {
   constructor(
     message: string,
     readonly details: { host: string; exitCode?: number | null; oomKilled?: boolean; lastLogLines?: string[] },
   ) {
-    super(message);
+    super(message, { host: details.host, lastLogLines: details.lastLogLines });
   }
 }

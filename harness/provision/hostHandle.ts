@@ -5,7 +5,7 @@ import { homedir } from 'node:os';
 import { connect as netConnect } from 'node:net';
 import type Docker from 'dockerode';
 import { execFile } from 'node:child_process';
-import { UserError } from '../util/errors.ts';
+import { InfraError } from '../util/errors.ts';
 import type { Host, InventoryHost } from './inventory.ts';
 import { connectHost, type ConnectOptions, type ExecResult, type HostConnection } from './sshConnection.ts';
 import { dockerFor, localDocker } from './dockerAgent.ts';
@@ -71,7 +71,7 @@ export async function openHost(host: Host, opts: ConnectOptions = {}): Promise<H
       await docker.ping();
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      throw new UserError(
+      throw new InfraError(
         code === 'EACCES'
           ? `no permission to use the local Docker socket ${host.docker.socket} (add this user to the docker group)`
           : `cannot reach the local Docker daemon at ${host.docker.socket}: ${(err as Error).message} (is dockerd running?)`,
@@ -96,7 +96,7 @@ export async function openHost(host: Host, opts: ConnectOptions = {}): Promise<H
   } catch (err) {
     const message = await explainDockerFailure(conn, host.docker.socket, err as Error);
     await conn.close();
-    throw new UserError(message, { cause: err });
+    throw new InfraError(message, { cause: err, host: host.name });
   }
   let homeDir: string | undefined;
   return {

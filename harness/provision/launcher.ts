@@ -9,7 +9,7 @@
 //            stop() → Promise<StopReport> (idempotent) }
 import { mkdir, appendFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { UserError } from '../util/errors.ts';
+import { InfraError, UserError } from '../util/errors.ts';
 import type { Host } from './inventory.ts';
 import type { ContainerSpec } from './containerSpec.ts';
 import { dockerCreateOptions } from './dockerCreateOptions.ts';
@@ -187,7 +187,7 @@ export async function launchEngine(plan: ContainerSpec | EndpointPlan, host: Hos
     };
   } catch (err) {
     opts.signal?.removeEventListener('abort', onAbort);
-    const launchErr = err instanceof UserError ? err : new UserError(`launching ${spec.name} on ${host.name} failed: ${(err as Error).message}`, { cause: err });
+    const launchErr = err instanceof UserError ? err : new InfraError(`launching ${spec.name} on ${host.name} failed: ${(err as Error).message}`, { cause: err, host: host.name });
     const report = await stop();
     if (report.problems.length > 0) launchErr.message += `\n  teardown: ${report.problems.join('; ')}`;
     throw launchErr;

@@ -4,7 +4,7 @@ import { execa, type ResultPromise } from 'execa';
 import { createWriteStream } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
-import { UserError } from '../util/errors.ts';
+import { InfraError } from '../util/errors.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/fluidcap.js', import.meta.url));
 // The engine dies with fluidcap even when fluidcap is SIGKILLed (no handler runs then): the child's
@@ -67,7 +67,7 @@ export async function startLocalSim(
       };
       child.stdout?.on('data', onData);
       void exited.then(({ exitCode, signal }) => reject(engineExit(exitCode, signal, tail)));
-      setTimeout(() => reject(new UserError(`simulated engine printed no "listening on" line within ${readyTimeoutS} s`)), readyTimeoutS * 1000).unref();
+      setTimeout(() => reject(new InfraError(`simulated engine printed no "listening on" line within ${readyTimeoutS} s`)), readyTimeoutS * 1000).unref();
     });
 
     const deadline = t0 + readyTimeoutS * 1000;
@@ -84,7 +84,7 @@ export async function startLocalSim(
         // not accepting connections yet
       }
       if (performance.now() > deadline) {
-        throw new UserError(`simulated engine not ready after ${readyTimeoutS} s at ${baseUrl}/health; last log lines:\n${tail.join('\n')}`);
+        throw new InfraError(`simulated engine not ready after ${readyTimeoutS} s at ${baseUrl}/health; last log lines:\n${tail.join('\n')}`);
       }
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -115,8 +115,9 @@ export async function startLocalSim(
   }
 }
 
-function engineExit(exitCode: number | null, signal: string | null, tail: string[]): UserError {
-  return new UserError(
+function engineExit(exitCode: number | null, signal: string | null, tail: string[]): InfraError {
+  return new InfraError(
     `simulated engine exited before it was ready (exit code ${exitCode ?? 'none'}${signal ? `, signal ${signal}` : ''}); last log lines:\n${tail.slice(-50).join('\n')}`,
+    { host: 'local', lastLogLines: tail.slice(-50) },
   );
 }

@@ -7,7 +7,8 @@ const live = new Set<Teardown>();
 let installed = false;
 
 async function onSignal(signal: NodeJS.Signals): Promise<void> {
-  process.stderr.write(`fluidcap: ${signal}: tearing down ${live.size} engine(s)\n`);
+  // Engines whose teardown already began (the work's own abort) have left the set: nothing to say.
+  if (live.size > 0) process.stderr.write(`fluidcap: ${signal}: tearing down ${live.size} engine(s)\n`);
   await Promise.allSettled([...live].map((t) => t()));
   uninstall();
   if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
@@ -20,6 +21,11 @@ function uninstall(): void {
   process.off('SIGINT', handlers.SIGINT);
   process.off('SIGTERM', handlers.SIGTERM);
   installed = false;
+}
+
+/** Runs every registered teardown now (a forced exit is coming); resolves when all have settled. */
+export async function tearDownAllNow(): Promise<void> {
+  await Promise.allSettled([...live].map((t) => t()));
 }
 
 /** Registers a teardown to run on SIGINT/SIGTERM; the returned function unregisters it. */

@@ -7,7 +7,7 @@ import { appendFile, mkdir, readFile, access, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { NodeSSH } from 'node-ssh';
 import type { Client, ClientChannel } from 'ssh2';
-import { UserError } from '../util/errors.ts';
+import { InfraError, UserError } from '../util/errors.ts';
 import { shellJoin, shellQuote } from '../util/shellQuote.ts';
 import type { InventoryHost } from './inventory.ts';
 import { fingerprintOfBlob, hostLookupName, keyTypeOfBlob, knownHostsLine, knownKeyTypes, verifyHostKey, type HostKeyVerdict } from './knownHosts.ts';
@@ -192,7 +192,7 @@ export async function connectHost(host: InventoryHost, opts: ConnectOptions = {}
   } catch (err) {
     ssh.dispose();
     if (refusal !== undefined) throw new UserError(refusal, { cause: err });
-    throw new UserError(describeConnectError(err as Error, host, label), { cause: err });
+    throw new InfraError(describeConnectError(err as Error, host, label), { cause: err, host: host.name });
   }
   const client = ssh.connection!;
   // Small API requests and keep-alive probes must not wait for Nagle's algorithm (~40 ms stalls).
@@ -213,7 +213,7 @@ export async function connectHost(host: InventoryHost, opts: ConnectOptions = {}
     });
   });
 
-  const notOpen = () => new UserError(`SSH connection to ${host.name} (${label}) is closed${lastError ? `: ${lastError.message}` : ''}`);
+  const notOpen = () => new InfraError(`SSH connection to ${host.name} (${label}) is closed${lastError ? `: ${lastError.message}` : ''}`);
 
   const conn: HostConnection = {
     host,
@@ -237,7 +237,7 @@ export async function connectHost(host: InventoryHost, opts: ConnectOptions = {}
         ? new Promise<never>((_, reject) => {
             timer = setTimeout(() => {
               channel?.close();
-              reject(new UserError(`host ${host.name}: \`${command}\` did not finish within ${execOpts.timeoutS} s`));
+              reject(new InfraError(`host ${host.name}: \`${command}\` did not finish within ${execOpts.timeoutS} s`, { host: host.name }));
             }, execOpts.timeoutS! * 1000);
           })
         : undefined;

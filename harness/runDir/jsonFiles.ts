@@ -1,12 +1,23 @@
 // The JSON and JSON-lines helpers every run-directory file goes through: pretty JSON written whole,
 // JSON lines appended and flushed one at a time, and readers that name the file in every error.
 // Timelines have their own streaming reader (timeline/reader.ts); everything else is small.
-import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { UserError } from '../util/errors.ts';
 
-/** Writes `value` as JSON with a trailing newline: indented for people, or compact for large plans. */
+/**
+ * Writes `value` as JSON with a trailing newline: indented for people, or compact for large plans.
+ * Written beside the file and renamed over it, so a full disk or a kill mid-write leaves the old
+ * file whole (manifest.json is rewritten at every step of a run).
+ */
 export function writeJsonFile(path: string, value: unknown, opts: { compact?: boolean } = {}): void {
-  writeFileSync(path, (opts.compact ? JSON.stringify(value) : JSON.stringify(value, null, 2)) + '\n');
+  const tmp = `${path}.${process.pid}.tmp`;
+  try {
+    writeFileSync(tmp, (opts.compact ? JSON.stringify(value) : JSON.stringify(value, null, 2)) + '\n');
+    renameSync(tmp, path);
+  } catch (err) {
+    rmSync(tmp, { force: true });
+    throw err;
+  }
 }
 
 /** Parses a JSON file; a file that is not JSON is a UserError naming it. */

@@ -15,6 +15,8 @@ export interface RunPaths {
   reportHtml: string;
   /** The recipe as it was when the run started. */
   recipeCopy: string;
+  /** Held by the one process writing the run (lock.ts). */
+  lock: string;
   profileDir: string;
   prefill: string;
   fit: string;
@@ -30,6 +32,7 @@ export const RUN_FILES = {
   reportMd: 'report.md',
   reportHtml: 'report.html',
   recipeCopy: 'recipe.yaml',
+  lock: 'run.lock',
   prefill: 'profile/prefill.jsonl',
   fit: 'profile/fit.json',
   timelines: 'timelines.jsonl',
@@ -72,6 +75,7 @@ export function runPaths(runDir: string): RunPaths {
     reportMd: join(runDir, RUN_FILES.reportMd),
     reportHtml: join(runDir, RUN_FILES.reportHtml),
     recipeCopy: join(runDir, RUN_FILES.recipeCopy),
+    lock: join(runDir, RUN_FILES.lock),
     profileDir: join(runDir, 'profile'),
     prefill: join(runDir, RUN_FILES.prefill),
     fit: join(runDir, RUN_FILES.fit),

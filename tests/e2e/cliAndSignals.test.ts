@@ -41,12 +41,12 @@ if (env) {
     assert.equal(check.gpu, { available: false, reason: 'no nvidia-smi on the host (nvidia-smi not found)' });
   });
 
-  test('fluidcap hosts check with an unknown host key: the problem printed, exit 1', async () => {
+  test('fluidcap hosts check with an unknown host key: the problem printed, exit 3', async () => {
     const inv2 = join(dir, 'inventory-unknown.yaml');
     writeFileSync(join(dir, 'empty_known_hosts'), '');
     writeFileSync(inv2, `hosts:\n  - name: e2e\n    address: ${env.sshHost}\n    port: ${env.sshPort}\n    user: root\n    key: ${env.key}\n    knownHosts: ${join(dir, 'empty_known_hosts')}\n`);
     const r = await cli(['hosts', 'check', inv2]);
-    assert.is(r.code, 1);
+    assert.is(r.code, 3);
     assert.match(r.stdout, /e2e: PROBLEMS\n  problem: host e2e \(\[127\.0\.0\.1\]:\d+\) is not in .* --accept-new-host-key/);
   });
 

@@ -1,5 +1,6 @@
 // `fluidcap hosts check <inventory.yaml>`: SSH, Docker and GPU facts and problems for each host.
 import { verb } from '../command.ts';
+import { EXIT } from '../../util/errors.ts';
 import type { HostCheck } from '../../provision/checkHosts.ts';
 
 function formatCheck(c: HostCheck): string {
@@ -33,6 +34,7 @@ export const hostsCommand = verb({
     const inventory = await loadInventory(argv.inventory);
     const checks = await checkHosts(inventory, { includeLocal: argv.local, connect: { acceptNewHostKey: argv.acceptNewHostKey } });
     process.stdout.write(argv.json ? `${JSON.stringify(checks, null, 2)}\n` : `${checks.map(formatCheck).join('\n')}\n`);
-    if (checks.some((c) => !c.ok)) setExit(1);
+    // A host that fails its check is an infrastructure fault (unreachable, no Docker, unknown key).
+    if (checks.some((c) => !c.ok)) setExit(EXIT.infra);
   },
 });

@@ -7,7 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { verb } from '../command.ts';
 import { readTimelines } from '../../timeline/reader.ts';
-import { UserError, describeValue } from '../../util/errors.ts';
+import { EXIT, UserError, describeValue } from '../../util/errors.ts';
 import { parseDurationS, formatDurationS } from '../../util/duration.ts';
 import type { ProbeResult } from '../../load/runProbe.ts';
 import { computeRequestMetrics, summarizeRequests } from '../../metrics/index.ts';
@@ -140,7 +140,7 @@ export const probeCommand = verb({
       if (result.cancelled && signal.aborted) {
         process.stderr.write(`fluidcap: probe interrupted; data kept in ${probe.dir}\n`);
         setExit(130);
-      } else if (result.clientHealth.verdict === 'invalid' || result.byStatus.ok === 0 || result.cancelled) setExit(1);
+      } else if (result.clientHealth.verdict === 'invalid' || result.byStatus.ok === 0 || result.cancelled) setExit(EXIT.infra);
     });
   },
 });

@@ -7,6 +7,7 @@ import { readJsonFile } from '../../runDir/jsonFiles.ts';
 import type { FitFile } from '../../runDir/schema.ts';
 import { createProgress } from '../../capacity/progress.ts';
 import { withInterrupts } from '../interrupts.ts';
+import { cleanCommand } from './run.ts';
 
 
 const ms = (s: number) => `${(s * 1000).toFixed(2)} ms`;
@@ -27,8 +28,10 @@ export const profileCommand = verb({
     const { loadInventory } = await import('../../provision/inventory.ts');
     const inventory = args.hosts ? await loadInventory(args.hosts) : undefined;
     const progress = createProgress(process.stderr);
+    let started: { runId: string; containerHost: string | null } | null = null;
     await withInterrupts('stopping the profile and releasing the engine', async (signal) => {
       const outcome = await runCapacity({
+        onStart: (run) => (started = run),
         recipeFile: args.recipe,
         outDir: args.out,
         inventory,
@@ -55,6 +58,6 @@ export const profileCommand = verb({
         `results: ${outcome.runDir} (${RUN_FILES.prefill}, ${RUN_FILES.fit})`,
       ];
       process.stdout.write(lines.join('\n') + '\n');
-    });
+    }, { cleanHint: () => cleanCommand(started, args.hosts) });
   },
 });

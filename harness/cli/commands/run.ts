@@ -1,9 +1,10 @@
 // `fluidcap run <recipe.yaml>`: the capacity pipeline, or its resolved plan with --dry-run.
 // Ctrl-C stops the probe in progress, keeps what it received, releases the engine, prints the
-// resume command and exits 130; a second Ctrl-C exits at once.
+// resume command and exits 130; a second Ctrl-C waits at most 10 s for the engine's removal, then
+// exits 130 with the `fluidcap clean` command for anything it could not confirm.
 import { stringify } from 'yaml';
 import { verb } from '../command.ts';
-import { UserError } from '../../util/errors.ts';
+import { EXIT, UserError } from '../../util/errors.ts';
 import { createProgress } from '../../capacity/progress.ts';
 import { withInterrupts } from '../interrupts.ts';
 import { formatDockerRun } from '../../provision/containerSpec.ts';
@@ -50,8 +51,11 @@ export const runCommand = verb({
     }
     const inventory = args.hosts ? await loadInventory(args.hosts) : undefined;
     const progress = createProgress(process.stderr);
+    let started: { runId: string; containerHost: string | null } | null = null;
+    const cleanHint = () => cleanCommand(started, args.hosts);
     await withInterrupts('stopping the current probe and releasing the engine', async (signal) => {
       const outcome = await runCapacity({
+        onStart: (run) => (started = run),
         recipeFile: args.recipe ?? '',
         outDir: args.out,
         resumeDir: args.resume,
@@ -69,8 +73,9 @@ export const runCommand = verb({
         return;
       }
       const cap = outcome.capacity!;
-      // A search that ended on untrusted probes has no capacity to report: not a success.
-      if (cap.outcome === 'invalid-probes') setExit(1);
+      // A search that ended on untrusted probes has no capacity to report: the measuring machinery
+      // (client or host) could not be trusted, which is an infrastructure fault, not a bug.
+      if (cap.outcome === 'invalid-probes') setExit(EXIT.infra);
       if (args.json) process.stdout.write(JSON.stringify(cap, null, 2) + '\n');
       else {
         process.stdout.write(
@@ -79,6 +84,13 @@ export const runCommand = verb({
             `results: ${outcome.runDir} (${[RUN_FILES.capacity, ...REPORT_FILES].join(', ')})\n`,
         );
       }
-    });
+    }, { cleanHint });
   },
 });
+
+/** The `fluidcap clean` command that removes what a run may leave behind (null: it launches no container). */
+export function cleanCommand(run: { runId: string; containerHost: string | null } | null, inventoryFile: string | undefined): string | null {
+  if (run === null || run.containerHost === null) return null;
+  const local = run.containerHost === 'local' ? ' --local' : '';
+  return `fluidcap clean ${inventoryFile ?? '<inventory.yaml>'}${local} --run ${run.runId}`;
+}
