@@ -4,6 +4,11 @@
 // as the probe's early-stop reason. Pure: all it sees is the progress it is handed (its clock is
 // progress.elapsedS), so tests drive it with synthetic timelines.
 //
+// Two hooks. makeDecisionStop (below) serves verdicts that are statistical decisions
+// (sloDecision.ts): it stops when the sequential test decides, pass or fail. makeEarlyStop serves
+// verdicts that are a nearest-rank percentile of the probe's own sample: it stops only when that
+// sample can no longer pass, which is certain about the sample, not about the rate.
+//
 // Rules, and why each is safe:
 // (a) Failure budget exceeded — exact. A percentile SLO over N requests tolerates a fixed number
 //     of failing requests (fluidity p99 ≥ 0.9 over 300: floor(300 · 0.01) = 3 below 0.9). The
@@ -38,6 +43,8 @@ import { floorDivide } from '../metrics/floorDivide.ts';
 import { percentileAt, sortedPercentileFromTop, type PercentileMethod } from '../metrics/percentile.ts';
 import { predictPrefillS, type PrefillFit } from '../metrics/prefill.ts';
 import type { Slo } from '../metrics/slo.ts';
+import type { DecisionParams } from './decision.ts';
+import { decideSlo, describeSloDecision, type RequestOutcome, type SloDecision } from './sloDecision.ts';
 
 /** A request the runner has sent and not finished; firstTokenS once its first token arrived. */
 export interface InFlightRequest {
@@ -123,21 +130,7 @@ interface SloBudget {
 export function makeEarlyStop(slo: Slo, plan: EarlyStopPlan, options: EarlyStopOptions = {}): ShouldStop {
   const method = options.method ?? 'nearest-rank';
   const tbtDeadlineS = slo.fluidity?.tbtDeadlineS ?? 0.025;
-  const prefillS = (p: number): number | undefined => (plan.fit ? predictPrefillS(plan.fit, p) : undefined);
-  const dpS = (p: number): number | undefined =>
-    plan.ttftDeadlineS ?? (plan.fit && slo.fluidity ? predictPrefillS(plan.fit, p) + slo.fluidity.ttftSlackS : undefined);
-
-  const planned = new Map<string, PlannedInfo>();
-  plan.requests.forEach((r, index) => {
-    const info: PlannedInfo = { id: r.id, index, scheduledS: r.scheduledS, promptTokens: r.promptTokens, maxTokens: r.maxTokens, evaluated: index >= plan.warmupRequests, failWaitS: {} };
-    if (slo.ttft) info.failWaitS.ttft = slo.ttft.maxS;
-    if (slo.e2e) info.failWaitS.e2e = slo.e2e.maxS;
-    const pre = prefillS(r.promptTokens);
-    if (slo.schedulingDelay && pre !== undefined) info.failWaitS.schedulingDelay = slo.schedulingDelay.maxS + pre;
-    const dp = dpS(r.promptTokens);
-    if (slo.fluidity && dp !== undefined) info.failWaitS.fluidity = fluidityFailWaitS(dp, slo.fluidity.tbtDeadlineS, slo.fluidity.minFluidity, r.maxTokens);
-    planned.set(r.id, info);
-  });
+  const { planned, dpS, prefillS } = planInfo(slo, plan);
   const evaluatedPlanned = plan.requests.filter((_, i) => i >= plan.warmupRequests);
   // Arrival order for the backlog scans (a plan is normally already in it; a trace may not be).
   const ordered = [...plan.requests].sort((x, y) => x.scheduledS - y.scheduledS);
@@ -191,20 +184,7 @@ export function makeEarlyStop(slo: Slo, plan: EarlyStopPlan, options: EarlyStopO
     }
   };
 
-  // SLOs a request that has waited `waitedS` surely fails; firstTokenS null = no token yet (the
-  // wait is a lower bound of TTFT), else the wait is its TTFT.
-  const certainFailures = (info: PlannedInfo, firstTokenS: number | null, nowS: number): Checked[] => {
-    const out: Checked[] = [];
-    const waitedS = (firstTokenS ?? nowS) - info.scheduledS;
-    for (const name of ['ttft', 'e2e', 'schedulingDelay', 'fluidity'] as const) {
-      const limit = info.failWaitS[name];
-      if (limit === undefined) continue;
-      if (name === 'fluidity' && firstTokenS !== null) {
-        if (fluidityCapped(waitedS, info.maxTokens, slo.fluidity!, dpS(info.promptTokens)!)) out.push(name);
-      } else if (waitedS > limit) out.push(name);
-    }
-    return out;
-  };
+  const certainFailures = (info: PlannedInfo, firstTokenS: number | null, nowS: number) => certainFailuresOf(slo, dpS, info, firstTokenS, nowS);
 
   return (progress: ProbeProgress): string | null => {
     if (decided) return decided;
@@ -293,6 +273,124 @@ export function makeEarlyStop(slo: Slo, plan: EarlyStopPlan, options: EarlyStopO
     }
     return null;
   };
+}
+
+/** The probe's plan for the decision hook: the planned requests include the extension. */
+export interface DecisionStopPlan extends EarlyStopPlan {
+  /** Evaluated requests a pass needs (the probe's planned minimum, warm-up excluded). */
+  minRequests: number;
+}
+
+/** The decision hook: a ShouldStop that also tells the decision it stopped on. */
+export type DecisionStop = ShouldStop & {
+  /** The latest decision (null before any evaluated request is known); final once it stopped. */
+  current(): SloDecision | null;
+};
+
+/**
+ * Ends a probe once its statistical verdict (sloDecision.ts) is decided, in either direction: a
+ * fail as soon as the evidence crosses the fail threshold, a pass once it crosses the pass
+ * threshold and the probe's planned minimum of requests has been judged. Until then the probe
+ * goes on through its extension; at the end of the plan it is undecided.
+ *
+ * The test reads requests in arrival order, and only the prefix whose outcome is known: a
+ * request still running blocks the prefix, because the slow requests are the ones that finish
+ * last, and judging whichever finished first would flatter the server. A request still waiting
+ * for its first token is known once it surely misses every SLO judged (the waits of rule (a)),
+ * which is what lets an overloaded probe fail early.
+ */
+export function makeDecisionStop(slo: Slo, plan: DecisionStopPlan, params: DecisionParams): DecisionStop {
+  const tbtDeadlineS = slo.fluidity?.tbtDeadlineS ?? 0.025;
+  const { planned, dpS, prefillS } = planInfo(slo, plan);
+  const ordered = plan.requests.map((r) => planned.get(r.id)!).filter((info) => info.evaluated).sort((x, y) => x.scheduledS - y.scheduledS);
+  // SLOs a waiting request can be known to fail; TBT and TPOT need the request to end.
+  const canBeCertain = !slo.tbt && !slo.tpot;
+  const judged = (['fluidity', 'ttft', 'e2e', 'schedulingDelay'] as const).filter((name) => slo[name] !== undefined);
+  const finished = new Map<string, RequestMetrics>();
+  const outcomes: RequestOutcome[] = [];
+  let processed = 0;
+  let checked = 0;
+  let latest: SloDecision | null = null;
+  let decided: string | null = null;
+
+  const fn = (progress: ProbeProgress): string | null => {
+    if (decided) return decided;
+    const now = progress.elapsedS;
+    const records = progress.records;
+    for (let i = processed; i < records.length; i++) {
+      const record = records[i];
+      const info = planned.get(record.id);
+      if (!info || !info.evaluated || record.warmup === true || finished.has(record.id)) continue;
+      const pre = prefillS(record.promptTokens);
+      finished.set(record.id, computeRequestMetrics(record, { dpS: dpS(record.promptTokens) ?? Infinity, tbtDeadlineS, ...(pre !== undefined ? { prefillS: pre } : {}) }));
+    }
+    processed = records.length;
+
+    const detail = Array.isArray(progress.inFlight) ? new Map(progress.inFlight.map((r) => [r.id, r.firstTokenS ?? null])) : null;
+    // Counts only: the unsent are the most recently scheduled, and their wait is the smallest.
+    const unsent = Math.max(0, progress.scheduled - progress.sent);
+    const arrived = ordered.filter((info) => info.scheduledS <= now).length;
+    while (outcomes.length < ordered.length) {
+      const info = ordered[outcomes.length];
+      const done = finished.get(info.id);
+      if (done) {
+        outcomes.push(done);
+        continue;
+      }
+      if (!canBeCertain || info.scheduledS > now || judged.length === 0) break;
+      let first: number | null | undefined;
+      if (detail) first = detail.has(info.id) ? detail.get(info.id)! : null;
+      else if (outcomes.length >= arrived - unsent) first = null;
+      if (first === undefined) break;
+      const fails = certainFailuresOf(slo, dpS, info, first, now);
+      if (!judged.every((name) => fails.includes(name))) break;
+      outcomes.push({ certainMiss: true, waitedS: (first ?? now) - info.scheduledS });
+    }
+    // Re-deciding rebuilds the series (O(token gaps) for TBT): done once the known prefix grew by
+    // 2%. The scan resumes where the last one ended, so the decisive request is the same; only
+    // noticing it can lag by that much.
+    if (outcomes.length - checked < Math.max(1, Math.floor(checked * 0.02))) return null;
+    latest = decideSlo(outcomes, slo, params, { passFromRequests: plan.minRequests, checkFromRequests: checked });
+    checked = outcomes.length;
+    if (latest.decision === 'undecided') return null;
+    decided = `decided ${latest.decision} after ${latest.requestsObserved} requests: ${describeSloDecision(latest)}`;
+    return decided;
+  };
+  return Object.assign(fn, { current: () => latest });
+}
+
+// Each planned request with the first-token waits beyond which it surely fails each SLO.
+function planInfo(slo: Slo, plan: EarlyStopPlan) {
+  const prefillS = (p: number): number | undefined => (plan.fit ? predictPrefillS(plan.fit, p) : undefined);
+  const dpS = (p: number): number | undefined =>
+    plan.ttftDeadlineS ?? (plan.fit && slo.fluidity ? predictPrefillS(plan.fit, p) + slo.fluidity.ttftSlackS : undefined);
+  const planned = new Map<string, PlannedInfo>();
+  plan.requests.forEach((r, index) => {
+    const info: PlannedInfo = { id: r.id, index, scheduledS: r.scheduledS, promptTokens: r.promptTokens, maxTokens: r.maxTokens, evaluated: index >= plan.warmupRequests, failWaitS: {} };
+    if (slo.ttft) info.failWaitS.ttft = slo.ttft.maxS;
+    if (slo.e2e) info.failWaitS.e2e = slo.e2e.maxS;
+    const pre = prefillS(r.promptTokens);
+    if (slo.schedulingDelay && pre !== undefined) info.failWaitS.schedulingDelay = slo.schedulingDelay.maxS + pre;
+    const dp = dpS(r.promptTokens);
+    if (slo.fluidity && dp !== undefined) info.failWaitS.fluidity = fluidityFailWaitS(dp, slo.fluidity.tbtDeadlineS, slo.fluidity.minFluidity, r.maxTokens);
+    planned.set(r.id, info);
+  });
+  return { planned, dpS, prefillS };
+}
+
+// SLOs a request surely fails; firstTokenS null = no token yet (the wait so far is a lower bound
+// of its TTFT), else the wait is its TTFT.
+function certainFailuresOf(slo: Slo, dpS: (p: number) => number | undefined, info: PlannedInfo, firstTokenS: number | null, nowS: number): Checked[] {
+  const out: Checked[] = [];
+  const waitedS = (firstTokenS ?? nowS) - info.scheduledS;
+  for (const name of ['ttft', 'e2e', 'schedulingDelay', 'fluidity'] as const) {
+    const limit = info.failWaitS[name];
+    if (limit === undefined) continue;
+    if (name === 'fluidity' && firstTokenS !== null) {
+      if (fluidityCapped(waitedS, info.maxTokens, slo.fluidity!, dpS(info.promptTokens)!)) out.push(name);
+    } else if (waitedS > limit) out.push(name);
+  }
+  return out;
 }
 
 interface WindowSample {

@@ -154,4 +154,90 @@ test('rates are rounded to 6 significant digits', () => {
   assert.is(roundRate(1 / 3), 0.333333);
 });
 
+// A server whose verdicts are decided only outside [lowQps, highQps]: the indifference zone.
+const zoned = (lowQps: number, highQps: number): Server => (qps) =>
+  qps < lowQps
+    ? { passed: true, decision: 'pass', confidence: 0.97, valid: true }
+    : qps > highQps
+      ? { passed: false, decision: 'fail', confidence: 0.99, valid: true }
+      : { passed: false, decision: 'undecided', confidence: 0.6, valid: true };
+
+test('undecided probes move neither end of the bracket', () => {
+  const probes: ProbeVerdict[] = [
+    { qps: 4, passed: true, decision: 'pass', valid: true },
+    { qps: 8, passed: false, decision: 'fail', valid: true },
+    { qps: 6, passed: false, decision: 'undecided', valid: true },
+    { qps: 5, passed: false, decision: 'undecided', valid: true },
+  ];
+  assert.equal(bracketOf(probes), { passQps: 4, failQps: 8 });
+  // Journals without decisions still read as pass/fail.
+  assert.equal(bracketOf([{ qps: 4, passed: true, valid: true }, { qps: 8, passed: false, valid: true }]), { passQps: 4, failQps: 8 });
+});
+
+test('an undecided midpoint splits the bracket: the next rate is in the widest gap, never the same rate', () => {
+  const probes: ProbeVerdict[] = [
+    { qps: 32, passed: true, decision: 'pass', valid: true },
+    { qps: 64, passed: false, decision: 'fail', valid: true },
+    { qps: 48, passed: false, decision: 'undecided', valid: true },
+  ];
+  const d = nextProbe(bounds({ tolerance: 0.05 }), probes);
+  assert.not.ok(d.done);
+  if (d.done) return;
+  assert.is(d.phase, 'split-undecided');
+  assert.is(d.qps, 40); // [32, 48] is 50% wide, [48, 64] 33%
+});
+
+test('a zone of undecided rates: the search ends with decided ends, their confidence, and says why', () => {
+  const { result, probes } = runSearch(bounds({ tolerance: 0.05, maxProbes: 20 }, { startQps: 8 }), zoned(40, 44));
+  assert.ok(result.done);
+  if (!result.done) return;
+  const { passQps, failQps } = result.bracket;
+  assert.ok(passQps! < 40 && failQps! > 44, `bracket ${passQps}–${failQps}`);
+  assert.is(result.capacityQps, passQps);
+  assert.is(result.confidence.passQps, 0.97);
+  assert.is(result.confidence.failQps, 0.99);
+  assert.ok(result.undecidedQps.length > 0 && result.undecidedQps.every((q) => q >= 40 && q <= 44), String(result.undecidedQps));
+  assert.is(result.outcome, 'undecided');
+  assert.match(result.reason, /undecided/);
+  // The decided pass was raised to within the tolerance of the lowest undecided rate.
+  const lowestUndecided = Math.min(...result.undecidedQps);
+  assert.ok((lowestUndecided - passQps!) / passQps! <= 0.05, `pass ${passQps}, lowest undecided ${lowestUndecided}`);
+  // Each undecided rate was probed once.
+  const rates = probes.filter((p) => p.decision === 'undecided').map((p) => p.qps);
+  assert.is(new Set(rates).size, rates.length);
+  // It stopped because the undecided rates span the tolerance: no decided bracket could be narrower.
+  assert.ok((Math.max(...result.undecidedQps) - Math.min(...result.undecidedQps)) / Math.min(...result.undecidedQps) >= 0.05, String(result.undecidedQps));
+});
+
+test('a narrow undecided zone does not stop convergence: both ends decided within the tolerance', () => {
+  const { result } = runSearch(bounds({ tolerance: 0.05, maxProbes: 20 }, { startQps: 8 }), zoned(41.9, 42.1));
+  assert.ok(result.done);
+  if (!result.done) return;
+  assert.is(result.outcome, 'converged');
+  assert.ok((result.bracket.failQps! - result.bracket.passQps!) / result.bracket.passQps! <= 0.05);
+});
+
+test('undecided at the start rate: the search brackets away from it instead of repeating it', () => {
+  const probes: ProbeVerdict[] = [{ qps: 8, passed: false, decision: 'undecided', valid: true }];
+  const d = nextProbe(bounds({}, { startQps: 8 }), probes);
+  assert.not.ok(d.done);
+  if (!d.done) assert.equal([d.qps, d.phase], [4, 'bracket-down']);
+  const up = nextProbe(bounds({}, { startQps: 8 }), [...probes, { qps: 4, passed: true, decision: 'pass', valid: true }]);
+  assert.not.ok(up.done);
+  if (!up.done) assert.equal([up.qps, up.phase], [16, 'bracket-up']);
+});
+
+test('undecided at the maximum rate ends the search rather than probing it again', () => {
+  const probes: ProbeVerdict[] = [
+    { qps: 32, passed: true, decision: 'pass', valid: true },
+    { qps: 64, passed: false, decision: 'undecided', valid: true },
+  ];
+  const d = nextProbe(bounds({}, { startQps: 32, maxQps: 64 }), probes);
+  assert.ok(d.done);
+  if (d.done) {
+    assert.is(d.outcome, 'undecided');
+    assert.is(d.capacityQps, 32);
+  }
+});
+
 test.run();

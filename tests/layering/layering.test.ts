@@ -31,7 +31,7 @@ const ALLOWED: Record<string, string[]> = {
 /** Modules that compute without side effects: at run time they may not reach I/O, through any import. */
 const PURE = [
   'metrics/*',
-  'capacity/fit.ts', 'capacity/search.ts', 'capacity/earlyStop.ts', 'capacity/profilePlan.ts', 'capacity/cost.ts', 'capacity/runPlan.ts',
+  'capacity/fit.ts', 'capacity/search.ts', 'capacity/earlyStop.ts', 'capacity/decision.ts', 'capacity/sloDecision.ts', 'capacity/profilePlan.ts', 'capacity/cost.ts', 'capacity/runPlan.ts',
   'report/buildReport.ts', 'report/markdown.ts', 'report/html.ts', 'report/svg.ts', 'report/format.ts', 'report/doc.ts', 'report/compareRuns.ts', 'report/runData.ts',
   'report/loadSections.ts', 'report/probeDetail.ts', 'report/csv.ts',
   'analyze/deadlines.ts', 'analyze/table.ts', 'analyze/requestJson.ts', 'analyze/capacity.ts',

@@ -1,0 +1,297 @@
+// npx tsx scripts/verdict-proof.ts [--recipes a.yaml,b.yaml] [--gt-seeds 3] [--gt-requests 12000] [--searches 5]
+//                                  [--knee-probes 24] [--alpha 0.05] [--beta 0.05] [--indifference 0.5] [--max-extension 4]
+// Are the search's verdicts trustworthy, and what do they cost? For each recipe (default: the
+// quickstart, Sarathi on the same model, Llama-2-70B on 4×A100), on the simulated engine's own
+// scheduler and cost model driven on a virtual clock (scripts/virtualProbe.ts):
+//  - ground truth: long fixed-rate probes, several seeds pooled, on a rate grid of 1% around the
+//    knee; the capacity is the highest grid rate whose long-run miss fraction is within every SLO
+//    entry's allowance, with every lower grid rate too;
+//  - five searches with different seeds for each method: the decision search (sequential test,
+//    early stop both ways, extension), the nearest-rank search with the recipe's probes and exact
+//    early stop, and a Metron-style search (1000 requests per probe, no early stop);
+//  - over `--knee-probes` seeded probes at the grid rates just outside the indifference zone, the
+//    fraction of wrong decisions next to the configured alpha and beta.
+// The virtual clock leaves out HTTP and the client's timing error; real runs (`npm run quickstart`,
+// scripts/capacity-vs-sweep.ts) are the check on that.
+import { parseArgs } from 'node:util';
+import { performance } from 'node:perf_hooks';
+import { loadRecipe } from '../harness/recipe/load.ts';
+import type { Recipe } from '../harness/recipe/parse.ts';
+import { resolveSimConfig, type SimConfig } from '../harness/sim/config.ts';
+import { planProbe } from '../harness/load/plan.ts';
+import { fitPrefill } from '../harness/capacity/fit.ts';
+import { predictPrefillS, type PrefillFit } from '../harness/metrics/prefill.ts';
+import { computeRequestMetrics, type RequestMetrics } from '../harness/metrics/request.ts';
+import { evaluateSlo } from '../harness/metrics/sloCheck.ts';
+import type { Slo } from '../harness/metrics/slo.ts';
+import { sloWithSources } from '../harness/capacity/runPlan.ts';
+import { nextProbe, type ProbeVerdict, type SearchBounds } from '../harness/capacity/search.ts';
+import { makeDecisionStop, makeEarlyStop } from '../harness/capacity/earlyStop.ts';
+import { decideSlo, sloSeries } from '../harness/capacity/sloDecision.ts';
+import { DEFAULT_DECISION, indifferenceZone, type DecisionParams, type Verdict } from '../harness/capacity/decision.ts';
+import type { TimelineRecord } from '../harness/timeline/record.ts';
+import { runVirtualProbe, virtualPrefillS } from './virtualProbe.ts';
+
+const { values } = parseArgs({
+  options: {
+    recipes: { type: 'string', default: 'recipes/quickstart.yaml,recipes/papers/llama3-8b-h100-sarathi-sim.yaml,recipes/papers/llama2-70b-a100-tp4-sim.yaml' },
+    'gt-seeds': { type: 'string', default: '3' },
+    'gt-requests': { type: 'string', default: '12000' },
+    searches: { type: 'string', default: '5' },
+    'knee-probes': { type: 'string', default: '24' },
+    alpha: { type: 'string' },
+    beta: { type: 'string' },
+    indifference: { type: 'string' },
+    'max-extension': { type: 'string' },
+  },
+});
+// The decision's defaults, with any flag given overriding them (runs do not decide this way yet:
+// this script measures the method before it replaces the nearest-rank verdict).
+const paramsFor = (_recipe: Recipe): DecisionParams => ({
+  alpha: Number(values.alpha ?? DEFAULT_DECISION.alpha),
+  beta: Number(values.beta ?? DEFAULT_DECISION.beta),
+  indifference: Number(values.indifference ?? DEFAULT_DECISION.indifference),
+  maxExtension: Number(values['max-extension'] ?? DEFAULT_DECISION.maxExtension),
+});
+let params: DecisionParams = DEFAULT_DECISION;
+const log = (line: string) => process.stderr.write(`${line}\n`);
+const fmtQ = (q: number | null) => (q === null ? '—' : String(+q.toPrecision(4)));
+const pct = (x: number) => `${+(x * 100).toPrecision(3)}%`;
+
+interface Config {
+  recipe: Recipe;
+  sim: SimConfig;
+  slo: Slo;
+  fit: PrefillFit;
+  bounds: SearchBounds;
+  probe: Recipe['search']['probe'];
+  maxContext: number;
+}
+
+async function configOf(file: string): Promise<Config> {
+  const recipe = await loadRecipe(file);
+  const t = recipe.target;
+  const sim = resolveSimConfig({
+    model: t.model,
+    gpu: t.gpuProfile,
+    scheduler: t.sim?.scheduler ?? (t.engine === 'sarathi' ? 'sarathi' : 'vllm'),
+    tensorParallel: t.tensorParallel,
+    ...(t.engineArgs.maxNumSeqs !== undefined ? { maxNumSeqs: t.engineArgs.maxNumSeqs } : {}),
+    ...(t.engineArgs.maxModelLen !== undefined ? { maxModelLen: t.engineArgs.maxModelLen } : {}),
+    ...(t.engineArgs.maxNumBatchedTokens !== undefined ? { maxNumBatchedTokens: t.engineArgs.maxNumBatchedTokens } : {}),
+    ...(t.engineArgs.chunkSize !== undefined ? { chunkSize: t.engineArgs.chunkSize } : {}),
+    ...(t.engineArgs.gpuMemoryUtilization !== undefined ? { gpuMemoryUtilization: t.engineArgs.gpuMemoryUtilization } : {}),
+  });
+  // The profile step: isolated prefills, quadratic fit (deterministic here, so one repeat).
+  const lengths = recipe.profile.promptLengths ?? [128, 256, 512, 1024, 2048, 3072];
+  const fit = fitPrefill(lengths.filter((p) => p < sim.maxModelLen).map((p) => ({ promptTokens: p, prefillS: virtualPrefillS(sim, p) })));
+  return {
+    recipe,
+    sim,
+    slo: sloWithSources(recipe.slo as Slo, recipe.source.sloText),
+    fit,
+    bounds: { qps: recipe.search.qps, tolerance: recipe.search.tolerance, maxProbes: recipe.search.maxProbes },
+    probe: recipe.search.probe,
+    maxContext: sim.maxModelLen,
+  };
+}
+
+const metricsOf = (c: Config, r: TimelineRecord): RequestMetrics => {
+  const pre = predictPrefillS(c.fit, r.promptTokens);
+  return computeRequestMetrics(r, { dpS: pre + (c.slo.fluidity?.ttftSlackS ?? 0.3), tbtDeadlineS: c.slo.fluidity?.tbtDeadlineS ?? 0.025, prefillS: pre });
+};
+
+function plan(c: Config, rateQps: number, requests: number, seed: number, durationS: number) {
+  return planProbe({ workload: c.recipe.workload, rateQps, requests, durationS, maxContextTokens: c.maxContext, seed }).requests;
+}
+
+// Evaluated metrics in arrival order (warm-up left out).
+function evaluated(c: Config, planned: ReturnType<typeof plan>, records: TimelineRecord[], warmup: number): RequestMetrics[] {
+  const byId = new Map(records.map((r) => [r.id, r]));
+  return planned.slice(warmup).flatMap((p) => {
+    const r = byId.get(p.id);
+    return r ? [metricsOf(c, r)] : [];
+  });
+}
+
+// ---- ground truth -------------------------------------------------------------------------
+// Long-run miss fraction relative to its allowance, worst SLO entry, seeds pooled (> 1 = fails).
+const gtCache = new Map<string, number>();
+function loadRatio(c: Config, rateQps: number, seeds: number, requests: number): number {
+  const key = `${c.recipe.name}:${rateQps}`;
+  const hit = gtCache.get(key);
+  if (hit !== undefined) return hit;
+  const pooled = new Map<string, { misses: number; n: number; allowed: number }>();
+  for (let s = 1; s <= seeds; s++) {
+    const planned = plan(c, rateQps, requests, 1000 + s, 1e9);
+    const { records } = runVirtualProbe(c.sim, planned);
+    for (const series of sloSeries(evaluated(c, planned, records, Math.floor(requests * 0.1)), c.slo)) {
+      const e = pooled.get(series.name) ?? { misses: 0, n: 0, allowed: series.allowedFraction };
+      e.misses += series.misses.reduce((a, b) => a + b, 0);
+      e.n += series.misses.length;
+      pooled.set(series.name, e);
+    }
+  }
+  const ratio = Math.max(...[...pooled.values()].map((e) => (e.allowed > 0 ? e.misses / e.n / e.allowed : e.misses > 0 ? Infinity : 0)));
+  gtCache.set(key, ratio);
+  return ratio;
+}
+
+function groundTruth(c: Config, seeds: number, requests: number): { capacity: number | null; grid: { qps: number; ratio: number }[] } {
+  if (seeds === 0) return { capacity: null, grid: [] };
+  // Bracket the knee on the long-run ratio, then walk a 1% grid across it.
+  let lo = c.bounds.qps.minQps;
+  let hi = c.bounds.qps.startQps;
+  while (loadRatio(c, hi, seeds, requests) <= 1 && hi < c.bounds.qps.maxQps) [lo, hi] = [hi, Math.min(hi * 2, c.bounds.qps.maxQps)];
+  while ((hi - lo) / lo > 0.02) {
+    const mid = (lo + hi) / 2;
+    if (loadRatio(c, mid, seeds, requests) <= 1) lo = mid;
+    else hi = mid;
+  }
+  const grid: { qps: number; ratio: number }[] = [];
+  for (let k = -6; k <= 6; k++) {
+    const qps = +(lo * (1 + 0.01 * k)).toPrecision(5);
+    grid.push({ qps, ratio: loadRatio(c, qps, seeds, requests) });
+  }
+  let capacity: number | null = null;
+  for (const g of grid) {
+    if (g.ratio > 1) break;
+    capacity = g.qps;
+  }
+  return { capacity, grid };
+}
+
+// ---- searches ------------------------------------------------------------------------------
+type Method = 'decision' | 'nearest-rank' | 'metron-1000';
+interface SearchRun {
+  capacity: number;
+  loadS: number;
+  probes: { qps: number; verdict: Verdict; requests: number; durationS: number }[];
+  outcome: string;
+  bracket: { passQps: number | null; failQps: number | null };
+  confidence: { passQps: number | null; failQps: number | null };
+}
+
+function baseRequests(c: Config, qps: number): number {
+  return Math.max(c.probe.requests, Math.ceil(qps * c.probe.minDurationS));
+}
+
+function probeOnce(c: Config, method: Method, qps: number, seed: number): SearchRun['probes'][number] {
+  if (method === 'metron-1000') {
+    const planned = plan(c, qps, 1000, seed, 1e9);
+    const warmup = Math.floor(planned.length * c.probe.warmupFraction);
+    const { records, durationS } = runVirtualProbe(c.sim, planned);
+    const passed = evaluateSlo(evaluated(c, planned, records, warmup), c.slo).passed;
+    return { qps, verdict: passed ? 'pass' : 'fail', requests: records.length, durationS };
+  }
+  const base = baseRequests(c, qps);
+  const warmup = Math.floor(base * c.probe.warmupFraction);
+  if (method === 'nearest-rank') {
+    const planned = plan(c, qps, base, seed, c.probe.durationLimitS);
+    const hook = makeEarlyStop(c.slo, { requests: planned, warmupRequests: warmup, rateQps: qps, fit: c.fit });
+    const { records, durationS, stoppedEarly } = runVirtualProbe(c.sim, planned, hook);
+    const passed = stoppedEarly === null && evaluateSlo(evaluated(c, planned, records, warmup), c.slo).passed;
+    return { qps, verdict: passed ? 'pass' : 'fail', requests: records.length, durationS };
+  }
+  const planned = plan(c, qps, Math.ceil(base * params.maxExtension), seed, c.probe.durationLimitS);
+  const minRequests = Math.min(base, planned.length) - warmup;
+  const hook = makeDecisionStop(c.slo, { requests: planned, warmupRequests: warmup, rateQps: qps, fit: c.fit, minRequests }, params);
+  const { records, durationS, stoppedEarly } = runVirtualProbe(c.sim, planned, hook);
+  const d = stoppedEarly !== null ? hook.current()! : decideSlo(evaluated(c, planned, records, warmup), c.slo, params, { passFromRequests: minRequests });
+  return { qps, verdict: d.decision, requests: records.length, durationS, confidence: d.confidence } as SearchRun['probes'][number];
+}
+
+function search(c: Config, method: Method, seed: number): SearchRun {
+  const probes: (ProbeVerdict & { requests: number; durationS: number; verdict: Verdict })[] = [];
+  for (;;) {
+    const d = nextProbe(c.bounds, probes);
+    if (d.done) {
+      return {
+        capacity: d.capacityQps,
+        loadS: probes.reduce((t, p) => t + p.durationS, 0),
+        probes: probes.map(({ qps, verdict, requests, durationS }) => ({ qps, verdict, requests, durationS })),
+        outcome: d.outcome,
+        bracket: d.bracket,
+        confidence: d.confidence,
+      };
+    }
+    const p = probeOnce(c, method, d.qps, seed) as SearchRun['probes'][number] & { confidence?: number };
+    probes.push({ qps: p.qps, passed: p.verdict === 'pass', decision: p.verdict, confidence: p.confidence ?? null, valid: true, requests: p.requests, durationS: p.durationS, verdict: p.verdict });
+  }
+}
+
+// ---- main ----------------------------------------------------------------------------------
+const t0 = performance.now();
+const gtSeeds = Number(values['gt-seeds']);
+const gtRequests = Number(values['gt-requests']);
+const nSearches = Number(values.searches);
+const kneeProbes = Number(values['knee-probes']);
+const rows: string[] = [];
+const details: string[] = [];
+for (const file of values.recipes!.split(',')) {
+  const tc = performance.now();
+  const c = await configOf(file);
+  params = paramsFor(c.recipe);
+  log(`${c.recipe.name}: ground truth (${gtSeeds} seeds × ${gtRequests} requests per rate)…`);
+  const gt = groundTruth(c, gtSeeds, gtRequests);
+  log(`  grid ${gt.grid.map((g) => `${g.qps}:${g.ratio.toFixed(2)}`).join(' ')} → ${gt.capacity}`);
+  const summaries: Record<Method, SearchRun[]> = { decision: [], 'nearest-rank': [], 'metron-1000': [] };
+  for (const method of ['decision', 'nearest-rank', 'metron-1000'] as Method[]) {
+    for (let i = 0; i < nSearches; i++) {
+      const run = search(c, method, c.recipe.workload.seed + i);
+      summaries[method].push(run);
+      log(`  ${method} seed ${c.recipe.workload.seed + i}: ${fmtQ(run.capacity)} QPS, ${run.loadS.toFixed(0)} s of load, ${run.outcome}; ` +
+        run.probes.map((p) => `${fmtQ(p.qps)}:${p.verdict}${p.durationS ? `(${p.durationS.toFixed(0)}s)` : ''}`).join(' '));
+    }
+  }
+  // Wrong decisions just outside the indifference zone, where they are wrong by definition.
+  const [zoneLo, zoneHi] = (() => {
+    const parts = sloSeries([], c.slo);
+    const z = parts.map((s) => indifferenceZone(s.allowedFraction, params.indifference).map((x) => x / s.allowedFraction));
+    return [Math.min(...z.map((x) => x[0])), Math.max(...z.map((x) => x[1]))];
+  })();
+  const passSide = [...gt.grid].reverse().find((g) => g.ratio <= zoneLo) ?? null;
+  const failSide = gt.grid.find((g) => g.ratio >= zoneHi) ?? null;
+  const tally = (qps: number) => {
+    const t: Record<Verdict, number> = { pass: 0, fail: 0, undecided: 0 };
+    for (let s = 0; s < kneeProbes; s++) t[probeOnce(c, 'decision', qps, 5000 + s).verdict] += 1;
+    return t;
+  };
+  const atPass = passSide && kneeProbes > 0 ? tally(passSide.qps) : null;
+  const atFail = failSide && kneeProbes > 0 ? tally(failSide.qps) : null;
+  const stats = (runs: SearchRun[]) => {
+    const caps = runs.map((r) => r.capacity);
+    const mean = caps.reduce((a, b) => a + b, 0) / caps.length;
+    const err = gt.capacity ? caps.map((x) => (x - gt.capacity!) / gt.capacity!) : [];
+    return {
+      mean,
+      spread: `${fmtQ(Math.min(...caps))}–${fmtQ(Math.max(...caps))}`,
+      within: gt.capacity ? err.filter((e) => Math.abs(e) <= 0.025).length : 0,
+      worst: err.length ? Math.max(...err.map(Math.abs)) : NaN,
+      loadS: runs.reduce((t, r) => t + r.loadS, 0) / runs.length,
+    };
+  };
+  const metron = stats(summaries['metron-1000']);
+  for (const method of ['decision', 'nearest-rank', 'metron-1000'] as Method[]) {
+    const s = stats(summaries[method]);
+    rows.push(
+      `| ${c.recipe.name} | ${method} | ${fmtQ(gt.capacity)} | ${fmtQ(s.mean)} | ${s.spread} | ${s.within}/${nSearches} | ${pct(s.worst)} | ${s.loadS.toFixed(0)} | ${(s.loadS / metron.loadS).toFixed(2)} |`,
+    );
+  }
+  const dec = summaries.decision;
+  details.push(
+    `${c.recipe.name}: wall ${((performance.now() - tc) / 1000).toFixed(0)} s; ground-truth grid (rate:miss fraction ÷ allowed) ${gt.grid.map((g) => `${g.qps}:${g.ratio.toFixed(2)}`).join(' ')}\n` +
+      `  decision parameters: alpha ${params.alpha}, beta ${params.beta}, indifference ${params.indifference}, max extension ×${params.maxExtension}\n` +
+      `  decision searches: ${dec.map((r) => `${fmtQ(r.capacity)} [pass ${fmtQ(r.bracket.passQps)} @${r.confidence.passQps === null ? '—' : pct(r.confidence.passQps)}, fail ${fmtQ(r.bracket.failQps)} @${r.confidence.failQps === null ? '—' : pct(r.confidence.failQps)}; ${r.outcome}]`).join(', ')}\n` +
+      `  wrong decisions over ${kneeProbes} seeded probes: ` +
+      (atPass ? `at ${passSide!.qps} QPS (miss ratio ${passSide!.ratio.toFixed(2)} ≤ zone low end ${zoneLo.toFixed(2)}): ${atPass.fail} fail / ${atPass.pass} pass / ${atPass.undecided} undecided → wrong ${pct(atPass.fail / kneeProbes)} (beta ${pct(params.beta)})` : 'no grid rate below the zone') +
+      '; ' +
+      (atFail ? `at ${failSide!.qps} QPS (ratio ${failSide!.ratio.toFixed(2)} ≥ zone high end ${zoneHi.toFixed(2)}): ${atFail.pass} pass / ${atFail.fail} fail / ${atFail.undecided} undecided → wrong ${pct(atFail.pass / kneeProbes)} (alpha ${pct(params.alpha)})` : 'no grid rate above the zone'),
+  );
+}
+console.log('| recipe | method | ground truth QPS | mean capacity | spread (5 seeds) | within ±2.5% | worst error | load-s per search | load vs Metron |');
+console.log('|---|---|---|---|---|---|---|---|---|');
+for (const r of rows) console.log(r);
+console.log('');
+for (const d of details) console.log(d);
+console.log(`wall time: ${((performance.now() - t0) / 1000).toFixed(0)} s (virtual clock; no HTTP, no client timing error)`);
