@@ -7,7 +7,6 @@ import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { loadRecipe } from '../recipe/load.ts';
 import { loadGpuProfile } from '../catalog/gpus.ts';
-import { findModel } from '../catalog/models.ts';
 import type { Inventory } from '../provision/inventory.ts';
 import type { ConnectOptions } from '../provision/sshConnection.ts';
 import { InfraError, UserError } from '../util/errors.ts';
@@ -28,7 +27,8 @@ import { capacityCost, runCost } from './cost.ts';
 import type { PrefillFit } from '../metrics/prefill.ts';
 import { writeReports } from '../report/write.ts';
 import { toolInfo } from './toolInfo.ts';
-import { preparePrompts, type PromptSetup } from '../load/tokenizeCalibration.ts';
+import type { PromptSetup } from '../load/tokenizeCalibration.ts';
+import { setUpPrompts } from './promptSetup.ts';
 import { profileStream } from './profilePlan.ts';
 import type { Progress } from './progress.ts';
 
@@ -219,7 +219,9 @@ async function runOpened(opts: RunOptions, opened: OpenedRun, now: () => Date): 
     saveManifest({ host: session.facts });
     log(`engine ready at ${session.baseUrl}${session.timeToReadyS !== null ? ` after ${session.timeToReadyS.toFixed(1)} s` : ''}`);
 
-    const prompts = await setUpPrompts(plan, manifest.recipe.target.engine, session, log);
+    const prompts = await setUpPrompts(plan, { name: manifest.recipe.target.engine, baseUrl: session.baseUrl, apiKey: session.apiKey }, plan.profile.promptLengths);
+    session.servedModel = prompts.model;
+    for (const n of prompts.notes) log(`prompts: ${n}`);
     saveManifest({
       prompts: { ...plan.prompts, model: prompts.model, format: prompts.format, extraBody: prompts.extraBody, sizing: prompts.content.textSizing?.source ?? null, idOverheadTokens: prompts.content.idOverheadTokens ?? null, checks: prompts.checks, notes: prompts.notes },
     });
@@ -286,29 +288,6 @@ interface RunContext {
   journal: Journal;
   opts: RunOptions;
   prompts: PromptSetup;
-}
-
-/** The served model, prompt format, sizing and cache-off fields of this engine; each finding is logged. */
-async function setUpPrompts(plan: RunPlan, engineName: string, session: EngineSession, log: (line: string) => void): Promise<PromptSetup> {
-  const lengths = plan.profile.promptLengths;
-  const setup = await preparePrompts({
-    baseUrl: session.baseUrl,
-    apiKey: session.apiKey,
-    api: plan.workload.api,
-    model: plan.session.requestedModel ?? undefined,
-    engine: engineName,
-    format: plan.prompts.format,
-    tokenIdRange: plan.prompts.tokenIdRange ?? undefined,
-    knownVocab: findModel(session.servedModel)?.vocabSize ?? null,
-    cacheOff: plan.prompts.cache.mode === 'off',
-    checkLengths: [...new Set([lengths[0], lengths[Math.floor(lengths.length / 2)], lengths[lengths.length - 1]])],
-    nonce: plan.prompts.nonce ?? undefined,
-  }).catch((err: Error) => {
-    throw new UserError(`${plan.recipeFile}: prompts cannot be prepared for ${session.baseUrl}: ${err.message}`);
-  });
-  session.servedModel = setup.model;
-  for (const n of setup.notes) log(`prompts: ${n}`);
-  return setup;
 }
 
 async function profileOrReuse({ history, plan, session, runDir, paths, journal, opts, prompts }: RunContext): Promise<PrefillFit> {

@@ -37,8 +37,7 @@ export const probeCommand = verb({
     const { loadRecipe } = await import('../../recipe/load.ts');
     const { planProbe } = await import('../../load/plan.ts');
     const { runProbe } = await import('../../load/runProbe.ts');
-    const { preparePrompts } = await import('../../load/tokenizeCalibration.ts');
-    const { findModel } = await import('../../catalog/models.ts');
+    const { setUpPrompts } = await import('../../capacity/promptSetup.ts');
     const { newRunId, resolveRun } = await import('../../capacity/resolveRun.ts');
     const { plannedRequests } = await import('../../capacity/probeStep.ts');
     if (!(argv.qps > 0) || !Number.isFinite(argv.qps)) throw new UserError(`--qps must be a rate > 0, got ${describeValue(argv.qps)}`);
@@ -104,22 +103,7 @@ export const probeCommand = verb({
       return;
     }
     // The same prompt set-up as a run: the served model, exact lengths, the engine's cache-off switch.
-    const lengths = [...new Set(plan.requests.map((r) => r.promptTokens))].sort((a, b) => a - b);
-    const setup = await preparePrompts({
-      baseUrl,
-      apiKey,
-      api: plan.api,
-      model: runPlan.session.requestedModel ?? undefined,
-      engine: recipe.target.engine,
-      format: plan.promptFormat,
-      tokenIdRange: runPlan.prompts.tokenIdRange ?? undefined,
-      knownVocab: findModel(runPlan.servedModel)?.vocabSize ?? null,
-      cacheOff: runPlan.prompts.cache.mode === 'off',
-      checkLengths: [...new Set([lengths[0], lengths[Math.floor(lengths.length / 2)], lengths[lengths.length - 1]])],
-      nonce: runPlan.prompts.nonce ?? undefined,
-    }).catch((err: Error) => {
-      throw new UserError(`${argv.recipe}: prompts cannot be prepared for ${baseUrl}: ${err.message}`);
-    });
+    const setup = await setUpPrompts(runPlan, { name: recipe.target.engine, baseUrl, apiKey }, plan.requests.map((r) => r.promptTokens));
     options.model = setup.model;
     mkdirSync(probe.dir, { recursive: true });
     const notes: string[] = [...setup.notes];
