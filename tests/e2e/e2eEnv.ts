@@ -17,7 +17,8 @@ export interface E2eEnv {
   image: string;
 }
 
-function fromFile(): Record<string, string> {
+/** The KEY=VALUE lines scripts/ci/setup-e2e.sh wrote to .tmp/e2e/env ({} before it ran). */
+export function e2eEnvFile(): Record<string, string> {
   const file = new URL('../../.tmp/e2e/env', import.meta.url);
   if (!existsSync(file)) return {};
   return Object.fromEntries(
@@ -30,7 +31,7 @@ function fromFile(): Record<string, string> {
 
 /** The e2e environment, or null (after printing the SKIP line, or registering a failing test under FLUIDCAP_E2E=require). */
 export function e2eEnv(what: string): E2eEnv | null {
-  const e = { ...fromFile(), ...process.env };
+  const e = { ...e2eEnvFile(), ...process.env };
   const ok = e.FLUIDCAP_E2E_SSH_PORT && e.FLUIDCAP_E2E_KEY && e.FLUIDCAP_E2E_KNOWN_HOSTS && existsSync(e.FLUIDCAP_E2E_KEY) && existsSync('/var/run/docker.sock');
   if (!ok) {
     if (process.env.FLUIDCAP_E2E === 'require') {

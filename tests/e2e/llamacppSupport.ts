@@ -6,6 +6,7 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { e2eEnvFile } from './e2eEnv.ts';
 
 export const ROOT = resolve(import.meta.dirname, '..', '..');
 export const BIN = join(ROOT, 'bin', 'fluidcap.js');
@@ -17,24 +18,13 @@ export interface LlamaEnv {
   image: string;
 }
 
-function envFile(): Record<string, string> {
-  const file = join(ROOT, '.tmp', 'e2e', 'env');
-  if (!existsSync(file)) return {};
-  return Object.fromEntries(
-    readFileSync(file, 'utf8')
-      .split('\n')
-      .filter((l) => l.includes('='))
-      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
-  );
-}
-
 /**
  * llama-server, its model and image, or null: a SKIP line when ../shared/engines is absent and no
  * server was named (a fresh clone has no engine to build), a failing test under FLUIDCAP_E2E=require
  * when it is there but setup-e2e.sh did not build the server.
  */
 export function llamaEnv(what: string): LlamaEnv | null {
-  const e = { ...envFile(), ...process.env };
+  const e = { ...e2eEnvFile(), ...process.env };
   if (!existsSync(join(SHARED_ENGINES, 'stories260K.gguf')) && !e.FLUIDCAP_LLAMA_SERVER) {
     console.log(`SKIP ${what}: no ../shared/engines beside the repository (llama.cpp's source and model live there) and no FLUIDCAP_LLAMA_SERVER`);
     return null;
