@@ -1,15 +1,16 @@
 // Shared by the llama.cpp end-to-end tests: where llama-server, its image and the model are
 // (FLUIDCAP_LLAMA_* from .tmp/e2e/env, written by scripts/ci/setup-e2e.sh), a recipe sized for the
 // tiny model, the CLI as a child process, and the checks every finished run must pass.
-import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { e2eEnvFile } from './e2eEnv.ts';
+import { BIN, ROOT, childEnv, fluidcap, readJson, readJsonl, type CapacityFile } from '../pipeline/support.ts';
 
-export const ROOT = resolve(import.meta.dirname, '..', '..');
-export const BIN = join(ROOT, 'bin', 'fluidcap.js');
+export { ROOT, BIN, childEnv, fluidcap, readJson, readJsonl, type CapacityFile };
+
 const SHARED_ENGINES = resolve(ROOT, '..', 'shared', 'engines');
 
 export interface LlamaEnv {
@@ -72,30 +73,6 @@ slo:
   fluidity: { tbtDeadline: 50ms, ttftSlack: 0.3s, minFluidity: 0.9, percentile: 99 }
 `;
 
-/** The child sees no colour settings (NO_COLOR beside FORCE_COLOR makes node warn). */
-export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env = { ...process.env, ...extra };
-  delete env.FORCE_COLOR;
-  delete env.NO_COLOR;
-  return env;
-}
-
-export interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** `node bin/fluidcap.js <args>` to completion (killed after timeoutMs, so a hang fails the test). */
-export function fluidcap(args: string[], opts: { timeoutMs: number; env?: Record<string, string> }): Promise<CliResult> {
-  return new Promise((done) => {
-    execFile(process.execPath, [BIN, ...args], { cwd: ROOT, env: childEnv(opts.env), timeout: opts.timeoutMs, maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
-      const e = err as (Error & { code?: number | string }) | null;
-      done({ code: e ? (typeof e.code === 'number' ? e.code : null) : 0, stdout, stderr });
-    });
-  });
-}
-
 /** Starts `fluidcap <args>` in the background. */
 export function startFluidcap(args: string[], env: Record<string, string> = {}) {
   const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'ignore', 'pipe'] });
@@ -123,23 +100,6 @@ export async function untilProbeStarted(outDir: string, count: number, exited: P
     if (performance.now() - t0 > timeoutMs) throw new Error(`probe ${count} did not start within ${timeoutMs} ms:\n${stderr().slice(-3000)}`);
     await new Promise((r) => setTimeout(r, 100));
   }
-}
-
-export function readJson<T>(path: string): T {
-  return JSON.parse(readFileSync(path, 'utf8')) as T;
-}
-
-export function readJsonl(path: string): Record<string, unknown>[] {
-  return readFileSync(path, 'utf8')
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .map((l) => JSON.parse(l) as Record<string, unknown>);
-}
-
-export interface CapacityFile {
-  capacityQps: number;
-  bracket: { passQps: number | null; failQps: number | null };
-  probes: { index: number; qps: number; passed: boolean; valid: boolean; requests: number; dir: string }[];
 }
 
 /** A native llama-server on a loopback port, started the way an operator would (prompt cache at its default). */

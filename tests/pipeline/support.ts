@@ -8,8 +8,8 @@ export const BIN = join(ROOT, 'bin', 'fluidcap.js');
 export const FAST_RECIPE = join(ROOT, 'tests', 'fixtures', 'recipes', 'fast.yaml');
 
 /** The child sees no colour settings: NO_COLOR next to the runner's FORCE_COLOR makes node warn. */
-export function childEnv(): NodeJS.ProcessEnv {
-  const env = { ...process.env };
+export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env = { ...process.env, ...extra };
   delete env.FORCE_COLOR;
   delete env.NO_COLOR;
   return env;
@@ -23,9 +23,9 @@ export interface CliResult {
 }
 
 /** `node bin/fluidcap.js <args>` to completion (killed after timeoutMs so a hang fails, not stalls, the run). */
-export function fluidcap(args: string[], opts: { timeoutMs: number; cwd?: string }): Promise<CliResult> {
+export function fluidcap(args: string[], opts: { timeoutMs: number; cwd?: string; env?: Record<string, string> }): Promise<CliResult> {
   return new Promise((done) => {
-    execFile(process.execPath, [BIN, ...args], { cwd: opts.cwd ?? ROOT, env: childEnv(), timeout: opts.timeoutMs, maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
+    execFile(process.execPath, [BIN, ...args], { cwd: opts.cwd ?? ROOT, env: childEnv(opts.env), timeout: opts.timeoutMs, maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
       const e = err as (Error & { code?: number | string; signal?: NodeJS.Signals }) | null;
       done({ code: e ? (typeof e.code === 'number' ? e.code : null) : 0, signal: e?.signal ?? null, stdout, stderr });
     });
