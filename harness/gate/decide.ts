@@ -190,6 +190,32 @@ export function historyFor(candidate: RunEvidence, indexRuns: RunEvidence[], nig
     .slice(-nights);
 }
 
+// How strongly a verdict says "worse": a configuration measured more than once gets the mildest.
+const SEVERITY: Record<GateVerdict, number> = { new: 0, pass: 0, inconclusive: 1, regression: 2, refused: -1 };
+
+/**
+ * One decision for a configuration measured by several candidate runs (a night's run and its
+ * confirming rerun): a regression only when every run that could be compared shows one, since a
+ * single run on a busy host can fail probes it would pass on a quiet one. Refused runs are left
+ * out unless every run was refused. The decision shown is the mildest run's, its reason naming the others.
+ */
+export function combineRuns(decisions: ConfigDecision[]): ConfigDecision {
+  if (decisions.length === 1) return decisions[0];
+  const compared = decisions.filter((d) => d.verdict !== 'refused');
+  if (compared.length === 0) return { ...decisions[decisions.length - 1], reason: decisions.map((d) => d.reason).join('; ') };
+  const mildest = compared.reduce((a, b) => (SEVERITY[b.verdict] < SEVERITY[a.verdict] ? b : a));
+  const others = decisions.filter((d) => d !== mildest).map((d) => `${d.candidate.runId}: ${d.verdict}`);
+  const lead = mildest.verdict === 'regression' ? `confirmed by ${compared.length} runs` : compared.some((d) => d.verdict === 'regression') ? 'a regression not confirmed by every run' : `${decisions.length} runs`;
+  return { ...mildest, reason: `${mildest.reason} (${lead}; ${others.join(', ')})` };
+}
+
+/** Decisions per candidate run grouped by configuration (first-seen order), each group combined. */
+export function combineByConfig(decisions: ConfigDecision[]): ConfigDecision[] {
+  const groups = new Map<string, ConfigDecision[]>();
+  for (const d of decisions) groups.set(d.config, [...(groups.get(d.config) ?? []), d]);
+  return [...groups.values()].map(combineRuns);
+}
+
 /** Every configuration's decision and the exit the gate implies. */
 export interface GateResult {
   options: GateOptions;

@@ -10,7 +10,7 @@ import { UserError, describeValue } from '../../util/errors.ts';
 import { readRunCore } from '../../report/loadRun.ts';
 import { compareRuns, formatComparison, runRowOf, type RunRow } from '../../report/compareRuns.ts';
 import { indexPath, readIndex, rebuildIndex } from '../../runDir/resultsIndex.ts';
-import { DEFAULT_GATE, decideConfig, gateResult, historyFor, referenceOfHistory, referenceOfRun, refusalOf, type ConfigDecision, type GateOptions, type Reference } from '../../gate/decide.ts';
+import { DEFAULT_GATE, combineByConfig, decideConfig, gateResult, historyFor, referenceOfHistory, referenceOfRun, refusalOf, type ConfigDecision, type GateOptions, type Reference } from '../../gate/decide.ts';
 import { readCandidate, readEvidence, readIndexEvidence } from '../../gate/load.ts';
 import { gateJunit, gateLines, gateMarkdown, gatePrometheus } from '../../gate/outputs.ts';
 import { historyMarkdown, historySvg } from '../../gate/history.ts';
@@ -45,7 +45,7 @@ export const compareCommand = verb({
   describe: 'Compare finished runs; the capacity gate of a nightly job (regression exit 4, refused run exit 5)',
   builder: (y) =>
     y
-      .positional('runDirs', { type: 'string', array: true, describe: 'candidate run directories (results/<runId>, or the runs of a sweep)' })
+      .positional('runDirs', { type: 'string', array: true, describe: 'candidate run directories (results/<runId>, or the runs of a sweep); two runs of one configuration regress only when both do' })
       .option('baseline', { type: 'string', array: true, describe: 'baseline run directory; one is compared with every candidate, several are matched to candidates by configuration' })
       .option('index', { type: 'string', describe: 'results index (results/index.jsonl): earlier nights of each configuration are the reference and their spread the noise' })
       .option('nights', { default: 7, describe: 'how many of the latest earlier nights of a configuration the index contributes' })
@@ -104,7 +104,9 @@ export const compareCommand = verb({
     const baselineRuns = baselines.map((b) => readEvidence(b));
     const baseDirs = new Set(baselineRuns.map((b) => b.runDir));
     const candidates = dirs.map((d) => readCandidate(d)).filter((c) => !baseDirs.has(c.runDir));
-    const indexRuns = indexFile ? readIndexEvidence(indexFile) : [];
+    // A candidate is never another candidate's history (a confirming rerun is judged beside the run it confirms).
+    const candidateDirs = new Set(candidates.map((c) => c.runDir));
+    const indexRuns = indexFile ? readIndexEvidence(indexFile).filter((r) => !candidateDirs.has(r.runDir)) : [];
 
     const decisions: ConfigDecision[] = candidates.map((cand) => {
       const history = indexFile ? historyFor(cand, indexRuns, nights) : [];
@@ -114,7 +116,8 @@ export const compareCommand = verb({
       if (base) reference = { ...referenceOfRun(base), noiseFrac: fromHistory?.noiseFrac ?? null };
       return decideConfig(cand, reference, opts, base ? refusalOf(base) : null);
     });
-    const gate = gateResult(decisions, opts);
+    // Several candidates of one configuration (a night's run and its confirming rerun) are one decision.
+    const gate = gateResult(combineByConfig(decisions), opts);
 
     const tableRuns = candidates.flatMap((c) => tableRow(c.runDir));
     const baseRow = baselineRuns.length === 1 ? runRowOf(readRunCore(baselineRuns[0].runDir)) : null;
