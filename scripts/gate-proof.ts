@@ -31,12 +31,13 @@ const trials = Number(values.trials);
 const ROOT = resolve(import.meta.dirname, '..');
 const CLI = join(ROOT, 'bin', 'fluidcap.js');
 
-// Small probes, a batch of 8 sequences (queueing near 20 QPS) and a 2% search tolerance: a whole
-// search in under a minute on a shared machine, with a bracket narrow enough to see a 9% drop.
-// The SLO is judged at P90, not P99: with ~90 requests a probe, P99 fails on one request that a
-// busy host stalls, so the capacity would measure the host's other load more than the engine.
+// A batch of 8 sequences on an engine three times slower than the model's H100 (queueing near
+// 7 QPS), short probes and a 2% search tolerance: a whole search in about two minutes, with a
+// bracket narrow enough to see a 9% drop. The slower engine and the looser deadlines keep each
+// engine step long against the stalls a busy shared host adds (tens of ms), which would otherwise
+// move the capacity more than the 10% under test; for the same reason the SLO is judged at P90.
 const recipe = (timeScale: number, clientTolerance: string) => `name: gate-proof
-description: Gate proof - simulated engine, small batch, short probes, 2% search tolerance.
+description: Gate proof - simulated engine at time scale 3 (or 3.3, 10% slower), small batch, short probes, 2% search tolerance.
 target:
   engine: sim
   model: llama-3-8b
@@ -56,12 +57,12 @@ profile:
   minR2: 0
   maxRepeatCv: 100
 search:
-  qps: { start: 16, min: 1, max: 128 }
+  qps: { start: 6, min: 0.5, max: 64 }
   tolerance: 0.02
   maxProbes: 12
-  probe: { requests: 96, minDuration: 4s, duration: 20s, warmup: 10%, clientTolerance: ${clientTolerance} }
+  probe: { requests: 64, minDuration: 4s, duration: 20s, warmup: 10%, clientTolerance: ${clientTolerance} }
 slo:
-  fluidity: { tbtDeadline: 50ms, ttftSlack: 0.1s, minFluidity: 0.9, percentile: 90 }
+  fluidity: { tbtDeadline: 150ms, ttftSlack: 0.3s, minFluidity: 0.9, percentile: 90 }
 `;
 
 const recipesDir = join(out, 'recipes');
@@ -71,10 +72,10 @@ const recipes = {
   slow: join(recipesDir, 'slow.yaml'),
   invalid: join(recipesDir, 'invalid.yaml'),
 };
-writeFileSync(recipes.same, recipe(1, '250ms'));
-writeFileSync(recipes.slow, recipe(1.1, '250ms'));
+writeFileSync(recipes.same, recipe(3, '250ms'));
+writeFileSync(recipes.slow, recipe(3.3, '250ms'));
 // No client keeps its timing error under 10 µs on a shared machine: every passing probe is invalid.
-writeFileSync(recipes.invalid, recipe(1, '0.01ms'));
+writeFileSync(recipes.invalid, recipe(3, '0.01ms'));
 
 /** Finished runs under `dir`, oldest first. */
 const finished = (dir: string) => findRunDirs(dir).filter((d) => readManifest(runPaths(d).manifest)?.status === 'completed');

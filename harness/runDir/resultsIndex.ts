@@ -3,7 +3,7 @@
 // and `fluidcap compare --history` find earlier nights of a configuration without opening every
 // run. The one module that owns the format: it builds a line from a run directory, appends it,
 // reads the file back (torn lines skipped) and rebuilds it from a results folder.
-import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { basename, isAbsolute, join, relative, resolve } from 'node:path';
 import { UserError } from '../util/errors.ts';
 import { appendJsonLine, readJsonLines } from './jsonFiles.ts';
@@ -125,8 +125,24 @@ export function appendToIndex(resultsDir: string, runDir: string): IndexEntry {
   const entry = indexEntryOf(runDir, resultsDir);
   const file = indexPath(resultsDir);
   const known = readIndex(file).some((e) => resolveEntryDir(file, e) === resolve(runDir));
-  if (!known) appendJsonLine(file, entry);
+  if (!known) {
+    mkdirSync(resultsDir, { recursive: true });
+    appendJsonLine(file, entry);
+  }
   return entry;
+}
+
+/**
+ * The run hook: `indexFinishedRun(opts.outDir, runDir, log)` once a run has written capacity.json.
+ * The index is a convenience rebuilt by `fluidcap compare --reindex`, so a failure to append is
+ * logged and never fails the run whose data is already safe on disk.
+ */
+export function indexFinishedRun(resultsDir: string, runDir: string, log: (line: string) => void): void {
+  try {
+    appendToIndex(resultsDir, runDir);
+  } catch (err) {
+    log(`results index ${indexPath(resultsDir)} not updated: ${(err as Error).message} (rebuild it with: fluidcap compare --reindex ${resultsDir})`);
+  }
 }
 
 /** The entries of an index file ([] when absent); lines that are not entries are skipped. */

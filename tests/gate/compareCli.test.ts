@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { appendToIndex, readIndex } from '../../harness/runDir/resultsIndex.ts';
+import { appendToIndex, indexFinishedRun, readIndex } from '../../harness/runDir/resultsIndex.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const CLI = join(ROOT, 'bin', 'fluidcap.js');
@@ -145,6 +145,19 @@ test('--reindex rebuilds index.jsonl from a results folder; nights from it are t
   const n = cli(fresh, '--index', idx);
   assert.is(n.code, 0);
   assert.match(n.out, /^new\s/m);
+});
+
+test('the run hook logs instead of throwing when a run cannot be indexed', () => {
+  const logged: string[] = [];
+  const unfinished = join(tmp, 'unfinished');
+  mkdirSync(unfinished, { recursive: true });
+  indexFinishedRun(join(tmp, 'hook'), unfinished, (l) => logged.push(l));
+  assert.is(logged.length, 1);
+  assert.match(logged[0], 'capacity.json does not exist');
+  assert.match(logged[0], 'fluidcap compare --reindex');
+  indexFinishedRun(join(tmp, 'hook'), night1, (l) => logged.push(l));
+  assert.is(readIndex(join(tmp, 'hook', 'index.jsonl')).length, 1);
+  assert.is(readIndex(join(tmp, 'hook', 'index.jsonl'))[0].runDir, night1, 'a run outside the index folder keeps its absolute path');
 });
 
 test('a regression must be confirmed: a rerun that passes clears it', () => {
