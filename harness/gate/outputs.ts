@@ -77,7 +77,11 @@ const label = (s: string) => s.replace(/\\/g, '\\\\').replace(/"/g, '\\"').repla
 
 const VERDICT_CODE: Record<GateVerdict, number> = { pass: 0, new: 0, inconclusive: 1, regression: 2, refused: 3 };
 
-/** The Prometheus textfile: gauges per configuration (NaN-free: a figure a run lacks is left out). */
+/**
+ * The Prometheus textfile: gauges per configuration (NaN-free: a figure a run lacks is left out).
+ * Labels name the configuration only; a run id or a verdict as a label would start a new series
+ * every night.
+ */
 export function gatePrometheus(r: GateResult): string {
   const metrics: { name: string; help: string; value: (d: ConfigDecision) => number | null }[] = [
     { name: 'fluidcap_capacity_qps', help: 'Highest request rate that met the SLO (the bracket\'s pass end).', value: (d) => d.candidate.capacityQps },
@@ -102,8 +106,6 @@ export function gatePrometheus(r: GateResult): string {
         ['engine', l.engine ?? ''],
         ['model', l.model ?? ''],
         ['gpu', l.gpu ?? ''],
-        ['run_id', d.candidate.runId],
-        ['verdict', d.verdict],
       ]
         .map(([k, s]) => `${k}="${label(s)}"`)
         .join(',');

@@ -89,7 +89,7 @@ test('a regression against one baseline exits 4 and writes JUnit, Prometheus and
   assert.match(junit, 'failures="1" errors="0"');
   assert.match(junit, /<failure type="regression" message="[^"]*8\.54%/);
   const prom = readFileSync(files.prom, 'utf8');
-  assert.match(prom, /^fluidcap_capacity_qps\{config="nightly-8b \| sim \| llama-3-8b \| h100-sxm-80gb×1",recipe="nightly-8b",engine="sim",model="llama-3-8b",gpu="h100-sxm-80gb×1",run_id="nightly-8b-20261104-020000",verdict="regression"\} 18\.5$/m);
+  assert.match(prom, /^fluidcap_capacity_qps\{config="nightly-8b \| sim \| llama-3-8b \| h100-sxm-80gb×1",recipe="nightly-8b",engine="sim",model="llama-3-8b",gpu="h100-sxm-80gb×1"\} 18\.5$/m);
   assert.match(prom, /^fluidcap_qps_per_usd_per_hour\{.*\} 3\.00/m);
   assert.match(prom, /^fluidcap_gate_verdict\{.*\} 2$/m);
   assert.match(readFileSync(files.md, 'utf8'), '| nightly-8b \\| sim \\| llama-3-8b \\| h100-sxm-80gb×1 | REGRESSION |');
