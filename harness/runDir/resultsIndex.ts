@@ -16,6 +16,9 @@ export const INDEX_FILE = 'index.jsonl';
 /** Where the index of the results folder `resultsDir` lives. */
 export const indexPath = (resultsDir: string) => join(resultsDir, INDEX_FILE);
 
+/** Where `fluidcap compare --history` draws the index of `resultsDir`: the chart and the table that embeds it. */
+export const historyPaths = (resultsDir: string) => ({ svg: join(resultsDir, 'history.svg'), md: join(resultsDir, 'history.md'), svgRel: 'history.svg' });
+
 /** One line of index.jsonl. */
 export interface IndexEntry {
   v: 1;

@@ -4,12 +4,12 @@
 // (harness/gate/decide.ts). Offline: it reads run directories and the index, never a host.
 // `--reindex <results>` rebuilds the index; `--history` draws capacity per configuration across nights.
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { verb } from '../command.ts';
 import { UserError, describeValue } from '../../util/errors.ts';
 import { readRunCore } from '../../report/loadRun.ts';
 import { compareRuns, formatComparison, runRowOf, type RunRow } from '../../report/compareRuns.ts';
-import { indexPath, readIndex, rebuildIndex } from '../../runDir/resultsIndex.ts';
+import { historyPaths, readIndex, rebuildIndex } from '../../runDir/resultsIndex.ts';
 import { DEFAULT_GATE, combineByConfig, decideConfig, gateResult, historyFor, referenceOfHistory, referenceOfRun, refusalOf, type ConfigDecision, type GateOptions, type Reference } from '../../gate/decide.ts';
 import { readCandidate, readEvidence, readIndexEvidence } from '../../gate/load.ts';
 import { gateJunit, gateLines, gateMarkdown, gatePrometheus } from '../../gate/outputs.ts';
@@ -91,11 +91,11 @@ export const compareCommand = verb({
     if (argv.history) {
       if (!indexFile) throw new UserError('--history needs --index <results/index.jsonl> (or --reindex <results folder>)');
       const entries = readIndex(indexFile);
-      const dir = dirname(resolve(indexFile));
-      writeOut(join(dir, 'history.svg'), historySvg(entries));
-      const md = historyMarkdown(entries, 'history.svg');
-      writeOut(join(dir, 'history.md'), md);
-      say(`history of ${entries.length} run(s) → ${join(dir, 'history.md')}, ${join(dir, 'history.svg')}`);
+      const files = historyPaths(dirname(resolve(indexFile)));
+      writeOut(files.svg, historySvg(entries));
+      const md = historyMarkdown(entries, files.svgRel);
+      writeOut(files.md, md);
+      say(`history of ${entries.length} run(s) → ${files.md}, ${files.svg}`);
       if (dirs.length === 0 && !argv.json) process.stdout.write(md);
     }
     if (dirs.length === 0) return;
