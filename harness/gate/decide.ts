@@ -165,8 +165,13 @@ export function decideConfig(candidate: RunEvidence, reference: Reference | null
       reason: `${cand} lies at least ${pct(minDrop)} below ${against}, more than the allowed ${pct(allowedDrop)}${widened}`,
     };
   }
-  if (maxDrop === null || maxDrop <= allowedDrop + 1e-9) {
-    const most = maxDrop === null ? 'no measurable drop' : maxDrop <= 0 ? 'no drop' : `at most ${pct(maxDrop)} drop`;
+  if (maxDrop === null) {
+    // The reference held at its search maximum: its capacity has no upper bound, so no drop can be bounded.
+    if (candidate.lowQps >= ref.lowQps) return { ...base, ...figures, verdict: 'pass', reason: `${cand} held at every rate ${against} held at (its search maximum)` };
+    return { ...base, ...figures, verdict: 'inconclusive', reason: `${against} held at its search maximum, so its capacity is unbounded above; raise search.qps.max to compare ${cand} with it` };
+  }
+  if (maxDrop <= allowedDrop + 1e-9) {
+    const most = maxDrop <= 0 ? 'no drop' : `at most ${pct(maxDrop)} drop`;
     return { ...base, ...figures, verdict: 'pass', reason: `${cand} against ${against}: ${most}, within the allowed ${pct(allowedDrop)}${widened}` };
   }
   const why =

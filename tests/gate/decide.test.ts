@@ -86,6 +86,11 @@ test('below-min candidates regress against a working baseline; a baseline that p
   assert.is(d.verdict, 'pass');
   assert.match(d.reason, 'passed at no rate');
   assert.is(decideConfig(run(20, 20.5), null, opts()).verdict, 'new');
+  // A reference that held at its search maximum bounds no drop from above.
+  const atMax = referenceOfRun(run(64, Infinity, { outcome: 'at-least-max' }));
+  assert.is(decideConfig(run(64, Infinity, { outcome: 'at-least-max' }), atMax, opts()).verdict, 'pass');
+  assert.is(decideConfig(run(62, 63), atMax, opts()).verdict, 'inconclusive');
+  assert.is(decideConfig(run(40, 41), atMax, opts()).verdict, 'regression');
 });
 
 test('the spread of earlier nights widens the allowed drop; quiet nights do not', () => {
