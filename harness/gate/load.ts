@@ -12,9 +12,10 @@ import type { RunEvidence } from './decide.ts';
 
 /** A finished run's evidence; UserError naming the file when the directory is not a finished run. */
 export function readEvidence(runDir: string): RunEvidence {
-  const core = readRunCore(resolve(runDir));
+  // Read through the path as given, so errors name it as the user typed it; compared absolute.
+  const core = readRunCore(runDir);
   const raw = readCapacityFile(runPaths(runDir).capacity);
-  return evidenceOfRun(core, raw, indexEntryOf(runDir).config);
+  return evidenceOfRun({ ...core, runDir: resolve(runDir) }, raw, indexEntryOf(runDir).config);
 }
 
 /**
