@@ -3,7 +3,7 @@
 // probe, and a killed probe's partial data is kept (moved aside), never overwritten.
 import { createHash, randomBytes } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { loadRecipe } from '../recipe/load.ts';
 import { loadGpuProfile } from '../catalog/gpus.ts';
@@ -14,6 +14,7 @@ import { Journal } from '../runDir/journal.ts';
 import { RUN_FILES, probePaths, runPaths, type RunPaths } from '../runDir/layout.ts';
 import { readJsonFile, writeJsonFile } from '../runDir/jsonFiles.ts';
 import { readManifest } from '../runDir/read.ts';
+import { indexFinishedRun } from '../runDir/resultsIndex.ts';
 import { acquireRunLock } from '../runDir/lock.ts';
 import type { CapacityJson, FitFile, JournalLine, Manifest, ManifestPlan, ProbeSummary } from '../runDir/schema.ts';
 import type { RunPlan } from './runPlan.ts';
@@ -274,7 +275,11 @@ async function runOpened(opts: RunOptions, opened: OpenedRun, now: () => Date): 
       if (status !== 'failed') throw diskFault(unrecorded, runDir);
     }
   }
-  if (status === 'completed' && capacity) writeReports(runDir);
+  if (status === 'completed' && capacity) {
+    writeReports(runDir);
+    // One line per finished run in the results folder's index: what the nightly gate compares against.
+    indexFinishedRun(dirname(runDir), runDir, log);
+  }
   return { runDir, status, reason, capacity };
 }
 

@@ -1,8 +1,9 @@
-// `fluidcap compare`'s logic: runs side by side (engine, model, GPU, capacity, fluid token rate,
-// cost per million output tokens, git sha), each one's change against a baseline run, and which
-// runs lost more capacity than allowed (what fails a nightly job). Pure: run data in, rows out.
+// `fluidcap compare`'s table: runs side by side (engine, model, GPU, capacity, fluid token rate,
+// cost per million output tokens, git sha), each one's change against a baseline run. Whether a
+// change is a regression is the gate's decision (harness/gate/decide.ts), which weighs brackets
+// and noise; this table only shows the figures. Pure: run data in, rows out.
 import type { RunCore } from './loadRun.ts';
-import { NONE, fmtChange, fmtNum, fmtPct, fmtUsd } from './format.ts';
+import { NONE, fmtChange, fmtNum, fmtUsd } from './format.ts';
 
 /** One run's comparable figures. */
 export interface RunRow {
@@ -25,23 +26,10 @@ export interface ComparedRow extends RunRow {
   costChange: number | null;
 }
 
-/** A run whose capacity fell more than the allowed fraction below the baseline's. */
-export interface CapacityDrop {
-  runId: string;
-  runDir: string;
-  capacityQps: number;
-  baselineQps: number;
-  dropFrac: number;
-}
-
-/** The whole comparison, as `--json` prints it. */
+/** The runs side by side, as `--json` prints them under `table`. */
 export interface Comparison {
   baselineRunId: string | null;
-  maxDrop: number;
   runs: ComparedRow[];
-  drops: CapacityDrop[];
-  /** false when any run dropped more than maxDrop below the baseline. */
-  passed: boolean;
 }
 
 /** The comparable figures of a finished run (capacity.json first, the manifest for what it lacks). */
@@ -67,11 +55,8 @@ export function runRowOf(core: RunCore): RunRow {
 
 const change = (v: number | null, base: number | null): number | null => (v === null || base === null || base === 0 ? null : v / base - 1);
 
-/**
- * Compares runs with an optional baseline (listed first). A run drops when its capacity is more
- * than maxDrop (a fraction) below a positive baseline capacity.
- */
-export function compareRuns(runs: RunRow[], opts: { baseline?: RunRow | null; maxDrop: number }): Comparison {
+/** Runs with their changes against an optional baseline (listed first). */
+export function compareRuns(runs: RunRow[], opts: { baseline?: RunRow | null } = {}): Comparison {
   const base = opts.baseline ?? null;
   const others = base ? runs.filter((r) => r.runDir !== base.runDir) : runs;
   const rows: ComparedRow[] = [];
@@ -85,15 +70,7 @@ export function compareRuns(runs: RunRow[], opts: { baseline?: RunRow | null; ma
       costChange: base ? change(r.usdPerMillionOutputTokens, base.usdPerMillionOutputTokens) : null,
     });
   }
-  const drops: CapacityDrop[] = [];
-  if (base && base.capacityQps > 0) {
-    for (const r of others) {
-      const dropFrac = (base.capacityQps - r.capacityQps) / base.capacityQps;
-      // A relative epsilon so a drop of exactly maxDrop (e.g. 32 → 30.4 at 5%) is allowed.
-      if (dropFrac > opts.maxDrop + 1e-9) drops.push({ runId: r.runId, runDir: r.runDir, capacityQps: r.capacityQps, baselineQps: base.capacityQps, dropFrac });
-    }
-  }
-  return { baselineRunId: base?.runId ?? null, maxDrop: opts.maxDrop, runs: rows, drops, passed: drops.length === 0 };
+  return { baselineRunId: base?.runId ?? null, runs: rows };
 }
 
 // Rows padded into columns: text left-aligned, figures right-aligned.
@@ -102,8 +79,8 @@ function columns(rows: string[][], numeric: boolean[]): string[] {
   return rows.map((r) => r.map((cell, i) => (numeric[i] ? cell.padStart(widths[i] + cell.length - [...cell].length) : cell.padEnd(widths[i] + cell.length - [...cell].length))).join('  ').trimEnd());
 }
 
-/** The side-by-side table and the verdict lines, for the terminal. */
-export function formatComparison(c: Comparison): { table: string[]; verdict: string[] } {
+/** The side-by-side table, for the terminal. */
+export function formatComparison(c: Comparison): string[] {
   const withBase = c.baselineRunId !== null;
   const head = ['run', 'engine', 'model', 'GPU', 'capacity QPS', ...(withBase ? ['Δ'] : []), 'fluid tok/s', ...(withBase ? ['Δ'] : []), '$/M out tok', ...(withBase ? ['Δ'] : []), 'git sha'];
   const numeric = head.map((h) => h === 'Δ' || h.includes('QPS') || h.includes('tok'));
@@ -120,16 +97,5 @@ export function formatComparison(c: Comparison): { table: string[]; verdict: str
     ...(withBase ? [r.baseline ? '' : fmtChange(r.costChange)] : []),
     r.gitSha ? r.gitSha.slice(0, 10) : NONE,
   ]);
-  const verdict: string[] = [];
-  if (withBase) {
-    for (const d of c.drops) {
-      verdict.push(
-        `capacity dropped: ${d.runId} reached ${fmtNum(d.capacityQps)} QPS, ${fmtPct(d.dropFrac)} below baseline ${c.baselineRunId} at ${fmtNum(d.baselineQps)} QPS (allowed drop ${fmtPct(c.maxDrop)})`,
-      );
-    }
-    const base = c.runs.find((r) => r.baseline);
-    if (base && base.capacityQps <= 0) verdict.push(`baseline ${c.baselineRunId} has capacity 0 QPS: no drop below it can be measured`);
-    else if (c.passed) verdict.push(`no run's capacity fell more than ${fmtPct(c.maxDrop)} below baseline ${c.baselineRunId}`);
-  }
-  return { table: columns([head, ...body], numeric), verdict };
+  return columns([head, ...body], numeric);
 }

@@ -93,35 +93,51 @@ test('report on a missing directory: exit 2', async () => {
   assert.is(r.stderr, 'fluidcap: nope: no such directory\n');
 });
 
+// The synthetic runs stopped on search.maxProbes; the gate compares only searches that converged.
+function converged(dir: string, passQps: number, failQps: number): void {
+  const file = join(dir, 'capacity.json');
+  const c = JSON.parse(readFileSync(file, 'utf8'));
+  writeFileSync(file, JSON.stringify({ ...c, outcome: 'converged', reason: 'bracket within the tolerance', capacityQps: passQps, bracket: { passQps, failQps } }));
+}
+
+test('compare: a run whose search did not converge is refused with its reason, exit 5', async () => {
+  const r = await fluidcap(['compare', 'small-drop', '--baseline', 'base']);
+  assert.is(r.code, 5, r.stdout + r.stderr);
+  assert.match(r.stdout, 'did not converge (max-probes: stopped after 3 probes (search.maxProbes))');
+  noStack(r.stdout + r.stderr);
+});
+
 test('compare: a drop within --max-drop exits 0 with a table and a verdict line', async () => {
+  converged(base, 32, 32.5);
+  converged(small, 31, 31.5);
+  converged(big, 28, 28.5);
   const r = await fluidcap(['compare', 'small-drop', '--baseline', 'base', '--max-drop', '0.05']);
   assert.is(r.code, 0, r.stderr);
   const lines = r.stdout.trim().split('\n');
   assert.match(lines[1], /^nightly-base \(baseline\)\s+vllm\s+meta-llama\/Meta-Llama-3-8B\s+h100-sxm-80gb × 1\s+32\s/);
   assert.match(lines[2], /^nightly-ok\s.*\s31\s+−3\.13%\s.*feedfacefe$/);
-  assert.is(lines.at(-1), "no run's capacity fell more than 5% below baseline nightly-base");
+  assert.match(r.stdout, /^pass\s+.*nightly-ok \[31, 31\.5\) QPS against baseline nightly-base \[32, 32\.5\) QPS: at most 4\.62% drop, within the allowed 5%$/m);
 });
 
-test('compare: a drop above --max-drop exits 1 and names the run', async () => {
-  const r = await fluidcap(['compare', 'small-drop', 'big-drop', '--baseline', 'base']);
-  assert.is(r.code, 1);
-  assert.match(r.stdout, 'capacity dropped: nightly-bad reached 28 QPS, 12.5% below baseline nightly-base at 32 QPS (allowed drop 5%)');
-  assert.not.match(r.stdout, 'capacity dropped: nightly-ok');
-  const loose = await fluidcap(['compare', 'small-drop', 'big-drop', '--baseline', 'base', '--max-drop', '0.2']);
+test('compare: a drop beyond --max-drop on both brackets exits 4 and names the run', async () => {
+  const r = await fluidcap(['compare', 'big-drop', '--baseline', 'base']);
+  assert.is(r.code, 4, r.stdout + r.stderr);
+  assert.match(r.stdout, 'nightly-bad [28, 28.5) QPS lies at least 10.9% below baseline nightly-base [32, 32.5) QPS, more than the allowed 5%');
+  const loose = await fluidcap(['compare', 'big-drop', '--baseline', 'base', '--max-drop', '0.2']);
   assert.is(loose.code, 0, loose.stdout);
 });
 
-test('compare --json: the whole comparison as one object', async () => {
+test('compare --json: the gate and the table as one object', async () => {
   const r = await fluidcap(['compare', 'big-drop', 'base', '--baseline', 'base', '--json']);
-  assert.is(r.code, 1);
+  assert.is(r.code, 4);
   const out = JSON.parse(r.stdout);
-  assert.is(out.baselineRunId, 'nightly-base');
-  assert.is(out.maxDrop, 0.05);
-  assert.is(out.passed, false);
-  assert.equal(out.runs.map((x: { runId: string }) => x.runId), ['nightly-base', 'nightly-bad']);
-  assert.is(out.runs[1].fluidTokensPerS, 47.6);
-  assert.is(out.runs[1].usdPerMillionOutputTokens, 8.91);
-  assert.equal(out.drops.map((d: { runId: string }) => d.runId), ['nightly-bad']);
+  assert.is(out.table.baselineRunId, 'nightly-base');
+  assert.is(out.gate.options.maxDrop, 0.05);
+  assert.is(out.gate.exitCode, 4);
+  assert.equal(out.table.runs.map((x: { runId: string }) => x.runId), ['nightly-base', 'nightly-bad']);
+  assert.is(out.table.runs[1].fluidTokensPerS, 47.6);
+  assert.is(out.table.runs[1].usdPerMillionOutputTokens, 8.91);
+  assert.equal(out.gate.decisions.map((d: { verdict: string; candidate: { runId: string } }) => [d.candidate.runId, d.verdict]), [['nightly-bad', 'regression']]);
 });
 
 test('compare: bad --max-drop and a non-run directory are exit 2, one line each', async () => {

@@ -1,47 +1,149 @@
-// `fluidcap compare <runDir...> [--baseline <runDir>] [--max-drop 0.05] [--json]`: runs side by
-// side; with a baseline, each run's relative change, and exit 1 when any run's capacity fell more
-// than --max-drop below it (what a nightly job checks).
-import { resolve } from 'node:path';
+// `fluidcap compare`: runs side by side, and the capacity gate a nightly job runs. Each candidate
+// is judged against its baseline run (--baseline) or the earlier nights of its configuration in
+// the results index (--index); the decision weighs both search brackets and the measured noise
+// (harness/gate/decide.ts). Offline: it reads run directories and the index, never a host.
+// `--reindex <results>` rebuilds the index; `--history` draws capacity per configuration across nights.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { verb } from '../command.ts';
 import { UserError, describeValue } from '../../util/errors.ts';
 import { readRunCore } from '../../report/loadRun.ts';
-import { RUN_FILES } from '../../runDir/layout.ts';
-import { compareRuns, formatComparison, runRowOf } from '../../report/compareRuns.ts';
+import { compareRuns, formatComparison, runRowOf, type RunRow } from '../../report/compareRuns.ts';
+import { historyPaths, readIndex, rebuildIndex } from '../../runDir/resultsIndex.ts';
+import { DEFAULT_GATE, combineByConfig, decideConfig, gateResult, historyFor, referenceOfHistory, referenceOfRun, refusalOf, type ConfigDecision, type GateOptions, type Reference } from '../../gate/decide.ts';
+import { readCandidate, readEvidence, readIndexEvidence } from '../../gate/load.ts';
+import { gateJunit, gateLines, gateMarkdown, gatePrometheus } from '../../gate/outputs.ts';
+import { historyMarkdown, historySvg } from '../../gate/history.ts';
 
+// yargs gives a number, or the text when it is not one: both are checked here, naming the flag.
+function numberFlag(flag: string, given: unknown, ok: (n: number) => boolean, what: string): number {
+  const n = typeof given === 'string' && given.trim() !== '' ? Number(given) : given;
+  if (typeof n !== 'number' || !Number.isFinite(n) || !ok(n)) throw new UserError(`--${flag} must be ${what}, got ${describeValue(given)}`);
+  return n;
+}
+
+function stringsFlag(flag: string, given: unknown): string[] {
+  if (given === undefined) return [];
+  const list = Array.isArray(given) ? given : [given];
+  for (const v of list) if (typeof v !== 'string' || v === '') throw new UserError(`--${flag} must name a path, got ${describeValue(v)}`);
+  return list as string[];
+}
+
+function pathFlag(flag: string, given: unknown): string | null {
+  const list = stringsFlag(flag, given);
+  if (list.length > 1) throw new UserError(`--${flag} takes one path, got ${list.length}: ${list.join(', ')}`);
+  return list[0] ?? null;
+}
+
+function writeOut(file: string, text: string): void {
+  mkdirSync(dirname(resolve(file)), { recursive: true });
+  writeFileSync(file, text);
+}
 
 export const compareCommand = verb({
-  command: 'compare <runDirs..>',
-  describe: 'Compare finished runs side by side; with --baseline, fail when capacity drops more than --max-drop',
+  command: 'compare [runDirs..]',
+  describe: 'Compare finished runs; the capacity gate of a nightly job (regression exit 4, refused run exit 5)',
   builder: (y) =>
     y
-      .positional('runDirs', { type: 'string', array: true, demandOption: true, describe: `run directories (results/<runId>) holding ${RUN_FILES.capacity}` })
-      .option('baseline', { type: 'string', describe: 'run directory the others are compared with' })
-      .option('max-drop', { default: 0.05, describe: 'largest allowed capacity drop below the baseline, as a fraction (0.05 = 5%)' })
-      .option('json', { type: 'boolean', default: false, describe: 'print {"baselineRunId","maxDrop","runs":[...],"drops":[...],"passed"}' })
-      .epilog('Exit codes: 0 no run dropped more than --max-drop below the baseline (or no baseline); 1 some run did (each named); 2 a bad flag or a directory that is not a finished run.'),
+      .positional('runDirs', { type: 'string', array: true, describe: 'candidate run directories (results/<runId>, or the runs of a sweep); two runs of one configuration regress only when both do' })
+      .option('baseline', { type: 'string', array: true, describe: 'baseline run directory; one is compared with every candidate, several are matched to candidates by configuration' })
+      .option('index', { type: 'string', describe: 'results index (results/index.jsonl): earlier nights of each configuration are the reference and their spread the noise' })
+      .option('nights', { default: 7, describe: 'how many of the latest earlier nights of a configuration the index contributes' })
+      .option('max-drop', { default: DEFAULT_GATE.maxDrop, describe: 'largest allowed capacity drop, as a fraction (0.05 = 5%)' })
+      .option('min-confidence', { default: DEFAULT_GATE.minConfidence, describe: 'a regression needs the probe verdicts it rests on at least this confident (when probes carry confidences)' })
+      .option('noise-sigmas', { default: DEFAULT_GATE.noiseSigmas, describe: 'a drop within this many robust standard deviations of earlier nights is noise' })
+      .option('min-history', { default: DEFAULT_GATE.minHistory, describe: 'earlier nights needed before their spread counts as the noise' })
+      .option('markdown', { type: 'string', describe: 'write the gate summary (markdown) to this file' })
+      .option('junit', { type: 'string', describe: 'write JUnit XML (one test case per configuration) to this file' })
+      .option('prom', { type: 'string', describe: 'write a Prometheus textfile (capacity, QPS per $/hour, verdict per configuration) to this file' })
+      .option('reindex', { type: 'string', describe: 'rebuild <folder>/index.jsonl from the finished runs under the results folder, then go on' })
+      .option('history', { type: 'boolean', default: false, describe: 'write history.svg and history.md (capacity per configuration across nights) beside the index' })
+      .option('json', { type: 'boolean', default: false, describe: 'print {"gate":{decisions,counts,exitCode},"table":{...}}' })
+      .epilog(
+        'Exit codes: 0 no regression (a pass, a new configuration, or an inconclusive comparison, each named); 4 a configuration regressed; ' +
+          '5 a run was refused (its search did not converge, its probes were invalid, or it did not complete) and none regressed; ' +
+          '2 a bad flag or a path that is not a run directory; 1 a bug.',
+      ),
   handler: (argv, setExit) => {
-    // yargs gives a number, or the text when it is not one: both are checked here.
-    const given: unknown = argv.maxDrop;
-    const maxDrop = typeof given === 'string' && given.trim() !== '' ? Number(given) : given;
-    if (typeof maxDrop !== 'number' || !Number.isFinite(maxDrop) || maxDrop < 0 || maxDrop >= 1) {
-      throw new UserError(`--max-drop must be a fraction >= 0 and < 1 (0.05 = 5%), got ${describeValue(given)}`);
-    }
-    if (argv.baseline !== undefined && typeof argv.baseline !== 'string') {
-      throw new UserError(`--baseline must name one run directory, got ${describeValue(argv.baseline)}`);
-    }
-    // Every directory is checked before anything prints, so one bad path is one clear error.
+    const opts: GateOptions = {
+      maxDrop: numberFlag('max-drop', argv.maxDrop, (n) => n >= 0 && n < 1, 'a fraction >= 0 and < 1 (0.05 = 5%)'),
+      minConfidence: numberFlag('min-confidence', argv.minConfidence, (n) => n >= 0 && n <= 1, 'a probability from 0 to 1'),
+      noiseSigmas: numberFlag('noise-sigmas', argv.noiseSigmas, (n) => n >= 0, 'a number >= 0'),
+      minHistory: numberFlag('min-history', argv.minHistory, (n) => Number.isInteger(n) && n >= 2, 'a whole number >= 2'),
+    };
+    const nights = numberFlag('nights', argv.nights, (n) => Number.isInteger(n) && n >= 1, 'a whole number >= 1');
+    const baselines = stringsFlag('baseline', argv.baseline);
+    const reindex = pathFlag('reindex', argv.reindex);
+    const outputs = { markdown: pathFlag('markdown', argv.markdown), junit: pathFlag('junit', argv.junit), prom: pathFlag('prom', argv.prom) };
+    let indexFile = pathFlag('index', argv.index);
     const seen = new Set<string>();
-    const dirs = argv.runDirs.map(String).filter((d) => (seen.has(resolve(d)) ? false : (seen.add(resolve(d)), true)));
-    const baseline = argv.baseline !== undefined ? runRowOf(readRunCore(argv.baseline)) : null;
-    const rows = dirs.filter((d) => !baseline || resolve(d) !== resolve(baseline.runDir)).map((d) => runRowOf(readRunCore(d)));
-    const comparison = compareRuns(rows, { baseline, maxDrop });
-    if (argv.json) {
-      process.stdout.write(JSON.stringify(comparison, null, 2) + '\n');
-    } else {
-      const { table, verdict } = formatComparison(comparison);
-      process.stdout.write(table.join('\n') + '\n');
-      if (verdict.length) process.stdout.write('\n' + verdict.join('\n') + '\n');
+    const dirs = (argv.runDirs ?? []).map(String).filter((d) => (seen.has(resolve(d)) ? false : (seen.add(resolve(d)), true)));
+    if (dirs.length === 0 && !reindex && !argv.history) throw new UserError('give the run directories to compare, --reindex <results folder>, or --history --index <index.jsonl>');
+    if (dirs.length === 0 && (outputs.markdown || outputs.junit || outputs.prom)) throw new UserError('--markdown, --junit and --prom describe a comparison: give the run directories to compare');
+    const say = (line: string) => process.stderr.write(line + '\n');
+
+    if (reindex) {
+      const { file, entries, skipped } = rebuildIndex(reindex);
+      say(`indexed ${entries.length} finished run(s) → ${file}`);
+      for (const s of skipped) say(`skipped: ${s}`);
+      indexFile ??= file;
     }
-    if (!comparison.passed) setExit(1);
+    if (argv.history) {
+      if (!indexFile) throw new UserError('--history needs --index <results/index.jsonl> (or --reindex <results folder>)');
+      const entries = readIndex(indexFile);
+      const files = historyPaths(dirname(resolve(indexFile)));
+      writeOut(files.svg, historySvg(entries));
+      const md = historyMarkdown(entries, files.svgRel);
+      writeOut(files.md, md);
+      say(`history of ${entries.length} run(s) → ${files.md}, ${files.svg}`);
+      if (dirs.length === 0 && !argv.json) process.stdout.write(md);
+    }
+    if (dirs.length === 0) return;
+
+    // Every directory is read before anything is written, so one bad path is one clear error.
+    const baselineRuns = baselines.map((b) => readEvidence(b));
+    const baseDirs = new Set(baselineRuns.map((b) => b.runDir));
+    const candidates = dirs.map((d) => readCandidate(d)).filter((c) => !baseDirs.has(c.runDir));
+    // A candidate is never another candidate's history (a confirming rerun is judged beside the run it confirms).
+    const candidateDirs = new Set(candidates.map((c) => c.runDir));
+    const indexRuns = indexFile ? readIndexEvidence(indexFile).filter((r) => !candidateDirs.has(r.runDir)) : [];
+
+    const decisions: ConfigDecision[] = candidates.map((cand) => {
+      const history = indexFile ? historyFor(cand, indexRuns, nights) : [];
+      const fromHistory = referenceOfHistory(history, opts.minHistory);
+      const base = baselineRuns.length === 1 ? baselineRuns[0] : (baselineRuns.find((b) => b.config === cand.config) ?? null);
+      let reference: Reference | null = fromHistory;
+      if (base) reference = { ...referenceOfRun(base), noiseFrac: fromHistory?.noiseFrac ?? null };
+      return decideConfig(cand, reference, opts, base ? refusalOf(base) : null);
+    });
+    // Several candidates of one configuration (a night's run and its confirming rerun) are one decision.
+    const gate = gateResult(combineByConfig(decisions), opts);
+
+    const tableRuns = candidates.flatMap((c) => tableRow(c.runDir));
+    const baseRow = baselineRuns.length === 1 ? runRowOf(readRunCore(baselineRuns[0].runDir)) : null;
+    const table = compareRuns(tableRuns, { baseline: baseRow });
+
+    if (outputs.markdown) writeOut(outputs.markdown, gateMarkdown(gate));
+    if (outputs.junit) writeOut(outputs.junit, gateJunit(gate));
+    if (outputs.prom) writeOut(outputs.prom, gatePrometheus(gate));
+    if (argv.json) {
+      process.stdout.write(JSON.stringify({ gate, table }, (_k, v) => (v === Infinity ? null : v), 2) + '\n');
+    } else {
+      if (table.runs.length) process.stdout.write(formatComparison(table).join('\n') + '\n\n');
+      process.stdout.write(gateLines(gate).join('\n') + '\n');
+      const c = gate.counts;
+      process.stdout.write(`\n${c.regression} regression, ${c.refused} refused, ${c.inconclusive} inconclusive, ${c.pass} pass, ${c.new} new\n`);
+    }
+    if (gate.exitCode !== 0) setExit(gate.exitCode);
   },
 });
+
+// A candidate refused for lacking capacity.json has no row in the side-by-side table.
+function tableRow(runDir: string): RunRow[] {
+  try {
+    return [runRowOf(readRunCore(runDir))];
+  } catch (err) {
+    if (err instanceof UserError) return [];
+    throw err;
+  }
+}

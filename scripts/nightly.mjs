@@ -1,0 +1,160 @@
+#!/usr/bin/env zx
+// The nightly capacity job: run the night's matrix (a sweep file through `fluidcap sweep`, and/or
+// recipes through `fluidcap run`) over an inventory into a night folder under the results folder,
+// rebuild the results index, and judge every configuration against its earlier nights with
+// `fluidcap compare`. A configuration judged a regression runs once more and is judged again with
+// both runs (a regression only when both show it: one run on a busy host can fail a probe it
+// would pass on a quiet one). Writes the JUnit XML, the Prometheus textfile and the markdown
+// summary, refreshes the history chart, and exits with compare's code: 0 no regression, 4 a
+// regression, 5 a run refused (search did not converge, probes invalid, run failed), 2 bad input.
+//
+// Usage: npx zx scripts/nightly.mjs --config nightly.yaml [--dry-run]
+//
+// nightly.yaml (paths relative to it):
+//   results: results/nightly          # results folder: night folders, index.jsonl, history.{md,svg}
+//   hosts: inventory.yaml             # optional: the inventory every run and sweep gets
+//   sweep: recipes/sweeps/nightly.yaml  # optional: a sweep file (needs the sweep verb)
+//   recipes: [recipes/a.yaml, recipes/b.yaml]  # optional: recipes run one after another
+//   maxDrop: 0.05                     # optional: largest allowed capacity drop (default 5%)
+//   confirm: true                     # optional: rerun a regressed configuration before failing (default true)
+//   outputs: results/nightly/gate     # optional: where gate.xml, gate.prom and gate.md go (default <results>/gate)
+import { $, argv, fs, path, YAML } from 'zx';
+
+$.verbose = false;
+const repo = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+const cli = path.join(repo, 'bin', 'fluidcap.js');
+const say = (line) => process.stderr.write(`nightly: ${line}\n`);
+const die = (message, code = 2) => {
+  process.stderr.write(`nightly: ${message}\n`);
+  process.exit(code);
+};
+
+// ---- the config file: every problem named with the file, the field and the value ----------------
+if (typeof argv.config !== 'string') die('give the nightly config with --config <nightly.yaml>');
+const configFile = path.resolve(argv.config);
+if (!(await fs.pathExists(configFile))) die(`--config: ${configFile} does not exist`);
+let raw;
+try {
+  raw = YAML.parse(await fs.readFile(configFile, 'utf8'));
+} catch (err) {
+  die(`${configFile}: not valid YAML (${err.message})`);
+}
+if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) die(`${configFile}: expected a mapping with results, recipes or sweep, got ${JSON.stringify(raw)}`);
+const problems = [];
+const known = new Set(['results', 'hosts', 'sweep', 'recipes', 'maxDrop', 'confirm', 'outputs']);
+for (const key of Object.keys(raw)) if (!known.has(key)) problems.push(`${key}: unknown field (known: ${[...known].join(', ')})`);
+const base = path.dirname(configFile);
+const pathField = async (key, { required = false, mustExist = true } = {}) => {
+  const v = raw[key];
+  if (v === undefined) {
+    if (required) problems.push(`${key}: required`);
+    return null;
+  }
+  if (typeof v !== 'string' || v === '') {
+    problems.push(`${key}: must be a path, got ${JSON.stringify(v)}`);
+    return null;
+  }
+  const p = path.resolve(base, v);
+  if (mustExist && !(await fs.pathExists(p))) problems.push(`${key}: ${JSON.stringify(v)} does not exist (${p})`);
+  return p;
+};
+const results = await pathField('results', { required: true, mustExist: false });
+const hosts = await pathField('hosts');
+const sweep = await pathField('sweep');
+const outputs = (await pathField('outputs', { mustExist: false })) ?? (results ? path.join(results, 'gate') : null);
+const recipes = [];
+if (raw.recipes !== undefined) {
+  if (!Array.isArray(raw.recipes)) problems.push(`recipes: must be a list of recipe paths, got ${JSON.stringify(raw.recipes)}`);
+  else
+    for (const [i, r] of raw.recipes.entries()) {
+      if (typeof r !== 'string' || r === '') problems.push(`recipes[${i}]: must be a path, got ${JSON.stringify(r)}`);
+      else if (!(await fs.pathExists(path.resolve(base, r)))) problems.push(`recipes[${i}]: ${JSON.stringify(r)} does not exist`);
+      else recipes.push(path.resolve(base, r));
+    }
+}
+if (!sweep && recipes.length === 0) problems.push('recipes or sweep: name at least one recipe or a sweep file');
+const maxDrop = raw.maxDrop ?? 0.05;
+if (typeof maxDrop !== 'number' || !(maxDrop >= 0 && maxDrop < 1)) problems.push(`maxDrop: must be a fraction >= 0 and < 1 (0.05 = 5%), got ${JSON.stringify(raw.maxDrop)}`);
+const confirm = raw.confirm ?? true;
+if (typeof confirm !== 'boolean') problems.push(`confirm: must be true or false, got ${JSON.stringify(raw.confirm)}`);
+if (problems.length) die(problems.map((p) => `${configFile}: ${p}`).join('\n'));
+
+// ---- the night --------------------------------------------------------------------------------
+const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+const nightDir = path.join(results, `night-${stamp}`);
+const hostArgs = hosts ? ['--hosts', hosts] : [];
+const fluidcap = (args) => $({ nothrow: true, stdio: ['ignore', 'pipe', 'inherit'] })`${process.execPath} ${cli} ${args}`;
+
+if (argv['dry-run']) {
+  say(`would run into ${nightDir}: ${[sweep ? `sweep ${sweep}` : null, ...recipes.map((r) => `run ${r}`)].filter(Boolean).join('; ')}`);
+  say(`then: fluidcap compare <the night's runs> --index ${path.join(results, 'index.jsonl')} --max-drop ${maxDrop} --junit/--prom/--markdown in ${outputs}`);
+  process.exit(0);
+}
+await fs.ensureDir(nightDir);
+
+if (sweep) {
+  const probe = await fluidcap(['sweep', '--help']);
+  if (probe.exitCode !== 0) die(`${configFile}: sweep: this fluidcap has no sweep verb; list the recipes under recipes instead`);
+  say(`sweep ${sweep} → ${nightDir}`);
+  const r = await fluidcap(['sweep', sweep, '--out', nightDir, ...hostArgs]);
+  // A failed run inside the sweep is judged (refused) below, not fatal here.
+  if (r.exitCode !== 0) say(`the sweep exited ${r.exitCode}; its finished runs are judged`);
+}
+for (const recipe of recipes) {
+  say(`run ${recipe} → ${nightDir}`);
+  const r = await fluidcap(['run', recipe, '--out', nightDir, ...hostArgs]);
+  if (r.exitCode !== 0) say(`${path.basename(recipe)} exited ${r.exitCode}; judged below as refused when it left a run directory`);
+}
+
+/** Run directories (holding manifest.json) under `dir`, sweep runs included. */
+async function runDirsUnder(dir) {
+  const found = [];
+  const walk = async (d, depth) => {
+    if (await fs.pathExists(path.join(d, 'manifest.json'))) return void found.push(d);
+    if (depth >= 4) return;
+    for (const e of await fs.readdir(d, { withFileTypes: true })) if (e.isDirectory() && !e.name.startsWith('.')) await walk(path.join(d, e.name), depth + 1);
+  };
+  await walk(dir, 0);
+  return found.sort();
+}
+
+const candidates = await runDirsUnder(nightDir);
+if (candidates.length === 0) die(`no run directory was written under ${nightDir}: nothing to judge`, 5);
+
+// The index is rebuilt from the results folder every night, so runs added by hand or by an
+// interrupted night are never missing from the history.
+const indexFile = path.join(results, 'index.jsonl');
+const reindex = await fluidcap(['compare', '--reindex', results]);
+if (reindex.exitCode !== 0) die(`fluidcap compare --reindex ${results} exited ${reindex.exitCode}`, reindex.exitCode ?? 1);
+
+await fs.ensureDir(outputs);
+const gateArgs = (runs) => ['compare', ...runs, '--index', indexFile, '--max-drop', String(maxDrop), '--junit', path.join(outputs, 'gate.xml'), '--prom', path.join(outputs, 'gate.prom'), '--markdown', path.join(outputs, 'gate.md')];
+let judged = await fluidcap([...gateArgs(candidates), '--json']);
+let exitCode = judged.exitCode;
+
+if (exitCode === 4 && confirm) {
+  const { gate } = JSON.parse(judged.stdout);
+  const regressed = gate.decisions.filter((d) => d.verdict === 'regression');
+  const confirmDir = path.join(nightDir, 'confirm');
+  for (const d of regressed) {
+    // Each run keeps the recipe it ran (recipe.yaml), so the rerun is the same configuration.
+    const recipe = path.join(d.candidate.runDir, 'recipe.yaml');
+    say(`${d.config}: judged a regression; confirming with a rerun of ${recipe}`);
+    const r = await fluidcap(['run', recipe, '--out', confirmDir, ...hostArgs]);
+    if (r.exitCode !== 0) say(`the confirming run exited ${r.exitCode}`);
+  }
+  const confirmations = (await fs.pathExists(confirmDir)) ? await runDirsUnder(confirmDir) : [];
+  judged = await fluidcap([...gateArgs([...candidates, ...confirmations]), '--json']);
+  exitCode = judged.exitCode;
+}
+
+const history = await fluidcap(['compare', '--history', '--index', indexFile]);
+if (history.exitCode !== 0) say(`the history chart was not refreshed (exit ${history.exitCode})`);
+if (judged.exitCode === 0 || judged.exitCode === 4 || judged.exitCode === 5) {
+  const { gate } = JSON.parse(judged.stdout);
+  for (const d of gate.decisions) process.stdout.write(`${d.verdict.padEnd(12)} ${d.config}: ${d.reason}\n`);
+  const c = gate.counts;
+  process.stdout.write(`\n${c.regression} regression, ${c.refused} refused, ${c.inconclusive} inconclusive, ${c.pass} pass, ${c.new} new\n`);
+  process.stdout.write(`JUnit ${path.join(outputs, 'gate.xml')}, Prometheus ${path.join(outputs, 'gate.prom')}, summary ${path.join(outputs, 'gate.md')}, history ${path.join(results, 'history.md')}\n`);
+}
+process.exit(exitCode ?? 1);

@@ -1,0 +1,180 @@
+// The gate's decision: search brackets and tolerance (a 2.56% bisection step does not fail a 1%
+// gate), a clear drop is caught, runs that did not converge are refused, the noise of earlier
+// nights widens the allowed drop, verdict confidences can make a claim inconclusive, a
+// confirming rerun must agree, and the exit code ranks a regression above a refusal.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import {
+  DEFAULT_GATE,
+  combineByConfig,
+  decideConfig,
+  gateResult,
+  historyFor,
+  referenceOfHistory,
+  referenceOfRun,
+  refusalOf,
+  type RunEvidence,
+} from '../../harness/gate/decide.ts';
+import { bracketConfidenceOf, bracketOf } from '../../harness/gate/evidence.ts';
+
+let seq = 0;
+const run = (lowQps: number, highQps: number, over: Partial<RunEvidence> = {}): RunEvidence => ({
+  runDir: `/results/r${++seq}`,
+  runId: `r${seq}`,
+  config: 'cfg',
+  labels: { recipe: 'cfg', engine: 'sim', model: 'm', gpu: 'h100×1', image: null },
+  status: 'completed',
+  outcome: 'converged',
+  reason: 'bracket within tolerance',
+  capacityQps: lowQps,
+  lowQps,
+  highQps,
+  tolerance: 0.025,
+  lowConfidence: null,
+  highConfidence: null,
+  qpsPerUsdPerHour: null,
+  usdPerMillionOutputTokens: null,
+  startedAt: `2026-11-${String(10 + seq).padStart(2, '0')}T02:00:00Z`,
+  ...over,
+});
+const opts = (maxDrop = 0.05) => ({ ...DEFAULT_GATE, maxDrop });
+
+test('one bisection step of 2.56% does not fail a 1% gate; the same step plus a real drop does', () => {
+  const base = run(10.256, 10.52);
+  const cand = run(10, 10.256);
+  const d = decideConfig(cand, referenceOfRun(base), opts(0.01));
+  assert.is(d.verdict, 'inconclusive');
+  assert.ok(d.pointDrop! > 0.02, 'the single numbers alone differ by more than the gate');
+  assert.is(d.minDrop, 0);
+  const far = decideConfig(run(9, 9.2), referenceOfRun(base), opts(0.01));
+  assert.is(far.verdict, 'regression');
+  assert.ok(Math.abs(far.minDrop! - (1 - 9.2 / 10.256)) < 1e-12);
+});
+
+test('a 10% slower engine is a regression at a 5% gate; a bracket one step lower passes', () => {
+  const base = run(20.5, 20.75);
+  const slow = decideConfig(run(18.5, 18.75), referenceOfRun(base), opts());
+  assert.is(slow.verdict, 'regression');
+  assert.match(slow.reason, 'at least 8.54% below baseline');
+  const same = decideConfig(run(20.25, 20.5), referenceOfRun(base), opts());
+  assert.is(same.verdict, 'pass');
+  assert.ok(same.maxDrop! < 0.05);
+  // A gain passes.
+  assert.is(decideConfig(run(24, 24.5), referenceOfRun(base), opts()).verdict, 'pass');
+});
+
+test('runs whose search did not converge, or did not complete, are refused with their reason', () => {
+  const base = referenceOfRun(run(20, 20.5));
+  const invalid = decideConfig(run(16, Infinity, { outcome: 'invalid-probes', reason: 'the probe at 16 QPS was invalid twice in a row' }), base, opts());
+  assert.is(invalid.verdict, 'refused');
+  assert.match(invalid.reason, 'did not converge (invalid-probes: the probe at 16 QPS was invalid twice');
+  assert.is(decideConfig(run(8, 16, { outcome: 'max-probes' }), base, opts()).verdict, 'refused');
+  assert.match(decideConfig(run(0, Infinity, { status: 'failed', reason: 'engine died' }), base, opts()).reason, 'did not complete (status failed: engine died)');
+  // A refused baseline refuses the comparison instead of passing it.
+  const b = run(20, 20.5, { outcome: 'invalid-probes' });
+  const d = decideConfig(run(20, 20.5), referenceOfRun(b), opts(), refusalOf(b));
+  assert.is(d.verdict, 'refused');
+  assert.match(d.reason, 'baseline refused');
+  // Searches that ended at a bound are measurements.
+  assert.is(refusalOf(run(0, 1, { outcome: 'below-min', capacityQps: 0 })), null);
+  assert.is(refusalOf(run(64, Infinity, { outcome: 'at-least-max' })), null);
+});
+
+test('below-min candidates regress against a working baseline; a baseline that passed nowhere cannot be dropped below', () => {
+  assert.is(decideConfig(run(0, 1, { outcome: 'below-min', capacityQps: 0 }), referenceOfRun(run(20, 20.5)), opts()).verdict, 'regression');
+  const d = decideConfig(run(0, 1, { outcome: 'below-min', capacityQps: 0 }), referenceOfRun(run(0, 1, { outcome: 'below-min', capacityQps: 0 })), opts());
+  assert.is(d.verdict, 'pass');
+  assert.match(d.reason, 'passed at no rate');
+  assert.is(decideConfig(run(20, 20.5), null, opts()).verdict, 'new');
+  // A reference that held at its search maximum bounds no drop from above.
+  const atMax = referenceOfRun(run(64, Infinity, { outcome: 'at-least-max' }));
+  assert.is(decideConfig(run(64, Infinity, { outcome: 'at-least-max' }), atMax, opts()).verdict, 'pass');
+  assert.is(decideConfig(run(62, 63), atMax, opts()).verdict, 'inconclusive');
+  assert.is(decideConfig(run(40, 41), atMax, opts()).verdict, 'regression');
+});
+
+test('the spread of earlier nights widens the allowed drop; quiet nights do not', () => {
+  const noisy = [20, 22, 18, 21, 19].map((c) => run(c, c * 1.0125));
+  const ref = referenceOfHistory(noisy, 3)!;
+  assert.is(ref.kind, 'history');
+  assert.is(ref.capacityQps, 20);
+  assert.ok(Math.abs(ref.noiseFrac! - 1.4826 / 20) < 1e-12, 'robust sd: 1.4826 × MAD(=1) / median(=20)');
+  // 19% below the median at least: beyond the 5% gate, within three robust sds (22%) of the nights.
+  const cand = run(16, 16.2);
+  const within = decideConfig(cand, ref, opts());
+  assert.is(within.verdict, 'pass');
+  assert.match(within.reason, 'widened to 22.2%');
+  assert.ok(Math.abs(within.allowedDrop! - 3 * ref.noiseFrac!) < 1e-12);
+  // A bracket straddling the widened allowance is inconclusive and says it is within the noise.
+  const edge = decideConfig(run(15.7, 15.9), ref, opts());
+  assert.is(edge.verdict, 'inconclusive');
+  assert.match(edge.reason, 'within the measured noise');
+  const quiet = referenceOfHistory([20, 20, 20.25, 20, 19.75].map((c) => run(c, c * 1.0125)), 3)!;
+  assert.is(decideConfig(cand, quiet, opts()).verdict, 'regression');
+  // Two nights are too few to measure noise: the gate's own allowance stands.
+  assert.is(referenceOfHistory(noisy.slice(0, 2), 3)!.noiseFrac, null);
+});
+
+test('a regression resting on unconfident verdicts is inconclusive', () => {
+  const ref = referenceOfRun(run(20.5, 20.75, { lowConfidence: 0.97 }));
+  const weak = decideConfig(run(18.5, 18.75, { highConfidence: 0.8 }), ref, opts());
+  assert.is(weak.verdict, 'inconclusive');
+  assert.ok(Math.abs(weak.claimConfidence! - 0.8 * 0.97) < 1e-12);
+  assert.match(weak.reason, 'confirm with a longer probe at 20.5 QPS');
+  assert.is(decideConfig(run(18.5, 18.75, { highConfidence: 0.99 }), ref, opts()).verdict, 'regression');
+});
+
+test('a confirming rerun must agree: two regressions regress, a regression and a pass pass', () => {
+  const ref = referenceOfRun(run(20.5, 20.75));
+  const reg = () => decideConfig(run(18.5, 18.75), ref, opts());
+  const ok = decideConfig(run(20.5, 20.75), ref, opts());
+  const [both] = combineByConfig([reg(), reg()]);
+  assert.is(both.verdict, 'regression');
+  assert.match(both.reason, 'confirmed by 2 runs');
+  const [mixed] = combineByConfig([reg(), ok]);
+  assert.is(mixed.verdict, 'pass');
+  assert.match(mixed.reason, 'not confirmed by every run');
+  const refusedToo = decideConfig(run(16, Infinity, { outcome: 'invalid-probes' }), ref, opts());
+  assert.is(combineByConfig([refusedToo, reg()])[0].verdict, 'regression');
+  assert.is(combineByConfig([refusedToo])[0].verdict, 'refused');
+});
+
+test('exit codes: a regression (4) outranks a refusal (5); inconclusive and new exit 0', () => {
+  const ref = referenceOfRun(run(20.5, 20.75));
+  const reg = decideConfig(run(18.5, 18.75, { config: 'a' }), ref, opts());
+  const refused = decideConfig(run(1, 2, { config: 'b', outcome: 'invalid-probes' }), ref, opts());
+  const unsure = decideConfig(run(20, 20.5, { config: 'c' }), ref, opts(0.01));
+  assert.is(gateResult([reg, refused, unsure], opts()).exitCode, 4);
+  assert.is(gateResult([refused, unsure], opts()).exitCode, 5);
+  const r = gateResult([unsure, decideConfig(run(1, 2, { config: 'd' }), null, opts())], opts());
+  assert.is(r.exitCode, 0);
+  assert.equal(r.counts, { pass: 0, regression: 0, inconclusive: 1, refused: 0, new: 1 });
+});
+
+test('history: same configuration, started before the candidate, converged, the latest N', () => {
+  const nights = [1, 2, 3, 4, 5].map((n) => run(20, 20.5, { startedAt: `2026-11-0${n}T02:00:00Z` }));
+  const other = run(20, 20.5, { config: 'other', startedAt: '2026-11-01T01:00:00Z' });
+  const bad = run(20, 20.5, { outcome: 'invalid-probes', startedAt: '2026-11-02T03:00:00Z' });
+  const cand = run(20, 20.5, { startedAt: '2026-11-04T12:00:00Z' });
+  const h = historyFor(cand, [...nights, other, bad, cand], 2);
+  assert.equal(h.map((r) => r.startedAt), ['2026-11-03T02:00:00Z', '2026-11-04T02:00:00Z']);
+  assert.is(historyFor(cand, [...nights, other, bad], 10).length, 4);
+});
+
+test('brackets of older runs come from capacity and tolerance; confidences from verdict probes', () => {
+  assert.equal(bracketOf({ capacityQps: 10, passQps: null, failQps: null, tolerance: 0.05, outcome: 'converged' }), { lowQps: 10, highQps: 10.5 });
+  assert.equal(bracketOf({ capacityQps: 64, passQps: null, failQps: null, tolerance: 0.05, outcome: 'at-least-max' }), { lowQps: 64, highQps: Infinity });
+  assert.equal(bracketOf({ capacityQps: 0, passQps: null, failQps: 1, tolerance: 0.05, outcome: 'below-min' }), { lowQps: 0, highQps: 1 });
+  const raw = {
+    probes: [
+      { qps: 16, decision: 'pass', confidence: 0.99 },
+      { qps: 20, decision: 'undecided', confidence: 0.6 },
+      { qps: 20, decision: 'fail', confidence: 0.93 },
+    ],
+  };
+  assert.equal(bracketConfidenceOf(raw, 16, 20), { low: 0.99, high: 0.93 });
+  assert.equal(bracketConfidenceOf({ ...raw, bracketConfidence: { passQps: 0.9, failQps: null } }, 16, 20), { low: 0.9, high: 0.93 });
+  assert.equal(bracketConfidenceOf({ probes: [{ qps: 16, passed: true }] }, 16, 20), { low: null, high: null });
+});
+
+test.run();
