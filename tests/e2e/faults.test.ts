@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { e2eEnv, freePort, type E2eEnv } from './e2eEnv.ts';
 import { localDocker } from '../../harness/provision/dockerAgent.ts';
 import { listRunContainers, removeRunContainers } from '../../harness/provision/teardown.ts';
-import { BIN, FAST_RECIPE, ROOT, childEnv, fluidcap, isAlive, readJson, readJsonl } from '../pipeline/support.ts';
+import { BIN, FAST_RECIPE, ROOT, childEnv, fluidcap, isAlive, readJson, readJsonl, runDirsIn } from '../pipeline/support.ts';
 import { SHARED_RECIPE_TAIL, llamaEnv, startFluidcap } from './llamacppSupport.ts';
 
 const env = e2eEnv('fault matrix');
@@ -45,7 +45,7 @@ async function untilProbe(outDir: string, count: number, run: Started, timeoutMs
   let gone = false;
   void run.exited.then(() => (gone = true));
   for (;;) {
-    const runs = existsSync(outDir) ? readdirSync(outDir).filter((d) => !d.startsWith('.')) : [];
+    const runs = existsSync(outDir) ? runDirsIn(outDir).filter((d) => !d.startsWith('.')) : [];
     if (runs.length === 1 && existsSync(join(outDir, runs[0], 'events.jsonl'))) {
       const dir = join(outDir, runs[0]);
       if (events(dir).filter((e) => e.type === 'probe-started').length >= count) {
@@ -138,7 +138,7 @@ if (env) {
     assert.is(r.code, 3, r.stderr.slice(-3000));
     assert.match(r.stderr, /infrastructure fault on e2e: engine fluidcap-\S+ on e2e exited during start-up with code \d+ \(OOM killed: no\); last \d+ log lines:/);
     assert.match(r.stderr, /fault-exit-at-start/);
-    const runDir = join(c.out, readdirSync(c.out)[0]);
+    const runDir = join(c.out, runDirsIn(c.out)[0]);
     assert.is(readJson<{ status: string }>(join(runDir, 'manifest.json')).status, 'failed');
     assert.is(events(runDir).at(-1)!.type, 'run-finished');
     await assertNoContainer(runDir);
@@ -261,7 +261,7 @@ if (env) {
     assert.is(exit.code, 130, run.stderr().slice(-3000));
     assert.not.match(run.stderr(), /second SIGINT/);
     assert.match(run.stderr(), /resume with: fluidcap run --resume /);
-    const runDir = join(c.out, readdirSync(c.out)[0]);
+    const runDir = join(c.out, runDirsIn(c.out)[0]);
     const last = events(runDir).at(-1)!;
     assert.is(last.type, 'run-finished');
     assert.is(last.status, 'interrupted');

@@ -10,6 +10,7 @@ import { e2eEnv, freePort } from './e2eEnv.ts';
 import { localDocker } from '../../harness/provision/dockerAgent.ts';
 import { listRunContainers } from '../../harness/provision/teardown.ts';
 import { RUN_LABEL } from '../../harness/provision/containerSpec.ts';
+import { runDirsIn } from '../pipeline/support.ts';
 import { SHARED_RECIPE_TAIL, checkFinishedRun, fluidcap, llamaEnv } from './llamacppSupport.ts';
 
 const env = e2eEnv('llama.cpp sweep');
@@ -38,7 +39,7 @@ ${SHARED_RECIPE_TAIL}`);
     assert.is(r.code, 0, r.stderr.slice(-4000));
     console.log(`  llama.cpp sweep over slots 2 and 4 took ${((performance.now() - t0) / 1000).toFixed(0)} s`);
     const [sweepDir] = readdirSync(out);
-    const runs = readdirSync(join(out, sweepDir, 'runs')).sort();
+    const runs = runDirsIn(join(out, sweepDir, 'runs'));
     assert.is(runs.length, 2, runs.join(', '));
     for (const run of runs) {
       const runDir = join(out, sweepDir, 'runs', run);

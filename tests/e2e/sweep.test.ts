@@ -11,7 +11,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } fro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { e2eEnv, freePort } from './e2eEnv.ts';
-import { BIN, ROOT, childEnv, fluidcap, readJsonl } from '../pipeline/support.ts';
+import { BIN, ROOT, childEnv, fluidcap, readJsonl, runDirsIn } from '../pipeline/support.ts';
 import { localDocker } from '../../harness/provision/dockerAgent.ts';
 import { listRunContainers } from '../../harness/provision/teardown.ts';
 import { RUN_LABEL } from '../../harness/provision/containerSpec.ts';
@@ -125,7 +125,7 @@ slo:
         const dirs = existsSync(out) ? readdirSync(out) : [];
         if (dirs.length !== 1) return 0;
         sweepDir = join(out, dirs[0]);
-        const runs = existsSync(join(sweepDir, 'runs')) ? readdirSync(join(sweepDir, 'runs')) : [];
+        const runs = existsSync(join(sweepDir, 'runs')) ? runDirsIn(join(sweepDir, 'runs')) : [];
         return runs.filter((r) => {
           const events = join(sweepDir, 'runs', r, 'events.jsonl');
           return existsSync(events) && readFileSync(events, 'utf8').includes('"probe-started"');
@@ -164,7 +164,7 @@ slo:
       const finished = after.filter((l) => l.type === 'run-finished');
       assert.ok(finished.every((l) => l.status === 'completed'), JSON.stringify(finished));
       assert.equal(await sweepContainers(base), [], 'no labelled container left after the sweep');
-      assert.is(readdirSync(join(sweepDir, 'runs')).length, 4, 'one run directory per configuration');
+      assert.is(runDirsIn(join(sweepDir, 'runs')).length, 4, 'one run directory per configuration');
 
       // The per-configuration table: four rows with a capacity and a bracket, and the best under each SLO.
       const csv = readFileSync(join(sweepDir, 'report.csv'), 'utf8').trim().split('\n');

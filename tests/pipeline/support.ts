@@ -32,9 +32,14 @@ export function fluidcap(args: string[], opts: { timeoutMs: number; cwd?: string
   });
 }
 
+/** The directories a results folder holds (beside them it keeps index.jsonl, a line per finished run). */
+export function runDirsIn(outDir: string): string[] {
+  return readdirSync(outDir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name).sort();
+}
+
 /** The one run directory a fresh `--out` directory holds. */
 export function onlyRunDir(outDir: string): string {
-  const entries = readdirSync(outDir);
+  const entries = runDirsIn(outDir);
   if (entries.length !== 1) throw new Error(`expected one run directory in ${outDir}, found ${entries.join(', ') || 'none'}`);
   return join(outDir, entries[0]);
 }
