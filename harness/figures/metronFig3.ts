@@ -1,5 +1,5 @@
 // Metron Fig. 3: vLLM (prefill-prioritizing) against Sarathi-Serve (chunked prefills). (a) the
-// token timeline of each system's most-stalled decode under the same load, and (b) the token rate
+// token timeline of the decode vLLM stalls most, in both systems under the same planned load, and (b) the token rate
 // each system appears to have by median TPOT, by P99 TBT and by the fluid token generation rate
 // (1 / the smallest TBT deadline at which P99 of requests reach fluidity 0.9). Times are in the
 // paper's time (measured ÷ time scale). Pure: timeline records in, files out.
@@ -92,31 +92,41 @@ export function fig3Rates(s: Fig3System, timeScale: number): Fig3Rates {
   return { tpotP50S, tbtP99S, fluidDeadlineS: fluidD, byTpot: inv(tpotP50S), byTbtP99: inv(tbtP99S), fluid: inv(fluidD) };
 }
 
-/** The succeeded request with the longest gap between two tokens: [s since its first token, tokens so far]. */
-export function stalledTimeline(s: Fig3System, timeScale: number): { id: string; stallS: number; points: [number, number][] } | null {
-  let best: TimelineRecord | null = null;
+/** The id of the succeeded request with the longest gap between two tokens, or null. */
+export function mostStalledId(records: readonly TimelineRecord[]): string | null {
+  let best: string | null = null;
   let bestGap = -1;
-  for (const r of s.records) {
+  for (const r of records) {
     if (r.warmup === true || r.status !== 'ok' || r.chunks.length < 2) continue;
     for (let i = 1; i < r.chunks.length; i++) {
       const g = r.chunks[i][0] - r.chunks[i - 1][0];
-      if (g > bestGap) [bestGap, best] = [g, r];
+      if (g > bestGap) [bestGap, best] = [g, r.id];
     }
   }
-  if (!best) return null;
-  const t0 = best.chunks[0][0];
+  return best;
+}
+
+/** One request's tokens over time, [s since its first token, tokens so far], and its longest gap. */
+export function requestTimeline(records: readonly TimelineRecord[], id: string, timeScale: number): { id: string; stallS: number; points: [number, number][] } | null {
+  const r = records.find((x) => x.id === id && x.status === 'ok' && x.chunks.length > 0);
+  if (!r) return null;
+  const t0 = r.chunks[0][0];
   let n = 0;
-  const points = best.chunks.map(([t, k]) => {
+  let stall = 0;
+  const points = r.chunks.map(([t, k], i) => {
     n += k;
+    if (i > 0) stall = Math.max(stall, t - r.chunks[i - 1][0]);
     return [+((t - t0) / timeScale).toFixed(6), n] as [number, number];
   });
-  return { id: best.id, stallS: bestGap / timeScale, points };
+  return { id, stallS: stall / timeScale, points };
 }
 
 export function metronFig3(input: Fig3Input): FigureArtifacts {
-  const rates = input.systems.map((s) => ({ s, r: fig3Rates(s, input.timeScale), stall: stalledTimeline(s, input.timeScale) }));
+  // The same request (the plans share a seed) in every system: the one the first system (vLLM) stalls most.
+  const stalledId = input.systems.length ? mostStalledId(input.systems[0].records) : null;
+  const rates = input.systems.map((s) => ({ s, r: fig3Rates(s, input.timeScale), stall: stalledId ? requestTimeline(s.records, stalledId, input.timeScale) : null }));
   const timeline: Chart = {
-    title: 'The most-stalled decode of each system (Metron Fig. 3a)',
+    title: 'A decode stalled by prefills, in both systems (Metron Fig. 3a)',
     xLabel: 'time since the first token (s)',
     yLabel: 'tokens received',
     xScale: 'linear',
@@ -125,7 +135,7 @@ export function metronFig3(input: Fig3Input): FigureArtifacts {
     ),
     hLines: [],
     vLines: [],
-    description: 'Tokens received over time by the request whose longest gap between two tokens is the largest in its probe; a flat step is a decode paused by other requests\u2019 prefills.',
+    description: `Tokens received over time by request ${stalledId ?? '(none)'}, the one with the longest gap between two tokens under ${input.systems[0]?.label ?? ''}, in every system (the same planned request); a flat step is a decode paused by other requests\u2019 prefills.`,
   };
   const metric = (name: string, color: string, pick: (r: Fig3Rates) => number | null) => ({
     name,

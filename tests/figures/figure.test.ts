@@ -1,7 +1,7 @@
 // `fluidcap figure` end to end on the simulated engine at a tiny size (a dozen requests per
 // system, time scale 0.5): both runs happen for real, the SVGs draw a mark per CSV point for each
-// system, the miss rates agree with the metrics module's own per-request deadline counts, Fig. 3's
-// stalled decode is a real request's timeline, --resume reuses finished runs, and a bad name exits 2.
+// system, the miss rates agree with the metrics module's own per-request deadline counts, Fig. 3
+// shows one real request's timeline in both systems, --resume reuses finished runs, and a bad name exits 2.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFile } from 'node:child_process';
@@ -88,11 +88,14 @@ test('--resume reuses both finished runs and redraws the same figure', async () 
   assert.is(read(again, 'by-deadline.csv'), read(fig5d, 'by-deadline.csv'));
 });
 
-test('metron-fig3: the stalled decode is a real request, and the three token rates per system', async () => {
+test('metron-fig3: the decode vLLM stalls most, in both systems, and the three token rates per system', async () => {
   const o = await tiny('metron-fig3');
   const timeline = csvRows(read(o, 'timeline.csv'));
   const names = [...new Set(timeline.map((r) => r[0]))];
   assert.is(names.length, 2);
+  // The same planned request in both systems: the one vLLM stalls most.
+  const ids = names.map((n) => /\((\d\d-\d{4}),/.exec(n)![1]);
+  assert.is(ids[0], ids[1], names.join(' | '));
   // Tokens received never fall, and the largest step in time is the stall the legend names.
   for (const name of names) {
     const pts = timeline.filter((r) => r[0] === name).map((r) => [Number(r[1]), Number(r[2])]);

@@ -14,8 +14,8 @@ export const figureCommand = verb({
       .option('out', { type: 'string', default: 'results', describe: 'directory that receives the figure directory' })
       .option('resume', { type: 'string', describe: 'continue an interrupted figure directory (finished runs are reused)' })
       .option('time-scale', { type: 'number', default: 0.5, describe: 'simulated engine: real seconds per modelled second (deadlines and rates scale with it)' })
-      .option('qps', { type: 'number', default: 2, describe: 'request rate of each system\'s probe, in the paper\'s time' })
-      .option('requests', { type: 'number', default: 80, describe: 'requests per probe (the first 10% are warm-up)' }),
+      .option('qps', { type: 'number', default: 6, describe: 'request rate of each system\'s probe, in the paper\'s time' })
+      .option('requests', { type: 'number', default: 200, describe: 'requests per probe (the first 10% are warm-up)' }),
   handler: async (args, setExit) => {
     const { runFigure, checkFigureOptions } = await import('../../figures/runFigure.ts');
     const { loadInventory } = await import('../../provision/inventory.ts');
