@@ -19,6 +19,9 @@ import { UserError, describeValue } from '../util/errors.ts';
 import { parsePaperNumbers } from './paperNumbers.ts';
 import { metronFig5d, type SystemProbe } from './metronFig5d.ts';
 import { metronFig3, type Fig3System } from './metronFig3.ts';
+import { metronFig6, type Fig6System } from './metronFig6.ts';
+import { computeRequestMetrics } from '../metrics/request.ts';
+import { predictPrefillS } from '../metrics/prefill.ts';
 import type { FigureArtifacts } from './output.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
@@ -26,7 +29,7 @@ const PAPER_NUMBERS = join(import.meta.dirname, 'paperNumbers.json');
 const STATE_FILE = 'figure.json';
 
 /** The figures this command draws. */
-export const FIGURES = ['metron-fig5d', 'metron-fig3'] as const;
+export const FIGURES = ['metron-fig5d', 'metron-fig3', 'metron-fig6'] as const;
 export type FigureName = (typeof FIGURES)[number];
 
 export interface FigureOptions {
@@ -39,6 +42,8 @@ export interface FigureOptions {
   timeScale: number;
   /** Request rate in the paper's time (the engine sees rate / timeScale). */
   rateQps: number;
+  /** metron-fig6: the rates (paper time) every SLO is judged at; default DEFAULT_GRID. */
+  grid?: number[];
   requests: number;
   signal?: AbortSignal;
   log: (line: string) => void;
@@ -57,6 +62,8 @@ interface State {
   name: string;
   timeScale: number;
   rateQps: number;
+  /** Rates each system is probed at: [rateQps], or metron-fig6's grid. */
+  rates: number[];
   requests: number;
   onHosts: boolean;
   runs: Record<string, string | null>;
@@ -70,15 +77,20 @@ const SYSTEMS = [
 
 const PAPER_TBT_DEADLINE_S = 0.025;
 const PAPER_TTFT_SLACK_S = 0.3;
+/** metron-fig6's rate grid in the paper's time: from well below to above both systems' capacity here. */
+export const DEFAULT_GRID = [2, 4, 6, 8, 10, 12];
 
 /** Checks the figure's name and numbers before anything starts. */
-export function checkFigureOptions(o: Pick<FigureOptions, 'name' | 'timeScale' | 'rateQps' | 'requests'>): FigureName {
+export function checkFigureOptions(o: Pick<FigureOptions, 'name' | 'timeScale' | 'rateQps' | 'requests' | 'grid'>): FigureName {
   if (!(FIGURES as readonly string[]).includes(o.name)) {
-    throw new UserError(`figure name must be one of ${FIGURES.join(', ')}, got ${describeValue(o.name)} (metron-fig6, vidur-fig5, vidur-fig6 and deepspeed-throughput are not built yet)`);
+    throw new UserError(`figure name must be one of ${FIGURES.join(', ')}, got ${describeValue(o.name)} (vidur-fig5, vidur-fig6 and deepspeed-throughput are not built yet)`);
   }
   if (!(o.timeScale > 0 && o.timeScale <= 1)) throw new UserError(`--time-scale must be > 0 and <= 1, got ${describeValue(o.timeScale)}`);
   if (!(o.rateQps > 0 && Number.isFinite(o.rateQps))) throw new UserError(`--qps must be a rate > 0, got ${describeValue(o.rateQps)}`);
   if (!(Number.isInteger(o.requests) && o.requests >= 4)) throw new UserError(`--requests must be a whole number >= 4, got ${describeValue(o.requests)}`);
+  if (o.grid !== undefined && !(o.grid.length >= 2 && o.grid.every((r) => r > 0 && Number.isFinite(r)))) {
+    throw new UserError(`--grid must list at least two rates > 0, got ${describeValue(o.grid)}`);
+  }
   return o.name as FigureName;
 }
 
@@ -86,19 +98,20 @@ const secondsText = (s: number) => `${+s.toPrecision(6)}s`;
 
 // The paper recipe for one system, reduced to one fixed-rate probe with every request run to its
 // end (no early stop: the figure needs the whole timeline), time-scaled on the simulated engine.
-function figureRecipe(base: Record<string, unknown>, s: State, name: string): Record<string, unknown> {
+function figureRecipe(base: Record<string, unknown>, s: State, name: string, rateQps: number): Record<string, unknown> {
   const scale = s.onHosts ? 1 : s.timeScale;
   const target = { ...(base.target as Record<string, unknown>) };
   if (!s.onHosts) target.sim = { ...(target.sim as Record<string, unknown>), timeScale: scale };
-  const engineRate = s.rateQps / scale;
+  const engineRate = rateQps / scale;
   return {
     ...base,
     name,
-    description: `${String(base.description ?? '')} Reduced for fluidcap figure: one probe at ${s.rateQps} QPS (paper time), ${s.requests} requests${scale !== 1 ? `, time scale ${scale}` : ''}.`,
+    description: `${String(base.description ?? '')} Reduced for fluidcap figure: one probe at ${rateQps} QPS (paper time), ${s.requests} requests${scale !== 1 ? `, time scale ${scale}` : ''}.`,
     target,
-    // Long prompts only: at a small time scale a short prefill lasts about a millisecond, less than
-    // this machine's scheduling jitter, and the fit would be refused for noise.
-    profile: { ...(base.profile as Record<string, unknown>), promptLengths: [512, 1024, 2048, 3072, 3584], repeats: 3 },
+    // Long prompts only, and repeats that may differ by 20 ms: time-scaled prefills last a few
+    // milliseconds, and on a machine shared with the load generator its scheduling jitter is as long,
+    // so the default bounds would refuse the fit for noise. The fit only sets first-token deadlines.
+    profile: { ...(base.profile as Record<string, unknown>), promptLengths: [512, 1024, 2048, 3072, 3584], repeats: 3, noiseFloor: '20ms', minR2: 0.8 },
     search: {
       qps: { start: engineRate, min: engineRate / 2, max: engineRate },
       tolerance: 0.5,
@@ -123,7 +136,7 @@ function readState(dir: string): State {
   if (!existsSync(file)) throw new UserError(`--resume ${dir}: ${STATE_FILE} is missing, so this is not a figure directory`);
   const s = readJsonFile(file) as State;
   if (typeof s?.name !== 'string' || typeof s.runs !== 'object') throw new UserError(`${file}: not a figure state file (no name or runs)`);
-  return { ...s, runSeconds: s.runSeconds ?? {} };
+  return { ...s, rates: Array.isArray(s.rates) ? s.rates : [s.rateQps], runSeconds: s.runSeconds ?? {} };
 }
 
 /** Runs (or reuses) every system's probe, then writes the figure's files. */
@@ -134,12 +147,13 @@ export async function runFigure(o: FigureOptions): Promise<FigureOutcome> {
   if (o.resumeDir) {
     dir = o.resumeDir;
     state = readState(dir);
-    checkFigureOptions({ ...state });
+    checkFigureOptions({ ...state, grid: state.name === 'metron-fig6' ? state.rates : undefined });
   } else {
     checkFigureOptions(o);
     const stamp = now().toISOString().replace(/[-:]/g, '').replace(/\..*$/, '');
     dir = join(o.outDir, `${o.name}-${stamp}`);
-    state = { name: o.name, timeScale: o.timeScale, rateQps: o.rateQps, requests: o.requests, onHosts: Boolean(o.inventory), runs: {}, runSeconds: {} };
+    const rates = o.name === 'metron-fig6' ? [...(o.grid ?? DEFAULT_GRID)].sort((a, b) => a - b) : [o.rateQps];
+    state = { name: o.name, timeScale: o.timeScale, rateQps: o.rateQps, rates, requests: o.requests, onHosts: Boolean(o.inventory), runs: {}, runSeconds: {} };
   }
   mkdirSync(join(dir, 'recipes'), { recursive: true });
   mkdirSync(join(dir, 'runs'), { recursive: true });
@@ -149,19 +163,20 @@ export async function runFigure(o: FigureOptions): Promise<FigureOutcome> {
 
   // Runs are named relative to the figure's directory, so a moved or copied directory still resumes.
   const runOf = (key: string) => (state.runs[key] ? join(dir, state.runs[key]!) : null);
-  for (const sys of SYSTEMS) {
-    const runDir = runOf(sys.key);
+  const jobs = SYSTEMS.flatMap((sys) => state.rates.map((rateQps) => ({ sys, rateQps, key: state.rates.length === 1 ? sys.key : `${sys.key}@${rateQps}` })));
+  for (const { sys, rateQps, key } of jobs) {
+    const runDir = runOf(key);
     if (runDir && existsSync(runPaths(runDir).capacity)) {
-      o.log(`${sys.label}: reusing ${runDir}`);
+      o.log(`${sys.label} at ${rateQps} QPS: reusing ${runDir}`);
       continue;
     }
     const baseFile = join(ROOT, 'recipes', 'papers', `${sys.recipe}${state.onHosts ? '' : '-sim'}.yaml`);
-    const recipeFile = join(dir, 'recipes', `${sys.key}.yaml`);
+    const recipeFile = join(dir, 'recipes', `${key.replace('@', '-at-')}.yaml`);
     if (!runDir) {
       const base = parse(readFileSync(baseFile, 'utf8')) as Record<string, unknown>;
-      writeFileSync(recipeFile, `# Written by fluidcap figure ${state.name} from ${baseFile}\n${stringify(figureRecipe(base, state, `${state.name}-${sys.key}`))}`);
+      writeFileSync(recipeFile, `# Written by fluidcap figure ${state.name} from ${baseFile}\n${stringify(figureRecipe(base, state, `${state.name}-${key.replace('@', '-at-')}`, rateQps))}`);
     }
-    o.log(`${sys.label}: ${runDir ? `resuming ${runDir}` : `running ${recipeFile}`}`);
+    o.log(`${sys.label} at ${rateQps} QPS: ${runDir ? `resuming ${runDir}` : `running ${recipeFile}`}`);
     const t0 = performance.now();
     const outcome = await runCapacity({
       recipeFile,
@@ -169,27 +184,37 @@ export async function runFigure(o: FigureOptions): Promise<FigureOutcome> {
       resumeDir: runDir ?? undefined,
       inventory: o.inventory,
       signal: o.signal,
-      log: (line) => o.log(`  ${sys.key}: ${line}`),
+      log: (line) => o.log(`  ${key}: ${line}`),
       earlyStop: false,
       now,
     });
-    state.runs[sys.key] = relative(dir, outcome.runDir);
-    state.runSeconds[sys.key] = (performance.now() - t0) / 1000;
+    state.runs[key] = relative(dir, outcome.runDir);
+    state.runSeconds[key] = (performance.now() - t0) / 1000;
     save();
     if (outcome.status === 'interrupted') return { dir, status: 'interrupted', artifacts: [], runSeconds: state.runSeconds };
     if (outcome.status !== 'completed') throw new Error(`${sys.label} run ${outcome.runDir} ended ${outcome.status}: ${outcome.reason}`);
   }
 
-  const probes = SYSTEMS.map((sys) => loadSystem(sys, runOf(sys.key)!, state));
   const scale = state.onHosts ? 1 : state.timeScale;
   const setup = [
     `Engine: ${state.onHosts ? 'the hosts of the inventory' : 'fluidcap\'s simulated engine (a local process)'}, Llama-3-8B on one H100, Arxiv-4K-like prompts and outputs (recipes/papers/${SYSTEMS[0].recipe}${state.onHosts ? '' : '-sim'}.yaml and its Sarathi twin).`,
-    `Reductions: one Poisson probe per system at ${state.rateQps} QPS (paper time) with ${state.requests} requests (first 10% warm-up), prefill profile at 5 prompt lengths from 512 to 3584 tokens, 3 repeats each${scale !== 1 ? `, every modelled duration × ${scale}` : ''}.`,
-    `Run time here: ${SYSTEMS.map((s) => `${s.label} ${(state.runSeconds[s.key] ?? 0).toFixed(0)} s`).join(', ')} (0 when reused by --resume).`,
-    `Runs (relative to this directory): ${SYSTEMS.map((s) => state.runs[s.key]).join(', ')}.`,
+    `Reductions: ${state.rates.length === 1 ? `one Poisson probe per system at ${state.rateQps} QPS (paper time)` : `one Poisson probe per system at each of ${state.rates.join(', ')} QPS (paper time), each its own run`} with ${state.requests} requests (first 10% warm-up), prefill profile at 5 prompt lengths from 512 to 3584 tokens, 3 repeats each (fit accepted with R² ≥ 0.8 and repeats differing by up to 20 ms)${scale !== 1 ? `, every modelled duration × ${scale}` : ''}.`,
+    `Run time here: ${SYSTEMS.map((s) => `${s.label} ${jobs.filter((j) => j.sys === s).reduce((t, j) => t + (state.runSeconds[j.key] ?? 0), 0).toFixed(0)} s`).join(', ')} (what the last invocation ran; a run reused by --resume keeps its time).`,
+    `Runs (relative to this directory): ${jobs.map((j) => state.runs[j.key]).join(', ')}.`,
   ];
   const fig = paper.figures[state.name];
   const paperName = `${paper.papers[fig.paper].authors.split(',')[0]} et al. ${paper.papers[fig.paper].year}`;
+  if (state.name === 'metron-fig6') {
+    const systems: Fig6System[] = SYSTEMS.map((sys) => ({
+      key: sys.key,
+      label: sys.label,
+      probes: jobs.filter((j) => j.sys === sys).map((j) => ({ rateQps: j.rateQps, metrics: loadMetrics(runOf(j.key)!, PAPER_TBT_DEADLINE_S * scale) })),
+    }));
+    const artifacts = metronFig6({ systems, timeScale: scale, tbtDeadlineS: PAPER_TBT_DEADLINE_S, ttftSlackS: PAPER_TTFT_SLACK_S, paperNumbers: fig.numbers, paperName, setup });
+    for (const f of artifacts.files) writeFileSync(join(dir, f.file), f.text);
+    return { dir, status: 'completed', artifacts: [artifacts], runSeconds: state.runSeconds };
+  }
+  const probes = SYSTEMS.map((sys) => loadSystem(sys, runOf(sys.key)!, state));
   const artifacts =
     state.name === 'metron-fig5d'
       ? metronFig5d({
@@ -225,4 +250,21 @@ function loadSystem(sys: (typeof SYSTEMS)[number], runDir: string, state: State)
     fig5d: { key: sys.key, label: sys.label, rateQps: probe.qps * scale, detail, clientErrorS },
     fig3: { key: sys.key, label: sys.label, rateQps: probe.qps * scale, records, fit: data.fit, ttftSlackS, clientErrorS },
   };
+}
+
+// The evaluated requests of a run's (only) probe, judged with its prefill fit and TTFT slack.
+function loadMetrics(runDir: string, tbtDeadlineS: number) {
+  const data = loadRun(runDir);
+  const probe = data.probes.at(-1);
+  if (!probe) throw new UserError(`${runDir}: the run has no probe`);
+  const found = findProbeDir(runDir, { index: probe.index, qps: probe.qps });
+  if (!found || !existsSync(found.timelines)) throw new UserError(`${runDir}: the timelines of the probe at ${probe.qps} QPS are missing`);
+  const slackS = data.capacity.slo.fluidity?.ttftSlackS ?? DEFAULT_FLUIDITY.ttftSlackS;
+  return readJsonLines(found.timelines)
+    .filter(isTimelineRecord)
+    .filter((r) => r.warmup !== true)
+    .map((r) => {
+      const prefillS = data.fit ? predictPrefillS(data.fit, r.promptTokens) : undefined;
+      return computeRequestMetrics(r, { dpS: (prefillS ?? 0) + slackS, tbtDeadlineS, prefillS });
+    });
 }

@@ -43,8 +43,9 @@ test('metron-fig5d: a mark per CSV point for each system, and the miss rates the
   series.forEach((name, i) => {
     const marks = svg.match(new RegExp(`<circle [^>]*data-s="${i}"`, 'g')) ?? [];
     const points = csv.filter((r) => r[0] === name).length;
-    // 14 target deadlines; the smallest may fall below the client's error on a busy machine.
-    assert.ok(points >= 6, `${name}: ${points} points`);
+    // 14 target deadlines; how many of the smallest fall below the client's error depends on the
+    // machine's load, but the largest (4 × the SLO's) never does.
+    assert.ok(points >= 2, `${name}: ${points} points`);
     assert.is(marks.length, points, `${name}: marks in the SVG`);
     assert.ok(svg.includes(`data-s="${i}"/>`) || /<path [^>]*data-s/.test(svg), `${name}: a line`);
   });
@@ -123,7 +124,7 @@ test('a figure that does not exist exits 2 naming the choices', async () => {
     ),
   );
   assert.is(r.code, 2);
-  assert.match(r.stderr, /figure name must be one of metron-fig5d, metron-fig3, got "metron-fig9"/);
+  assert.match(r.stderr, /figure name must be one of metron-fig5d, metron-fig3, metron-fig6, got "metron-fig9"/);
   assert.not.match(r.stderr, /^\s+at /m);
 });
 

@@ -6,22 +6,25 @@ import { withInterrupts } from '../interrupts.ts';
 
 export const figureCommand = verb({
   command: 'figure [name]',
-  describe: 'draw a paper figure (metron-fig5d, metron-fig3) from probes run for it',
+  describe: 'draw a paper figure (metron-fig5d, metron-fig3, metron-fig6) from probes run for it',
   builder: (y) =>
     y
-      .positional('name', { type: 'string', describe: 'metron-fig5d | metron-fig3' })
+      .positional('name', { type: 'string', describe: 'metron-fig5d | metron-fig3 | metron-fig6' })
       .option('hosts', { type: 'string', describe: 'inventory YAML: run the paper recipes on these GPU hosts instead of the simulated engine' })
       .option('out', { type: 'string', default: 'results', describe: 'directory that receives the figure directory' })
       .option('resume', { type: 'string', describe: 'continue an interrupted figure directory (finished runs are reused)' })
       .option('time-scale', { type: 'number', default: 0.5, describe: 'simulated engine: real seconds per modelled second (deadlines and rates scale with it)' })
       .option('qps', { type: 'number', default: 6, describe: 'request rate of each system\'s probe, in the paper\'s time' })
-      .option('requests', { type: 'number', default: 200, describe: 'requests per probe (the first 10% are warm-up)' }),
+      .option('requests', { type: 'number', describe: 'requests per probe, the first 10% warm-up (default 200; metron-fig6: 100)' })
+      .option('grid', { type: 'string', describe: 'metron-fig6: comma-separated rates in the paper\'s time (default 2,4,6,8,10,12)' }),
   handler: async (args, setExit) => {
     const { runFigure, checkFigureOptions } = await import('../../figures/runFigure.ts');
     const { loadInventory } = await import('../../provision/inventory.ts');
     const { UserError } = await import('../../util/errors.ts');
-    if (!args.name && !args.resume) throw new UserError('figure needs a name (metron-fig5d, metron-fig3) or --resume <figureDir>');
-    if (!args.resume) checkFigureOptions({ name: args.name ?? '', timeScale: args.timeScale, rateQps: args.qps, requests: args.requests });
+    if (!args.name && !args.resume) throw new UserError('figure needs a name (metron-fig5d, metron-fig3, metron-fig6) or --resume <figureDir>');
+    const grid = args.grid === undefined ? undefined : args.grid.split(',').map((r) => Number(r.trim()));
+    const requests = args.requests ?? (args.name === 'metron-fig6' ? 100 : 200);
+    if (!args.resume) checkFigureOptions({ name: args.name ?? '', timeScale: args.timeScale, rateQps: args.qps, requests, grid });
     const inventory = args.hosts ? await loadInventory(args.hosts) : undefined;
     await withInterrupts('stopping the current probe and releasing the engine', async (signal) => {
       const outcome = await runFigure({
@@ -31,7 +34,8 @@ export const figureCommand = verb({
         inventory,
         timeScale: args.timeScale,
         rateQps: args.qps,
-        requests: args.requests,
+        requests,
+        grid,
         signal,
         log: (line) => process.stderr.write(`${line}\n`),
       });
