@@ -39,7 +39,7 @@ const PURE = [
   'sim/costModel.ts', 'sim/scheduler.ts', 'sim/kvCache.ts', 'sim/request.ts', 'sim/engine.ts', 'sim/faults.ts', 'sim/text.ts',
   'sim/openaiRequest.ts', 'sim/promMetrics.ts', 'sim/vllmMetrics.ts', 'catalog/models.ts', 'catalog/gpuProfile.ts',
   'runDir/layout.ts', 'runDir/schema.ts',
-  'figures/paperNumbers.ts', 'figures/output.ts', 'figures/metronFig5d.ts', 'figures/metronFig3.ts',
+  'figures/paperNumbers.ts', 'figures/output.ts', 'figures/metronFig5d.ts', 'figures/metronFig3.ts', 'figures/metronFig6.ts',
 ];
 const IO = /^(node:)?(fs|fs\/promises|net|http|https|http2|child_process|worker_threads|dgram|tls|readline)$|^(ssh2|node-ssh|dockerode|execa|undici|zx)(\/|$)/;
 
