@@ -14,6 +14,7 @@ import { profileCommand } from './commands/profile.ts';
 import { reportCommand } from './commands/report.ts';
 import { compareCommand } from './commands/compare.ts';
 import { sweepCommand } from './commands/sweep.ts';
+import { figureCommand } from './commands/figure.ts';
 
 async function main(argv: string[]): Promise<number> {
   let exitCode = 0;
@@ -30,10 +31,11 @@ async function main(argv: string[]): Promise<number> {
     .command(reportCommand(setExit))
     .command(compareCommand(setExit))
     .command(sweepCommand(setExit))
+    .command(figureCommand(setExit))
     .command(simCommand(setExit))
     .command(hostsCommand(setExit))
     .command(cleanCommand(setExit))
-    .demandCommand(1, 'Name a command: run, profile, probe, analyze, report, compare, sweep, sim, hosts, clean.')
+    .demandCommand(1, 'Name a command: run, profile, probe, analyze, report, compare, sweep, figure, sim, hosts, clean.')
     .strict()
     .help()
     .alias('h', 'help')

@@ -26,7 +26,8 @@ const ALLOWED: Record<string, string[]> = {
   capacity: ['catalog', 'load', 'metrics', 'provision', 'recipe', 'report', 'runDir', 'timeline', 'util'],
   sweep: ['capacity', 'catalog', 'load', 'metrics', 'provision', 'recipe', 'runDir', 'util'],
   gate: ['report', 'runDir', 'util'],
-  cli: ['analyze', 'capacity', 'catalog', 'gate', 'load', 'metrics', 'provision', 'recipe', 'report', 'runDir', 'sim', 'sweep', 'timeline', 'util'],
+  figures: ['capacity', 'metrics', 'provision', 'recipe', 'report', 'runDir', 'timeline', 'util'],
+  cli: ['analyze', 'capacity', 'catalog', 'figures', 'gate', 'load', 'metrics', 'provision', 'recipe', 'report', 'runDir', 'sim', 'sweep', 'timeline', 'util'],
 };
 
 /** Modules that compute without side effects: at run time they may not reach I/O, through any import. */
@@ -40,6 +41,7 @@ const PURE = [
   'sim/openaiRequest.ts', 'sim/promMetrics.ts', 'sim/vllmMetrics.ts', 'catalog/models.ts', 'catalog/gpuProfile.ts',
   'runDir/layout.ts', 'runDir/schema.ts',
   'gate/decide.ts', 'gate/evidence.ts', 'gate/outputs.ts', 'gate/history.ts',
+  'figures/paperNumbers.ts', 'figures/output.ts', 'figures/metronFig5d.ts', 'figures/metronFig3.ts', 'figures/metronFig6.ts',
 ];
 const IO = /^(node:)?(fs|fs\/promises|net|http|https|http2|child_process|worker_threads|dgram|tls|readline)$|^(ssh2|node-ssh|dockerode|execa|undici|zx)(\/|$)/;
 

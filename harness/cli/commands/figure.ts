@@ -1,0 +1,52 @@
+// `fluidcap figure <name>`: one paper figure (SVG charts, the CSV behind each, and the paper's
+// numbers beside ours) from probes run for it, on the simulated engine unless --hosts is given.
+// Ctrl-C stops the probe in progress, keeps what it received and prints the resume command.
+import { verb } from '../command.ts';
+import { withInterrupts } from '../interrupts.ts';
+
+export const figureCommand = verb({
+  command: 'figure [name]',
+  describe: 'draw a paper figure (metron-fig5d, metron-fig3, metron-fig6) from probes run for it',
+  builder: (y) =>
+    y
+      .positional('name', { type: 'string', describe: 'metron-fig5d | metron-fig3 | metron-fig6' })
+      .option('hosts', { type: 'string', describe: 'inventory YAML: run the paper recipes on these GPU hosts instead of the simulated engine' })
+      .option('out', { type: 'string', default: 'results', describe: 'directory that receives the figure directory' })
+      .option('resume', { type: 'string', describe: 'continue an interrupted figure directory (finished runs are reused)' })
+      .option('time-scale', { type: 'number', default: 0.5, describe: 'simulated engine: real seconds per modelled second (deadlines and rates scale with it)' })
+      .option('qps', { type: 'number', default: 6, describe: 'request rate of each system\'s probe, in the paper\'s time' })
+      .option('requests', { type: 'number', describe: 'requests per probe, the first 10% warm-up (default 200; metron-fig6: 100)' })
+      .option('grid', { type: 'string', describe: 'metron-fig6: comma-separated rates in the paper\'s time (default 2,4,6,8,10,12)' }),
+  handler: async (args, setExit) => {
+    const { runFigure, checkFigureOptions } = await import('../../figures/runFigure.ts');
+    const { loadInventory } = await import('../../provision/inventory.ts');
+    const { UserError } = await import('../../util/errors.ts');
+    if (!args.name && !args.resume) throw new UserError('figure needs a name (metron-fig5d, metron-fig3, metron-fig6) or --resume <figureDir>');
+    const grid = args.grid === undefined ? undefined : args.grid.split(',').map((r) => Number(r.trim()));
+    const requests = args.requests ?? (args.name === 'metron-fig6' ? 100 : 200);
+    if (!args.resume) checkFigureOptions({ name: args.name ?? '', timeScale: args.timeScale, rateQps: args.qps, requests, grid });
+    const inventory = args.hosts ? await loadInventory(args.hosts) : undefined;
+    await withInterrupts('stopping the current probe and releasing the engine', async (signal) => {
+      const outcome = await runFigure({
+        name: args.name ?? '',
+        outDir: args.out,
+        resumeDir: args.resume,
+        inventory,
+        timeScale: args.timeScale,
+        rateQps: args.qps,
+        requests,
+        grid,
+        signal,
+        log: (line) => process.stderr.write(`${line}\n`),
+      });
+      if (outcome.status === 'interrupted') {
+        process.stderr.write(`fluidcap: figure interrupted; data kept in ${outcome.dir}\nresume with: fluidcap figure --resume ${outcome.dir}\n`);
+        setExit(130);
+        return;
+      }
+      for (const a of outcome.artifacts) {
+        process.stdout.write(`${a.name} → ${outcome.dir}\n${a.summary.map((l) => `  ${l}`).join('\n')}\n  files: ${a.files.map((f) => f.file).join(', ')}\n`);
+      }
+    });
+  },
+});

@@ -1,0 +1,64 @@
+// metron-fig6: the grid capacity rule and the miss-rate distribution on hand-made requests, then
+// the figure end to end on the simulated engine at a tiny size (two rates, a dozen requests): every
+// capacity in the table is the highest passing prefix of the verdicts, and the chart marks each.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fig6Slos, gridCapacity, missRateCdf } from '../../harness/figures/metronFig6.ts';
+import { runFigure } from '../../harness/figures/runFigure.ts';
+import type { RequestMetrics } from '../../harness/metrics/request.ts';
+
+const csvRows = (text: string) =>
+  text
+    .trimEnd()
+    .split('\n')
+    .slice(1)
+    .map((l) => [...l.matchAll(/(?:^|,)("(?:[^"]|"")*"|[^,]*)/g)].map((m) => (m[1].startsWith('"') ? m[1].slice(1, -1).replace(/""/g, '"') : m[1])));
+
+test('capacity is the highest rate of a passing prefix; the first failure is its bracket', () => {
+  assert.equal(gridCapacity([{ rateQps: 4, passed: true }, { rateQps: 2, passed: true }, { rateQps: 6, passed: false }, { rateQps: 8, passed: true }]), { capacityQps: 4, failQps: 6 });
+  assert.equal(gridCapacity([{ rateQps: 2, passed: false }, { rateQps: 4, passed: true }]), { capacityQps: null, failQps: 2 });
+  assert.equal(gridCapacity([{ rateQps: 2, passed: true }, { rateQps: 4, passed: true }]), { capacityQps: 4, failQps: null });
+});
+
+test('per-request miss rates: a failed request counts as missing everything', () => {
+  const m = (missed: number, total: number, succeeded = true) => ({ succeeded, deadlinesMissed: missed, deadlinesTotal: total }) as RequestMetrics;
+  assert.equal(missRateCdf([m(1, 10), m(0, 5), m(0, 0, false), m(3, 4)]), [[0, 0.25], [0.1, 0.5], [0.75, 0.75], [1, 1]]);
+});
+
+test('the SLO thresholds are the paper-time deadline times the time scale', () => {
+  const slos = fig6Slos(0.025, 0.3, 0.5);
+  assert.equal(slos.map((s) => s.key), ['tbtP99', 'tpotP50', 'tpotP99', 'fluidity']);
+  assert.is(slos[0].slo.tbt!.maxS, 0.0125);
+  assert.is(slos[1].slo.tpot!.percentile, 50);
+  assert.equal([slos[3].slo.fluidity!.tbtDeadlineS, slos[3].slo.fluidity!.ttftSlackS], [0.0125, 0.15]);
+});
+
+test('end to end at two rates: the table follows from the verdicts, the chart marks each capacity', async () => {
+  const tmp = mkdtempSync(join(tmpdir(), 'fluidcap-fig6-'));
+  try {
+    const o = await runFigure({ name: 'metron-fig6', outDir: tmp, timeScale: 0.5, rateQps: 1, grid: [9, 3], requests: 12, log: () => {} });
+    const read = (f: string) => readFileSync(join(o.dir, f), 'utf8');
+    const verdicts = csvRows(read('verdicts.csv'));
+    assert.is(verdicts.length, 2 * 2 * 4);
+    const caps = csvRows(read('capacity-by-slo.csv'));
+    assert.is(caps.length, 8);
+    for (const [system, slo, , cap, fail] of caps) {
+      const v = verdicts.filter((r) => r[0] === system && r[1] === slo).map((r) => ({ rateQps: Number(r[2]), passed: r[3] === 'true' }));
+      const want = gridCapacity(v);
+      assert.equal([cap === '' ? null : Number(cap), fail === '' ? null : Number(fail)], [want.capacityQps, want.failQps], `${system} ${slo}`);
+    }
+    const svg = read('capacity.svg');
+    ['vllm', 'sarathi'].forEach((system, i) => {
+      const marks = (svg.match(new RegExp(`<circle [^>]*data-s="${i}"`, 'g')) ?? []).length;
+      assert.is(marks, caps.filter((r) => r[0] === system && r[3] !== '').length, `${system} marks`);
+    });
+    assert.match(read('README.md'), /Rate grid \(paper time\): 3, 9 QPS/);
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+});
+
+test.run();

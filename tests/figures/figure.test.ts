@@ -1,0 +1,132 @@
+// `fluidcap figure` end to end on the simulated engine at a tiny size (a dozen requests per
+// system, time scale 0.5): both runs happen for real, the SVGs draw a mark per CSV point for each
+// system, the miss rates agree with the metrics module's own per-request deadline counts, Fig. 3
+// shows one real request's timeline in both systems, --resume reuses finished runs, and a bad name exits 2.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { runFigure, type FigureOutcome } from '../../harness/figures/runFigure.ts';
+import { findProbeDir, readFit } from '../../harness/runDir/read.ts';
+import { readJsonFile, readJsonLines } from '../../harness/runDir/jsonFiles.ts';
+import { runPaths } from '../../harness/runDir/layout.ts';
+import { computeRequestMetrics } from '../../harness/metrics/request.ts';
+import { predictPrefillS } from '../../harness/metrics/prefill.ts';
+import type { TimelineRecord } from '../../harness/timeline/record.ts';
+
+const ROOT = resolve(import.meta.dirname, '..', '..');
+const tmp = mkdtempSync(join(tmpdir(), 'fluidcap-figure-'));
+const SCALE = 0.5;
+const logs: string[] = [];
+const tiny = (name: string, resumeDir?: string) =>
+  runFigure({ name, outDir: tmp, resumeDir, timeScale: SCALE, rateQps: 6, requests: 12, log: (l) => logs.push(l) });
+
+// RFC 4180 fields: series names hold commas and come quoted.
+const csvRows = (text: string) =>
+  text
+    .trimEnd()
+    .split('\n')
+    .slice(1)
+    .map((l) => [...l.matchAll(/(?:^|,)("(?:[^"]|"")*"|[^,]*)/g)].map((m) => (m[1].startsWith('"') ? m[1].slice(1, -1).replace(/""/g, '"') : m[1])));
+const read = (o: FigureOutcome, f: string) => readFileSync(join(o.dir, f), 'utf8');
+let fig5d: FigureOutcome;
+
+test('metron-fig5d: a mark per CSV point for each system, and the miss rates the metrics module counts', async () => {
+  fig5d = await tiny('metron-fig5d');
+  assert.is(fig5d.status, 'completed');
+  const svg = read(fig5d, 'miss-rate.svg');
+  const csv = csvRows(read(fig5d, 'miss-rate.csv'));
+  const series = [...new Set(csv.map((r) => r[0]))];
+  assert.equal(series.map((s) => s.replace(/ @.*/, '')), ['vLLM', 'Sarathi-Serve']);
+  series.forEach((name, i) => {
+    const marks = svg.match(new RegExp(`<circle [^>]*data-s="${i}"`, 'g')) ?? [];
+    const points = csv.filter((r) => r[0] === name).length;
+    // 14 target deadlines; how many of the smallest fall below the client's error depends on the
+    // machine's load, but the largest (4 × the SLO's) never does.
+    assert.ok(points >= 2, `${name}: ${points} points`);
+    assert.is(marks.length, points, `${name}: marks in the SVG`);
+    assert.ok(svg.includes(`data-s="${i}"/>`) || /<path [^>]*data-s/.test(svg), `${name}: a line`);
+  });
+  // The CSV's points are the by-deadline table's rows above the client's error.
+  const table = csvRows(read(fig5d, 'by-deadline.csv'));
+  const trusted = table.filter((r) => r[6] === 'true');
+  assert.is(trusted.length, csv.length);
+  for (const r of csv) assert.ok(trusted.some((t) => Number(t[2]) === Number(r[1]) && Number(t[4]) === Number(r[2])), `point ${r.join(',')} not in by-deadline.csv`);
+
+  // Recount the 25 ms (paper time) miss rate of each run from its timelines, request by request.
+  const state = readJsonFile(join(fig5d.dir, 'figure.json')) as { runs: Record<string, string> };
+  for (const key of ['vllm', 'sarathi']) {
+    const runDir = join(fig5d.dir, state.runs[key]);
+    const cap = readJsonFile(runPaths(runDir).capacity) as { probes: { index: number; qps: number }[]; slo: { fluidity: { ttftSlackS: number } } };
+    const fit = readFit(runPaths(runDir).fit)!;
+    const probe = findProbeDir(runDir, cap.probes[0])!;
+    const records = readJsonLines(probe.timelines) as unknown as TimelineRecord[];
+    let missed = 0;
+    let total = 0;
+    for (const r of records.filter((x) => x.warmup !== true)) {
+      const m = computeRequestMetrics(r, { dpS: predictPrefillS(fit, r.promptTokens) + cap.slo.fluidity.ttftSlackS, tbtDeadlineS: 0.025 * SCALE });
+      if (!m.succeeded) continue;
+      missed += m.deadlinesMissed;
+      total += m.deadlinesTotal;
+    }
+    assert.is(cap.slo.fluidity.ttftSlackS, 0.3 * SCALE);
+    const row = table.find((t) => t[0] === key && Number(t[2]) === 0.025)!;
+    assert.ok(Math.abs(Number(row[4]) - missed / total) < 1e-12, `${key}: figure ${row[4]} vs recount ${missed / total}`);
+  }
+  const md = read(fig5d, 'README.md');
+  assert.match(md, /\| vLLM deadline-miss rate at a 25 ms target TBT \| fraction \| not available \|/);
+  assert.match(md, /time scale 0\.5/);
+  assert.ok(existsSync(join(fig5d.dir, 'paper-vs-ours.csv')));
+});
+
+test('--resume reuses both finished runs and redraws the same figure', async () => {
+  logs.length = 0;
+  const again = await tiny('ignored', fig5d.dir);
+  assert.is(again.dir, fig5d.dir);
+  assert.is(logs.filter((l) => /: reusing /.test(l)).length, 2, logs.join('\n'));
+  assert.is(read(again, 'by-deadline.csv'), read(fig5d, 'by-deadline.csv'));
+});
+
+test('metron-fig3: the decode vLLM stalls most, in both systems, and the three token rates per system', async () => {
+  const o = await tiny('metron-fig3');
+  const timeline = csvRows(read(o, 'timeline.csv'));
+  const names = [...new Set(timeline.map((r) => r[0]))];
+  assert.is(names.length, 2);
+  // The same planned request in both systems: the one vLLM stalls most.
+  const ids = names.map((n) => /\((\d\d-\d{4}),/.exec(n)![1]);
+  assert.is(ids[0], ids[1], names.join(' | '));
+  // Tokens received never fall, and the largest step in time is the stall the legend names.
+  for (const name of names) {
+    const pts = timeline.filter((r) => r[0] === name).map((r) => [Number(r[1]), Number(r[2])]);
+    for (let i = 1; i < pts.length; i++) assert.ok(pts[i][1] > pts[i - 1][1] && pts[i][0] >= pts[i - 1][0]);
+    const stallMs = Math.max(...pts.slice(1).map((p, i) => p[0] - pts[i][0])) * 1000;
+    const named = Number(/stall ([\d.]+) ms/.exec(name)![1]);
+    assert.ok(Math.abs(named - stallMs) / stallMs < 0.01, `${name}: ${stallMs} ms`);
+  }
+  const svg = read(o, 'token-rates.svg');
+  const rates = csvRows(read(o, 'rates.csv'));
+  assert.equal(rates.map((r) => r[0]), ['vllm', 'sarathi']);
+  for (const r of rates) {
+    const [byTpot, byTbt, fluid] = [Number(r[5]), Number(r[6]), Number(r[7])];
+    assert.ok(byTpot > 0 && byTbt > 0 && fluid > 0, r.join(','));
+    // P99 TBT is no shorter than the median TPOT, so the tail view never promises more tokens.
+    assert.ok(byTbt <= byTpot * 1.0001, r.join(','));
+  }
+  for (let s = 0; s < 3; s++) assert.is((svg.match(new RegExp(`<circle [^>]*data-s="${s}"`, 'g')) ?? []).length, 2, `series ${s}`);
+});
+
+test('a figure that does not exist exits 2 naming the choices', async () => {
+  const r = await new Promise<{ code: number; stderr: string }>((done) =>
+    execFile(process.execPath, [join(ROOT, 'bin', 'fluidcap.js'), 'figure', 'metron-fig9'], { cwd: tmp }, (err, _o, stderr) =>
+      done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stderr }),
+    ),
+  );
+  assert.is(r.code, 2);
+  assert.match(r.stderr, /figure name must be one of metron-fig5d, metron-fig3, metron-fig6, got "metron-fig9"/);
+  assert.not.match(r.stderr, /^\s+at /m);
+});
+
+test.after(() => rmSync(tmp, { recursive: true, force: true }));
+test.run();
