@@ -1,5 +1,5 @@
 // Client health and token-count drift, stated in every probe summary: numbers a probe must not
-// be trusted without (issue 7). Pure: computed from records and the workers' loop-delay figures.
+// be trusted without. Pure: computed from records and the workers' loop-delay figures.
 import { percentiles } from '../metrics/percentile.ts';
 import type { TimelineRecord } from '../timeline/record.ts';
 import type { ThreadCpu } from './threadCpu.ts';
