@@ -8,7 +8,6 @@ import type { TraceTable } from '../load/traceCsv.ts';
 import type { WorkloadSpec } from '../load/workloadSpec.ts';
 import { makeEarlyStop } from '../capacity/earlyStop.ts';
 import { nextProbe, type Bracket, type ProbeVerdict, type SearchDecision, type SearchOutcome } from '../capacity/search.ts';
-import { plannedRequests } from '../capacity/probeStep.ts';
 import type { RunPlan } from '../capacity/runPlan.ts';
 import type { FitBounds, PrefillFitResult } from '../capacity/fit.ts';
 import type { PrefillFit } from '../metrics/prefill.ts';
@@ -102,6 +101,12 @@ export function runTwinSearch(input: TwinSearchInput): TwinSearchResult {
     probeTimeS: probes.reduce((t, p) => t + p.durationS, 0),
     profileTimeS,
   };
+}
+
+/** Requests a probe at `qps` plans: capacity/probeStep.ts's rule (kept equal by tests/twin), here
+ *  so the twin imports none of the probe step's I/O. */
+export function plannedRequests(probe: RunPlan['probe'], qps: number): number {
+  return Math.max(probe.requests, Math.ceil(qps * probe.minDurationS));
 }
 
 /** One probe at `qps`, planned and judged as the real search would plan and judge it. */
