@@ -1,0 +1,238 @@
+// npx tsx scripts/twin-agreement.ts [--only name,name] [--requests 800] [--time-scale 1] [--margin 0.025]
+//                                  [--out results/twin-agreement] [--doc docs/twin-agreement.md]
+// Does the twin (the simulated engine core in virtual time) give the real-time simulated engine's
+// capacity and latencies? For each configuration (model × scheduler × workload):
+//  1. the real-time engine is started (`fluidcap sim serve` as a child process, as `fluidcap run`
+//     does) and its isolated prefills profiled; the twin is calibrated to the one thing it cannot
+//     know, the fixed overhead of a request's way through HTTP (median of real − modelled prefill);
+//  2. the twin finds its capacity with long fixed-rate probes (the same plan and seed at every
+//     rate, early stop off) by bisection to 0.2%;
+//  3. the real-time engine runs the same long probes at twin × (1 − margin) and twin × (1 + margin):
+//     a pass below and a fail above put the real capacity within ±margin of the twin's. When the
+//     real engine disagrees, it is probed further out in margin steps until its bracket is found;
+//  4. TTFT and TBT p50/p90/p99 of the real probe below capacity are compared with the twin's on the
+//     same plan.
+// Prints a markdown table (also written to --doc) and keeps every run directory under --out.
+import { parseArgs } from 'node:util';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { stringify } from 'yaml';
+import { loadRecipe } from '../harness/recipe/load.ts';
+import type { Recipe } from '../harness/recipe/parse.ts';
+import type { RunPlan } from '../harness/capacity/runPlan.ts';
+import { startEngineSession } from '../harness/capacity/engineSession.ts';
+import { runProfile } from '../harness/capacity/profiler.ts';
+import { runProbeStep, type ProbeSummary } from '../harness/capacity/probeStep.ts';
+import { engineConfigOf } from '../harness/sim/engine.ts';
+import { planOf } from '../harness/twin/rehearse.ts';
+import { simConfigOf } from '../harness/twin/simTarget.ts';
+import { runTwinProbe, runTwinSearch, type TwinProbe } from '../harness/twin/twinSearch.ts';
+import { isolatedPrefillS } from '../harness/twin/virtualProfile.ts';
+import type { Distribution } from '../harness/metrics/summary.ts';
+import type { PrefillFit } from '../harness/metrics/prefill.ts';
+
+const { values } = parseArgs({
+  options: {
+    only: { type: 'string' },
+    requests: { type: 'string', default: '800' },
+    'time-scale': { type: 'string', default: '1' },
+    margin: { type: 'string', default: '0.025' },
+    out: { type: 'string', default: 'results/twin-agreement' },
+    doc: { type: 'string', default: 'docs/twin-agreement.md' },
+  },
+});
+const REQUESTS = Number(values.requests);
+const SCALE = Number(values['time-scale']);
+const MARGIN = Number(values.margin);
+const log = (line: string) => process.stderr.write(`  ${line}\n`);
+
+interface Config {
+  name: string;
+  model: string;
+  gpu: string;
+  scheduler: 'vllm' | 'sarathi';
+  workload: 'short' | 'long';
+}
+const WORKLOADS = {
+  // The quickstart's requests.
+  short: { prompt: { dist: 'uniform', min: 256, max: 1024 }, output: { dist: 'uniform', min: 32, max: 96 } },
+  // Longer prompts and outputs with lognormal tails.
+  long: { prompt: { dist: 'quantiles', median: 1024, p90: 2048, max: 3072 }, output: { dist: 'quantiles', median: 128, p90: 256, max: 512 } },
+};
+const CONFIGS: Config[] = [];
+for (const [model, gpu] of [['llama-3-8b', 'h100-sxm-80gb'], ['llama-2-7b', 'a100-sxm-80gb']]) {
+  for (const scheduler of ['vllm', 'sarathi'] as const) {
+    for (const workload of ['short', 'long'] as const) CONFIGS.push({ name: `${model}-${scheduler}-${workload}`, model, gpu, scheduler, workload });
+  }
+}
+const chosen = values.only ? CONFIGS.filter((c) => values.only!.split(',').includes(c.name)) : CONFIGS;
+if (chosen.length === 0) throw new Error(`--only matched none of: ${CONFIGS.map((c) => c.name).join(', ')}`);
+
+// A recipe per configuration; deadlines scale with the engine's time scale so the verdicts are the same.
+async function recipeFor(c: Config, dir: string): Promise<Recipe> {
+  const doc = {
+    name: `agree-${c.name}`,
+    target: {
+      engine: 'sim',
+      model: c.model,
+      gpuProfile: c.gpu,
+      engineArgs: { maxNumSeqs: 128, maxModelLen: 4096, ...(c.scheduler === 'sarathi' ? { chunkSize: 512 } : {}) },
+      sim: { scheduler: c.scheduler, timeScale: SCALE },
+    },
+    workload: { api: 'completions', lengths: WORKLOADS[c.workload], arrivals: { process: 'poisson' }, seed: 7 },
+    profile: { promptLengths: [128, 256, 512, 1024, 2048, 3072], repeats: 3, minR2: 0, maxRepeatCv: 100 },
+    search: {
+      qps: { start: 8, min: 0.25, max: 256 },
+      tolerance: 0.05,
+      maxProbes: 12,
+      probe: { requests: REQUESTS, minDuration: '0s', duration: '30m', warmup: '10%', clientTolerance: `${20 * SCALE}ms` },
+    },
+    slo: { fluidity: { tbtDeadline: `${50 * SCALE}ms`, ttftSlack: `${0.3 * SCALE}s`, minFluidity: 0.9, percentile: 99 } },
+  };
+  const file = join(dir, `${c.name}.yaml`);
+  writeFileSync(file, stringify(doc));
+  return loadRecipe(file);
+}
+
+interface Row {
+  config: string;
+  twinQps: number;
+  twinSearchQps: number;
+  realPassQps: number | null;
+  realFailQps: number | null;
+  within: boolean;
+  realProbes: { qps: number; passed: boolean; valid: boolean; sloValue: number | null; durationS: number; validity: string }[];
+  overheadS: number;
+  ttft: { real: Distribution; twin: Distribution };
+  tbt: { real: Distribution; twin: Distribution };
+  latencyAt: number;
+  wallS: number;
+}
+
+const outDir = resolve(values.out!);
+mkdirSync(outDir, { recursive: true });
+const rows: Row[] = [];
+const t0All = performance.now();
+for (const c of chosen) {
+  const t0 = performance.now();
+  process.stderr.write(`${c.name}\n`);
+  const dir = join(outDir, c.name);
+  mkdirSync(dir, { recursive: true });
+  const recipe = await recipeFor(c, dir);
+  const plan: RunPlan = { ...planOf(recipe, `agree-${c.name}`), probe: { ...planOf(recipe).probe, earlyStop: false } };
+  const engine = engineConfigOf(simConfigOf(recipe.target, recipe.source.file));
+  const session = await startEngineSession(plan, { runDir: dir, target: recipe.target, log });
+  try {
+    // 1. Real profile; the twin's calibration to the request's fixed overhead.
+    const { fit: realFit, points } = await runProfile(
+      plan.profile,
+      { baseUrl: session.baseUrl, model: session.servedModel, api: 'completions', format: 'token-ids', seed: recipe.workload.seed, requestTimeoutS: 60 },
+      { runDir: dir, ttftSlackS: plan.slo.fluidity!.ttftSlackS, fitBounds: recipe.profile.fitBounds, log },
+    );
+    const over = points.map((p) => p.prefillS - isolatedPrefillS(engine, p.promptTokens).prefillS).sort((a, b) => a - b);
+    const overheadS = over[over.length >> 1];
+    log(`request overhead (real − modelled isolated prefill), median of ${over.length}: ${(overheadS * 1e3).toFixed(2)} ms`);
+    const delays = { sendDelayS: overheadS };
+
+    // 2. The twin's capacity with long fixed-rate probes (its own calibrated profile and fit).
+    const twinSearch = runTwinSearch({ plan: { ...plan, probe: { ...plan.probe, earlyStop: true } }, workload: recipe.workload, engine, fitBounds: recipe.profile.fitBounds, delays });
+    const twinFit: PrefillFit = twinSearch.fit;
+    const twinInput = { plan, workload: recipe.workload, engine, fit: twinFit, earlyStop: false, delays };
+    const twinAt = (qps: number): TwinProbe => runTwinProbe(twinInput, 1, qps);
+    let lo = (twinSearch.bracket.passQps ?? 0.5) * 0.7;
+    let hi = (twinSearch.bracket.failQps ?? 64) * 1.3;
+    while (!twinAt(lo).passed) lo /= 1.5;
+    while (twinAt(hi).passed) hi *= 1.5;
+    while ((hi - lo) / lo > 0.002) {
+      const mid = (lo + hi) / 2;
+      if (twinAt(mid).passed) lo = mid;
+      else hi = mid;
+    }
+    const twinQps = +lo.toPrecision(4);
+    log(`twin: capacity ${twinQps} QPS with ${REQUESTS}-request probes (twin search with the recipe's probes: ${twinSearch.capacityQps} QPS)`);
+
+    // 3. Real-time long probes around the twin's capacity.
+    const realProbes: Row['realProbes'] = [];
+    const summaries = new Map<number, ProbeSummary>();
+    const realAt = async (qps: number) => {
+      const s = await runProbeStep({ index: realProbes.length + 1, qps, plan, workload: recipe.workload, fit: realFit, session, runDir: dir, earlyStop: false, log });
+      realProbes.push({ qps, passed: s.passed, valid: s.valid, sloValue: s.sloValue, durationS: s.durationS, validity: s.validity });
+      summaries.set(qps, s);
+      log(`real: ${qps} QPS ${s.passed ? 'PASS' : 'FAIL'}${s.valid ? '' : ' (client: ' + s.validity + ')'} fluidity p99 ${s.sloValue?.toFixed(4)} in ${s.durationS.toFixed(1)} s`);
+      return s.passed;
+    };
+    const below = +(twinQps * (1 - MARGIN)).toPrecision(4);
+    const above = +(twinQps * (1 + MARGIN)).toPrecision(4);
+    let realPass: number | null = null;
+    let realFail: number | null = null;
+    if (await realAt(below)) realPass = below;
+    else {
+      realFail = below;
+      for (let k = 2, q = twinQps * (1 - k * MARGIN); k <= 8 && realPass === null; k++, q = twinQps * (1 - k * MARGIN)) {
+        const r = +q.toPrecision(4);
+        if (await realAt(r)) realPass = r;
+        else realFail = r;
+      }
+    }
+    if (realFail === null) {
+      if (!(await realAt(above))) realFail = above;
+      else {
+        realPass = above;
+        for (let k = 2; k <= 8 && realFail === null; k++) {
+          const r = +(twinQps * (1 + k * MARGIN)).toPrecision(4);
+          if (await realAt(r)) realPass = r;
+          else realFail = r;
+        }
+      }
+    }
+    const within = realPass !== null && realFail !== null && realPass >= below && realFail <= above;
+
+    // 4. Latencies on the same plan: the real probe just below capacity vs the twin's.
+    const latencyAt = realPass ?? below;
+    const real = summaries.get(latencyAt)!;
+    const twin = twinAt(latencyAt);
+    rows.push({
+      config: c.name,
+      twinQps,
+      twinSearchQps: twinSearch.capacityQps,
+      realPassQps: realPass,
+      realFailQps: realFail,
+      within,
+      realProbes,
+      overheadS,
+      ttft: { real: real.metrics.ttftS, twin: twin.ttftS },
+      tbt: { real: real.metrics.tbtS, twin: twin.tbtS },
+      latencyAt,
+      wallS: (performance.now() - t0) / 1000,
+    });
+    log(`done in ${rows[rows.length - 1].wallS.toFixed(0)} s`);
+  } finally {
+    await session.stop();
+  }
+  writeFileSync(join(outDir, 'agreement.json'), JSON.stringify({ requests: REQUESTS, timeScale: SCALE, margin: MARGIN, rows }, null, 2) + '\n');
+}
+
+const pct = (real: number | null, twin: number | null) => (real === null || twin === null ? 'n/a' : `${(((twin - real) / real) * 100).toFixed(1)}%`);
+const ms = (s: number | null) => (s === null ? '-' : (s * 1e3).toFixed(1));
+const lines: string[] = [];
+lines.push(`| configuration | twin capacity (QPS) | real-time bracket (QPS) | capacity within ±${MARGIN * 100}% | latencies at (QPS) | TTFT p50 / p90 / p99 real (ms) | twin − real | TBT p50 / p90 / p99 real (ms) | twin − real |`);
+lines.push('|---|---|---|---|---|---|---|---|---|');
+for (const r of rows) {
+  const d = (x: { real: Distribution; twin: Distribution }) => (['p50', 'p90', 'p99'] as const).map((p) => pct(x.real[p], x.twin[p])).join(' / ');
+  const v = (x: Distribution) => (['p50', 'p90', 'p99'] as const).map((p) => ms(x[p])).join(' / ');
+  lines.push(
+    `| ${r.config} | ${r.twinQps} | pass ${r.realPassQps ?? '-'} / fail ${r.realFailQps ?? '-'} | ${r.within ? 'yes' : 'NO'} | ${r.latencyAt} | ${v(r.ttft.real)} | ${d(r.ttft)} | ${v(r.tbt.real)} | ${d(r.tbt)} |`,
+  );
+}
+const wall = (performance.now() - t0All) / 1000;
+const header =
+  `Generated by \`npx tsx scripts/twin-agreement.ts --requests ${REQUESTS} --time-scale ${SCALE} --margin ${MARGIN}\`: ` +
+  `${rows.length} configuration(s), ${REQUESTS}-request fixed-rate probes (10% warm-up), seed 7, early stop off, ` +
+  `fluidity p99 ≥ 0.9 at a ${50 * SCALE} ms TBT deadline and ${0.3 * SCALE} s TTFT slack; wall time ${wall.toFixed(0)} s.`;
+const table = `${header}\n\n${lines.join('\n')}\n`;
+console.log(table);
+if (values.doc) {
+  mkdirSync(resolve(values.doc, '..'), { recursive: true });
+  writeFileSync(values.doc, `# Twin agreement\n\n${table}`);
+}
