@@ -68,7 +68,7 @@ const WORKLOADS = {
 };
 const CONFIGS: Config[] = [];
 for (const workload of ['short', 'long'] as const) {
-  for (const [model, gpu] of [['llama-3-8b', 'h100-sxm-80gb'], ['llama-2-7b', 'a100-sxm-80gb']]) {
+  for (const [model, gpu] of [['llama-3-8b', 'h100-sxm-80gb'], ['llama-2-7b', 'h100-sxm-80gb']]) {
     for (const scheduler of ['vllm', 'sarathi'] as const) CONFIGS.push({ name: `${model}-${scheduler}-${workload}`, model, gpu, scheduler, workload });
   }
 }
