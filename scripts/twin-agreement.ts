@@ -164,7 +164,20 @@ function render(wallS: number): string {
 }
 function writeDoc(text: string): void {
   mkdirSync(resolve(values.doc!, '..'), { recursive: true });
-  writeFileSync(values.doc!, `# Twin agreement\n\n${text}`);
+  const method = [
+    'Does the twin (harness/twin/: the simulated engine core in virtual time) give the capacity and the latencies of the',
+    'real-time simulated engine? Per configuration, the real engine runs as `fluidcap run` starts it (a child process,',
+    'real HTTP, the load client with its receiving worker) and is profiled; the twin is given the one figure it cannot',
+    'model, the fixed overhead of a request through HTTP (median real − modelled isolated prefill, the column below).',
+    'The twin finds its capacity by bisection to 0.2% with long fixed-rate probes (the same plan and seed at every rate,',
+    'early stop off); the real engine then runs the same probes at the twin\'s capacity × (1 ∓ margin): a pass below and',
+    'a fail above put its capacity within ±margin of the twin\'s. Latencies compare the real probes with the twin\'s on',
+    'the same plans. The engine runs at a time scale (every modelled duration × scale, SLO deadlines × scale) so that the',
+    'client\'s timing error on this shared 2-core machine stays below its tolerance; capacities are in scaled QPS.',
+    'The last column gives the real engine\'s TBT from its own emit stamps: where it departs from the twin, the real',
+    'engine process itself was late (it waits for a CPU on a loaded machine), not the model.',
+  ].join('\n');
+  writeFileSync(values.doc!, `# Twin agreement\n\n${method}\n\n${text}`);
 }
 
 const outDir = resolve(values.out!);
