@@ -2,6 +2,7 @@
 // hands out its tokens and starts the next one. Iteration k ends at anchor + Σ modelled durations
 // (one clock, no chained sleeps), so lateness never accumulates into drift.
 import type { GpuProfile } from '../catalog/gpuProfile.ts';
+import type { SimConfig } from './config.ts';
 import type { ModelSpec } from '../catalog/models.ts';
 import { iterationCost } from './costModel.ts';
 import { KvBlockPool } from './kvCache.ts';
@@ -24,6 +25,19 @@ export interface EngineConfig {
   timeScale: number;
   limits: SchedulerLimits;
   totalKvBlocks: number;
+}
+
+// The engine's part of a resolved config: what the real-time server and the virtual-time twin
+// both hand SimEngine, so the two clocks drive one engine.
+export function engineConfigOf(config: SimConfig): EngineConfig {
+  return {
+    model: config.model,
+    gpu: config.gpu,
+    tensorParallel: config.tensorParallel,
+    timeScale: config.timeScale,
+    limits: { policy: config.scheduler, maxNumSeqs: config.maxNumSeqs, maxNumBatchedTokens: config.maxNumBatchedTokens, chunkSize: config.chunkSize },
+    totalKvBlocks: config.totalKvBlocks,
+  };
 }
 
 // Receives each iteration's tokens; returns the first and last write times when it wrote anything.

@@ -7,7 +7,7 @@ import { UserError } from '../util/errors.ts';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { resolveSimConfig, type SimConfig, type SimServerOptions } from './config.ts';
-import { SimEngine, type IterationTrace } from './engine.ts';
+import { engineConfigOf, SimEngine, type IterationTrace } from './engine.ts';
 import { faultPlanner, type FaultPlan } from './faults.ts';
 import { errorBody, parseCompletionRequest, type ApiError, type ParsedRequest } from './openaiRequest.ts';
 import { fireAt } from './preciseTimer.ts';
@@ -175,14 +175,7 @@ export async function startSimServer(options: SimServerOptions = {}): Promise<Si
   };
 
   const engine = new SimEngine(
-    {
-      model: config.model,
-      gpu: config.gpu,
-      tensorParallel: config.tensorParallel,
-      timeScale: config.timeScale,
-      limits: { policy: config.scheduler, maxNumSeqs: config.maxNumSeqs, maxNumBatchedTokens: config.maxNumBatchedTokens, chunkSize: config.chunkSize },
-      totalKvBlocks: config.totalKvBlocks,
-    },
+    engineConfigOf(config),
     { nowNs: () => process.hrtime.bigint(), fireAt, defer: (fn) => setImmediate(fn) },
     sink,
     onIteration,

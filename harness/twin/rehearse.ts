@@ -1,0 +1,56 @@
+// `fluidcap run --rehearse`: the recipe's whole search on the twin first (seconds), so the real
+// search can start from the twin's bracket (see warmStart.ts). Reads the recipe's trace file, if
+// any; everything else is the pure twin search.
+import { performance } from 'node:perf_hooks';
+import type { Recipe } from '../recipe/parse.ts';
+import { planRun, type RunPlan } from '../capacity/runPlan.ts';
+import { findModel } from '../catalog/models.ts';
+import { loadWorkloadTrace } from '../load/traceFile.ts';
+import { engineConfigOf } from '../sim/engine.ts';
+import type { Bracket } from '../capacity/search.ts';
+import type { PrefillFit } from '../metrics/prefill.ts';
+import { simConfigOf } from './simTarget.ts';
+import { runTwinSearch, type TwinProbe, type TwinSearchResult } from './twinSearch.ts';
+
+export interface Rehearsal extends TwinSearchResult {
+  /** Wall seconds the twin took (profile and search). */
+  wallS: number;
+  /** (virtual profile + probe seconds) / wall seconds: how much faster than running it for real. */
+  speedup: number;
+}
+
+export interface RehearseOptions {
+  /** A D_p fit to judge with instead of the twin's own profile (e.g. the real run's). */
+  fit?: PrefillFit;
+  earlyStop?: boolean;
+  onProbe?: (p: TwinProbe) => void;
+}
+
+/** The recipe's run plan as the real run resolves it. */
+export function planOf(recipe: Recipe, runId = `${recipe.name}-twin`): RunPlan {
+  return planRun(recipe, { runId, modelContext: (m) => findModel(m)?.maxContextTokens ?? null });
+}
+
+/** Runs the recipe's search on the twin and returns its bracket (the warm start) with the figures. */
+export function rehearse(recipe: Recipe, plan: RunPlan = planOf(recipe), options: RehearseOptions = {}): Rehearsal {
+  const t0 = performance.now();
+  const sim = simConfigOf(recipe.target, recipe.source.file);
+  const trace = loadWorkloadTrace(recipe.workload, recipe.source.dir, recipe.source.file);
+  const result = runTwinSearch({
+    plan,
+    workload: recipe.workload,
+    trace,
+    engine: engineConfigOf(sim),
+    fitBounds: recipe.profile.fitBounds,
+    fit: options.fit,
+    earlyStop: options.earlyStop,
+    onProbe: options.onProbe,
+  });
+  const wallS = (performance.now() - t0) / 1000;
+  return { ...result, wallS, speedup: (result.probeTimeS + result.profileTimeS) / wallS };
+}
+
+/** Just the bracket, for callers that only warm-start. */
+export function rehearsedBracket(recipe: Recipe, plan?: RunPlan): Bracket {
+  return rehearse(recipe, plan).bracket;
+}

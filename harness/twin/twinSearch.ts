@@ -1,0 +1,142 @@
+// The capacity search on the twin: the recipe's resolved run plan executed in virtual time —
+// virtual prefill profile and D_p fit, then probes planned by load/plan.ts exactly as the real
+// search plans them, run on the simulated engine core, cut short by the same early-stop hook,
+// judged like capacity/probeStep.ts and steered by the same nextProbe(). No I/O: the caller
+// resolves the recipe (rehearse.ts does) and times the call.
+import { planProbe } from '../load/plan.ts';
+import type { TraceTable } from '../load/traceCsv.ts';
+import type { WorkloadSpec } from '../load/workloadSpec.ts';
+import { makeEarlyStop } from '../capacity/earlyStop.ts';
+import { nextProbe, type Bracket, type ProbeVerdict, type SearchDecision, type SearchOutcome } from '../capacity/search.ts';
+import type { RunPlan } from '../capacity/runPlan.ts';
+import type { FitBounds, PrefillFitResult } from '../capacity/fit.ts';
+import type { PrefillFit } from '../metrics/prefill.ts';
+import type { Distribution } from '../metrics/summary.ts';
+import type { EngineConfig } from '../sim/engine.ts';
+import { runVirtualProbe, type VirtualProbeOptions } from './virtualProbe.ts';
+import { runVirtualProfile } from './virtualProfile.ts';
+import { judgeProbe } from './judge.ts';
+
+/** The twin's account of one probe: what capacity.json keeps, plus the latencies it saw. */
+export interface TwinProbe {
+  index: number;
+  qps: number;
+  passed: boolean;
+  valid: true;
+  requests: number;
+  planned: number;
+  /** Virtual seconds: how long the probe would have run on the engine. */
+  durationS: number;
+  earlyStop: string | null;
+  sloValue: number | null;
+  ttftS: Distribution;
+  tbtS: Distribution;
+  iterations: number;
+}
+
+export interface TwinSearchInput {
+  plan: RunPlan;
+  workload: WorkloadSpec;
+  trace?: TraceTable;
+  engine: EngineConfig;
+  /** Fit bounds of the recipe's profile section (the twin's fit is noise-free, so only R² can fail). */
+  fitBounds?: Partial<FitBounds>;
+  /** Use this D_p fit instead of profiling the twin (e.g. the real engine's measured fit). */
+  fit?: PrefillFit;
+  /** Overrides the recipe's search.earlyStop. */
+  earlyStop?: boolean;
+  /** Modelled client delays (see VirtualProbeOptions); default 0. */
+  delays?: Pick<VirtualProbeOptions, 'sendDelayS' | 'receiveDelayS'>;
+  /** Called after each probe (the CLI prints a line). */
+  onProbe?: (p: TwinProbe) => void;
+}
+
+export interface TwinSearchResult {
+  capacityQps: number;
+  bracket: Bracket;
+  outcome: SearchOutcome;
+  reason: string;
+  probes: TwinProbe[];
+  fit: PrefillFit;
+  /** The twin's own profile fit (null when a fit was supplied). */
+  profileFit: PrefillFitResult | null;
+  /** Virtual seconds of load (probes) and of profiling: what a real run would spend on the engine. */
+  probeTimeS: number;
+  profileTimeS: number;
+}
+
+/** Profiles (unless a fit is given) and searches in virtual time; deterministic for a recipe. */
+export function runTwinSearch(input: TwinSearchInput): TwinSearchResult {
+  const { plan, workload, trace, engine } = input;
+  let fit: PrefillFit;
+  let profileFit: PrefillFitResult | null = null;
+  let profileTimeS = 0;
+  if (input.fit) fit = input.fit;
+  else {
+    const profile = runVirtualProfile(plan.profile, engine, { fitBounds: input.fitBounds, sendDelayS: input.delays?.sendDelayS });
+    profileFit = profile.fit;
+    profileTimeS = profile.durationS;
+    if (!profile.fit.ok) throw new Error(`twin: the virtual prefill profile was refused: ${profile.fit.problems.join('; ')}`);
+    fit = profile.fit;
+  }
+  const earlyStop = input.earlyStop ?? plan.probe.earlyStop;
+  const probes: TwinProbe[] = [];
+  let decision: SearchDecision;
+  for (;;) {
+    const verdicts: ProbeVerdict[] = probes.map((p) => ({ qps: p.qps, passed: p.passed, valid: true }));
+    decision = nextProbe(plan.search, verdicts);
+    if (decision.done) break;
+    const probe = runTwinProbe({ ...input, fit, earlyStop }, probes.length + 1, decision.qps);
+    probes.push(probe);
+    input.onProbe?.(probe);
+  }
+  return {
+    capacityQps: decision.capacityQps,
+    bracket: decision.bracket,
+    outcome: decision.outcome,
+    reason: decision.reason,
+    probes,
+    fit,
+    profileFit,
+    probeTimeS: probes.reduce((t, p) => t + p.durationS, 0),
+    profileTimeS,
+  };
+}
+
+/** Requests a probe at `qps` plans: capacity/probeStep.ts's rule (kept equal by tests/twin), here
+ *  so the twin imports none of the probe step's I/O. */
+export function plannedRequests(probe: RunPlan['probe'], qps: number): number {
+  return Math.max(probe.requests, Math.ceil(qps * probe.minDurationS));
+}
+
+/** One probe at `qps`, planned and judged as the real search would plan and judge it. */
+export function runTwinProbe(input: TwinSearchInput & { fit: PrefillFit; earlyStop: boolean }, index: number, qps: number): TwinProbe {
+  const { plan } = input;
+  const probePlan = planProbe({
+    workload: input.workload,
+    rateQps: qps,
+    requests: plannedRequests(plan.probe, qps),
+    durationS: plan.probe.durationLimitS,
+    maxContextTokens: plan.maxContextTokens,
+    trace: input.trace,
+    idPrefix: String(index).padStart(2, '0'),
+  });
+  const warmupRequests = Math.floor(plan.probe.warmupFraction * probePlan.requests.length);
+  const shouldStop = input.earlyStop ? makeEarlyStop(plan.slo, { requests: probePlan.requests, warmupRequests, rateQps: qps, fit: input.fit }) : undefined;
+  const run = runVirtualProbe(probePlan, input.engine, { warmupFraction: plan.probe.warmupFraction, shouldStop, ...input.delays });
+  const verdict = judgeProbe(run.records, plan.slo, input.fit, run.earlyStop);
+  return {
+    index,
+    qps,
+    passed: verdict.passed,
+    valid: true,
+    requests: verdict.requests,
+    planned: run.planned,
+    durationS: run.durationS,
+    earlyStop: run.earlyStop,
+    sloValue: verdict.sloValue,
+    ttftS: verdict.summary.ttftS,
+    tbtS: verdict.summary.tbtS,
+    iterations: run.iterations,
+  };
+}

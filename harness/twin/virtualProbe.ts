@@ -1,0 +1,137 @@
+// A load probe in virtual time: the probe plan's arrivals are submitted to the simulated engine
+// core (the same SimEngine, scheduler, KV cache and cost model the real-time server runs) on a
+// discrete-event clock, and every token becomes a timeline chunk at the virtual instant the engine
+// emits it. The result is the same TimelineRecord[] a real probe archives, so the same metrics,
+// early stop and search judge it. Pure: no I/O, no real clock.
+import { SimEngine, type EngineConfig } from '../sim/engine.ts';
+import { VirtualClock } from '../sim/virtualClock.ts';
+import { newSimRequest, type SimRequest } from '../sim/request.ts';
+import type { TokenEvent } from '../sim/scheduler.ts';
+import type { ProbePlan, PlannedRequest } from '../load/plan.ts';
+import type { Chunk, TimelineRecord } from '../timeline/record.ts';
+import type { ShouldStop } from '../capacity/earlyStop.ts';
+
+export interface VirtualProbeOptions {
+  /** Fraction of planned requests (by index) marked `warmup: true`, as the real runner does. */
+  warmupFraction?: number;
+  /** The early-stop hook, called as each request ends (with counts, like the real runner). */
+  shouldStop?: ShouldStop;
+  /** Modelled client → engine delay of a request (s); the real client's dispatch and HTTP parse. */
+  sendDelayS?: number;
+  /** Modelled engine → client delay of a chunk (s). */
+  receiveDelayS?: number;
+}
+
+export interface VirtualProbeResult {
+  records: TimelineRecord[];
+  planned: number;
+  sent: number;
+  notSent: number;
+  warmupRequests: number;
+  /** Virtual seconds from the probe's start to its last request's end (or the early stop). */
+  durationS: number;
+  earlyStop: string | null;
+  iterations: number;
+  preemptions: number;
+}
+
+interface Live {
+  planned: PlannedRequest;
+  chunks: Chunk[];
+  sentS: number;
+  index: number;
+}
+
+const NS = 1e9;
+// Timelines are archived at microsecond resolution; the twin's records carry the same rounding.
+const roundUs = (s: number) => Math.round(s * 1e6) / 1e6;
+
+/** Runs the plan on a fresh engine (what a real probe meets: idle, every KV block free). */
+export function runVirtualProbe(plan: ProbePlan, engineConfig: EngineConfig, options: VirtualProbeOptions = {}): VirtualProbeResult {
+  const clock = new VirtualClock(0n);
+  const planned = plan.requests.length;
+  const warmupRequests = Math.floor((options.warmupFraction ?? 0) * planned);
+  const sendDelayNs = BigInt(Math.round((options.sendDelayS ?? 0) * NS));
+  const receiveDelayS = options.receiveDelayS ?? 0;
+  const live = new Map<SimRequest, Live>();
+  const records: TimelineRecord[] = [];
+  let sent = 0;
+  let earlyStop: string | null = null;
+  let endS = 0;
+  // Arrivals in plan order; `scheduled` counts those whose planned time has come.
+  const order = plan.requests.map((_, i) => i).sort((x, y) => plan.requests[x].scheduledS - plan.requests[y].scheduledS);
+  let scheduledCount = 0;
+
+  const finish = (state: Live, status: TimelineRecord['status'], error: string | null) => {
+    const r = state.planned;
+    const outputTokens = state.chunks.reduce((s, [, k]) => s + k, 0);
+    const record: TimelineRecord = {
+      id: r.id,
+      scheduledS: roundUs(r.scheduledS),
+      sentS: roundUs(state.sentS),
+      promptTokens: r.promptTokens,
+      maxTokens: r.maxTokens,
+      outputTokens,
+      chunks: state.chunks,
+      status,
+      httpStatus: 200,
+      error,
+      usagePromptTokens: status === 'ok' ? r.promptTokens : null,
+      usageOutputTokens: status === 'ok' ? outputTokens : null,
+      tokenCounts: 'exact',
+    };
+    if (state.index < warmupRequests) record.warmup = true;
+    records.push(record);
+  };
+
+  const sink = (events: TokenEvent[]) => {
+    const nowS = Number(clock.nowNs()) / NS;
+    const atS = roundUs(nowS + receiveDelayS);
+    for (const ev of events) {
+      const state = live.get(ev.req);
+      if (!state) continue;
+      state.chunks.push([atS, 1]);
+      if (!ev.finished) continue;
+      live.delete(ev.req);
+      finish(state, 'ok', null);
+      endS = Math.max(endS, atS);
+      if (earlyStop === null && options.shouldStop) {
+        while (scheduledCount < planned && plan.requests[order[scheduledCount]].scheduledS <= atS) scheduledCount++;
+        const reason = options.shouldStop({ records, scheduled: scheduledCount, sent, inFlight: sent - records.length, elapsedS: atS });
+        if (reason) earlyStop = reason;
+      }
+    }
+  };
+
+  const engine = new SimEngine(engineConfig, clock, sink);
+  // Engine ids in arrival order, as the server numbers requests when they reach it.
+  let seq = 0;
+  plan.requests.forEach((r, index) => {
+    const atNs = BigInt(Math.round(r.scheduledS * NS)) + sendDelayNs;
+    clock.at(atNs, () => {
+      const req = newSimRequest(seq++, r.promptTokens, r.maxTokens, 'length');
+      live.set(req, { planned: r, chunks: [], sentS: Number(atNs) / NS, index });
+      sent += 1;
+      engine.submit(req);
+    });
+  });
+  clock.run(() => earlyStop !== null);
+  engine.stop();
+
+  // An early stop cancels what is in flight (keeping its chunks) and sends nothing more.
+  if (earlyStop !== null) {
+    endS = Number(clock.nowNs()) / NS + receiveDelayS;
+    for (const state of [...live.values()].sort((a, b) => a.index - b.index)) finish(state, 'cancelled', `early stop: ${earlyStop}`);
+  }
+  return {
+    records,
+    planned,
+    sent,
+    notSent: planned - sent,
+    warmupRequests,
+    durationS: roundUs(endS),
+    earlyStop,
+    iterations: engine.iterations,
+    preemptions: engine.scheduler.preemptionsTotal,
+  };
+}

@@ -1,0 +1,46 @@
+// The capacity search on the twin: the quickstart converges to a bracket within its tolerance,
+// the same capacity with early stopping off (the early stop only cuts probes whose verdict is
+// settled), a rate well below passes and well above fails, and the same answer every time.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { loadRecipe } from '../../harness/recipe/load.ts';
+import { planOf, rehearse } from '../../harness/twin/rehearse.ts';
+import { plannedRequests as twinPlanned, runTwinProbe } from '../../harness/twin/twinSearch.ts';
+import { plannedRequests } from '../../harness/capacity/probeStep.ts';
+import { simConfigOf } from '../../harness/twin/simTarget.ts';
+import { engineConfigOf } from '../../harness/sim/engine.ts';
+
+const recipe = await loadRecipe('recipes/quickstart.yaml');
+
+test('quickstart on the twin: converges within the tolerance; early stop off agrees; deterministic', () => {
+  const on = rehearse(recipe);
+  assert.is(on.outcome, 'converged', on.reason);
+  const { passQps, failQps } = on.bracket;
+  assert.ok(passQps !== null && failQps !== null);
+  assert.ok((failQps! - passQps!) / passQps! <= recipe.search.tolerance);
+  assert.is(on.capacityQps, passQps);
+  assert.ok(on.probes.some((p) => p.earlyStop !== null), 'some probe above capacity stopped early');
+  const off = rehearse(recipe, undefined, { earlyStop: false });
+  assert.is(off.capacityQps, on.capacityQps);
+  assert.equal(off.probes.map((p) => [p.qps, p.passed]), on.probes.map((p) => [p.qps, p.passed]));
+  assert.ok(off.probeTimeS > on.probeTimeS);
+  const again = rehearse(recipe);
+  assert.equal(again.probes, on.probes);
+  assert.equal(again.fit, on.fit);
+});
+
+test('well below the twin capacity a probe passes, well above it fails', () => {
+  const r = rehearse(recipe);
+  const plan = planOf(recipe);
+  const engine = engineConfigOf(simConfigOf(recipe.target, recipe.source.file));
+  const input = { plan, workload: recipe.workload, engine, fit: r.fit, earlyStop: false };
+  assert.ok(runTwinProbe(input, 1, r.capacityQps * 0.7).passed);
+  assert.not.ok(runTwinProbe(input, 2, r.bracket.failQps! * 1.3).passed);
+});
+
+test('the twin plans as many requests per probe as the real probe step', () => {
+  const plan = planOf(recipe);
+  for (const qps of [0.5, 3, 8, 17.3, 64, 500]) assert.is(twinPlanned(plan.probe, qps), plannedRequests(plan.probe, qps));
+});
+
+test.run();
