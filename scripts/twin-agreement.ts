@@ -25,7 +25,8 @@ import type { Recipe } from '../harness/recipe/parse.ts';
 import type { RunPlan } from '../harness/capacity/runPlan.ts';
 import { startEngineSession } from '../harness/capacity/engineSession.ts';
 import { runProfile } from '../harness/capacity/profiler.ts';
-import { runProbeStep, type ProbeSummary } from '../harness/capacity/probeStep.ts';
+import { runProbeStep } from '../harness/capacity/probeStep.ts';
+import type { ProbeSummary } from '../harness/runDir/schema.ts';
 import { engineConfigOf } from '../harness/sim/engine.ts';
 import { planOf } from '../harness/twin/rehearse.ts';
 import { simConfigOf } from '../harness/twin/simTarget.ts';
@@ -195,7 +196,7 @@ for (const c of chosen) {
   const recipe = await recipeFor(c, dir);
   const plan: RunPlan = { ...planOf(recipe, `agree-${c.name}`), probe: { ...planOf(recipe).probe, earlyStop: false } };
   const engine = engineConfigOf(simConfigOf(recipe.target, recipe.source.file));
-  const session = await startEngineSession(plan, { runDir: dir, target: recipe.target, log });
+  const session = await startEngineSession(plan, { runDir: dir, log });
   try {
     // 1. Real profile; the twin's calibration to the request's fixed overhead.
     const { fit: realFit, points } = await runProfile(
@@ -230,11 +231,11 @@ for (const c of chosen) {
     const summaries = new Map<number, ProbeSummary>();
     // A probe the client could not measure (its timing error could flip the verdict) is run once more, as the search does.
     const realAt = async (qps: number) => {
-      let s = await runProbeStep({ index: realProbes.length + 1, qps, plan, workload: recipe.workload, fit: realFit, session, runDir: dir, earlyStop: false, log });
+      let s = await runProbeStep({ index: realProbes.length + 1, qps, plan, fit: realFit, session, runDir: dir, earlyStop: false, log });
       if (!s.valid) {
         realProbes.push({ qps, passed: s.passed, valid: s.valid, sloValue: s.sloValue, durationS: s.durationS, validity: s.validity });
         log(`real: ${qps} QPS invalid (${s.validity}); probing it again`);
-        s = await runProbeStep({ index: realProbes.length + 1, qps, plan, workload: recipe.workload, fit: realFit, session, runDir: dir, earlyStop: false, log });
+        s = await runProbeStep({ index: realProbes.length + 1, qps, plan, fit: realFit, session, runDir: dir, earlyStop: false, log });
       }
       realProbes.push({ qps, passed: s.passed, valid: s.valid, sloValue: s.sloValue, durationS: s.durationS, validity: s.validity });
       summaries.set(qps, s);

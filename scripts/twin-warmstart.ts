@@ -3,7 +3,7 @@
 // For each recipe: the twin rehearses it (seconds); then the real engine (the recipe's target, e.g.
 // the real-time simulated engine as the stand-in for a GPU) is started and profiled once, and the
 // search runs twice on it with that fit — cold (capacity/search.ts from search.qps.start) and
-// warm-started (harness/twin/warmStart.ts from the twin's bracket). Prints probes and
+// warm-started (harness/capacity/warmStart.ts from the twin's bracket). Prints probes and
 // probe-seconds to convergence and both capacities.
 import { parseArgs } from 'node:util';
 import { mkdirSync } from 'node:fs';
@@ -14,9 +14,8 @@ import { startEngineSession } from '../harness/capacity/engineSession.ts';
 import { runProfile } from '../harness/capacity/profiler.ts';
 import { runProbeStep } from '../harness/capacity/probeStep.ts';
 import { nextProbe, type Bracket, type ProbeVerdict, type SearchDecision } from '../harness/capacity/search.ts';
-import { loadWorkloadTrace } from '../harness/load/traceFile.ts';
 import { planOf, rehearse } from '../harness/twin/rehearse.ts';
-import { warmNextProbe } from '../harness/twin/warmStart.ts';
+import { warmNextProbe } from '../harness/capacity/warmStart.ts';
 import type { PrefillFit } from '../harness/metrics/prefill.ts';
 
 const { values, positionals } = parseArgs({ allowPositionals: true, options: { out: { type: 'string', default: 'results/twin-warmstart' } } });
@@ -30,8 +29,7 @@ for (const file of files) {
   console.log(`${file}: twin bracket pass ${twin.bracket.passQps} / fail ${twin.bracket.failQps} in ${twin.wallS.toFixed(2)} s`);
   const dir = resolve(values.out!, `${recipe.name}-${Date.now()}`);
   mkdirSync(dir, { recursive: true });
-  const trace = loadWorkloadTrace(recipe.workload, recipe.source.dir, recipe.source.file);
-  const session = await startEngineSession(plan, { runDir: dir, target: recipe.target, log });
+  const session = await startEngineSession(plan, { runDir: dir, log });
   try {
     const { fit } = await runProfile(
       plan.profile,
@@ -52,7 +50,7 @@ for (const file of files) {
           );
           return { capacityQps: d.capacityQps, probes: probes.length, probeS };
         }
-        const s = await runProbeStep({ index: probes.length + 1, qps: d.qps, plan, workload: recipe.workload, trace, fit: fitUsed, session, runDir, earlyStop: plan.probe.earlyStop, log });
+        const s = await runProbeStep({ index: probes.length + 1, qps: d.qps, plan, fit: fitUsed, session, runDir, earlyStop: plan.probe.earlyStop, log });
         probes.push({ qps: d.qps, passed: s.passed, valid: s.valid, reason: s.valid ? undefined : s.validity, durationS: s.durationS });
       }
     };

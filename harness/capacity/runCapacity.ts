@@ -23,7 +23,8 @@ import { startEngineSession, type EngineSession } from './engineSession.ts';
 import { runProfile } from './profiler.ts';
 import { plannedRequests, probeOutcome, runProbeStep } from './probeStep.ts';
 import { reclaimProbes } from './resume.ts';
-import { nextProbe, type ProbeVerdict, type SearchDecision } from './search.ts';
+import { nextProbe, type Bracket, type ProbeVerdict, type SearchDecision } from './search.ts';
+import { warmNextProbe } from './warmStart.ts';
 import { capacityCost, runCost } from './cost.ts';
 import type { PrefillFit } from '../metrics/prefill.ts';
 import { writeReports } from '../report/write.ts';
@@ -47,6 +48,8 @@ export interface RunOptions {
   earlyStop?: boolean;
   /** `fluidcap profile`: stop after the prefill fit (no search, no capacity.json). */
   profileOnly?: boolean;
+  /** A rehearsal's bracket (`run --rehearse`): the search's first probes go there instead of doubling up from qps.start. */
+  warmStart?: Bracket;
   /** Wall clock for run ids and stamps (tests pin it). */
   now?: () => Date;
   /** Called once the run directory is locked: where it is, and the host a container will run on (null: none). */
@@ -341,7 +344,8 @@ async function search(
   const earlyStop = opts.earlyStop ?? plan.probe.earlyStop;
   for (;;) {
     const verdicts: ProbeVerdict[] = summaries.map((s) => ({ qps: s.qps, passed: s.passed, valid: s.valid, reason: s.valid ? undefined : s.validity ?? s.client.reason }));
-    const decision = nextProbe(plan.search, verdicts);
+    const warm = opts.warmStart;
+    const decision = warm ? warmNextProbe(plan.search, verdicts, warm) : nextProbe(plan.search, verdicts);
     if (decision.done) return { decision, summaries, interrupted: null };
     if (opts.signal?.aborted) return { interrupted: 'interrupted by signal' };
     usedIndex += 1;

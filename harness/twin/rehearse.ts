@@ -3,8 +3,8 @@
 // any; everything else is the pure twin search.
 import { performance } from 'node:perf_hooks';
 import type { Recipe } from '../recipe/parse.ts';
-import { planRun, type RunPlan } from '../capacity/runPlan.ts';
-import { findModel } from '../catalog/models.ts';
+import type { RunPlan } from '../capacity/runPlan.ts';
+import { resolveRun } from '../capacity/resolveRun.ts';
 import { loadWorkloadTrace } from '../load/traceFile.ts';
 import { engineConfigOf } from '../sim/engine.ts';
 import type { Bracket } from '../capacity/search.ts';
@@ -28,7 +28,7 @@ export interface RehearseOptions {
 
 /** The recipe's run plan as the real run resolves it. */
 export function planOf(recipe: Recipe, runId = `${recipe.name}-twin`): RunPlan {
-  return planRun(recipe, { runId, modelContext: (m) => findModel(m)?.maxContextTokens ?? null });
+  return resolveRun(recipe, runId);
 }
 
 /** Runs the recipe's search on the twin and returns its bracket (the warm start) with the figures. */

@@ -4,7 +4,8 @@ import { SimEngine, type EngineConfig } from '../sim/engine.ts';
 import { VirtualClock } from '../sim/virtualClock.ts';
 import { newSimRequest } from '../sim/request.ts';
 import type { ProfilePlan } from '../capacity/profilePlan.ts';
-import { fitPrefill, type FitBounds, type PrefillFitResult, type PrefillPoint } from '../capacity/fit.ts';
+import { fitPrefill, type FitBounds, type PrefillPoint } from '../capacity/fit.ts';
+import type { PrefillFitResult } from '../runDir/schema.ts';
 
 export interface VirtualProfile {
   fit: PrefillFitResult;

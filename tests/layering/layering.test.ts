@@ -26,6 +26,7 @@ const ALLOWED: Record<string, string[]> = {
   capacity: ['catalog', 'load', 'metrics', 'provision', 'recipe', 'report', 'runDir', 'timeline', 'util'],
   sweep: ['capacity', 'catalog', 'load', 'metrics', 'provision', 'recipe', 'runDir', 'util'],
   gate: ['report', 'runDir', 'util'],
+  twin: ['capacity', 'catalog', 'load', 'metrics', 'provision', 'recipe', 'runDir', 'sim', 'timeline', 'util'],
   figures: ['capacity', 'metrics', 'provision', 'recipe', 'report', 'runDir', 'timeline', 'util'],
   cli: ['analyze', 'capacity', 'catalog', 'figures', 'gate', 'load', 'metrics', 'provision', 'recipe', 'report', 'runDir', 'sim', 'sweep', 'timeline', 'util'],
 };

@@ -2,7 +2,7 @@
 // disagrees, then the ordinary bisection; it converges on the engine's capacity, not the twin's.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { warmNextProbe } from '../../harness/twin/warmStart.ts';
+import { warmNextProbe } from '../../harness/capacity/warmStart.ts';
 import type { ProbeVerdict, SearchBounds } from '../../harness/capacity/search.ts';
 
 const bounds: SearchBounds = { qps: { startQps: 8, minQps: 0.5, maxQps: 64 }, tolerance: 0.05, maxProbes: 12 };

@@ -36,6 +36,7 @@ export const runCommand = verb({
       .option('resume', { type: 'string', describe: 'continue an interrupted run directory' })
       .option('dry-run', { type: 'boolean', default: false, describe: 'print the resolved plan and exit' })
       .option('json', { type: 'boolean', default: false, describe: `print the plan or ${RUN_FILES.capacity} as JSON` })
+      .option('rehearse', { type: 'boolean', default: false, describe: 'run the search on the simulated twin first (seconds) and start the real search from its bracket' })
       .option('early-stop', { type: 'boolean', describe: 'override search.earlyStop (--no-early-stop runs every probe to its end)' })
       .option('accept-new-host-key', { type: 'boolean', default: false, describe: 'pin the key of a host missing from known_hosts' }),
   handler: async (args, setExit) => {
@@ -50,6 +51,7 @@ export const runCommand = verb({
       return;
     }
     const inventory = args.hosts ? await loadInventory(args.hosts) : undefined;
+    const warmStart = args.rehearse ? await rehearsal(args.recipe, args.resume) : undefined;
     const progress = createProgress(process.stderr);
     let started: { runId: string; containerHost: string | null } | null = null;
     const cleanHint = () => cleanCommand(started, args.hosts);
@@ -65,6 +67,7 @@ export const runCommand = verb({
         log: (line) => progress.log(line),
         progress,
         earlyStop: args.earlyStop,
+        warmStart,
       });
       if (outcome.status === 'interrupted') {
         process.stderr.write(`fluidcap: run interrupted (${outcome.reason}); data kept in ${outcome.runDir}\n`);
@@ -87,6 +90,28 @@ export const runCommand = verb({
     }, { cleanHint });
   },
 });
+
+/** The twin's bracket for the recipe (a resumed run's own recipe), printed with what it cost. */
+async function rehearsal(recipeFile: string | undefined, resumeDir: string | undefined) {
+  const { loadRecipe } = await import('../../recipe/load.ts');
+  const { resolveRun } = await import('../../capacity/resolveRun.ts');
+  const { rehearse } = await import('../../twin/rehearse.ts');
+  let file = recipeFile;
+  if (!file && resumeDir) {
+    const { readManifest } = await import('../../runDir/read.ts');
+    const { runPaths } = await import('../../runDir/layout.ts');
+    const found = readManifest(runPaths(resumeDir).manifest)?.recipeFile;
+    if (typeof found !== 'string') throw new UserError(`--rehearse: ${resumeDir} names no recipe file in its manifest`);
+    file = found;
+  }
+  const recipe = await loadRecipe(file!);
+  const r = rehearse(recipe, resolveRun(recipe, `${recipe.name}-rehearsal`));
+  process.stderr.write(
+    `rehearsal on the simulated twin: capacity ${r.capacityQps} QPS, bracket pass ${r.bracket.passQps ?? '-'} / fail ${r.bracket.failQps ?? '-'} QPS, ` +
+      `${r.probes.length} probes in ${r.wallS.toFixed(1)} s (×${r.speedup.toFixed(0)} real time); the search starts there\n`,
+  );
+  return r.bracket;
+}
 
 /** The `fluidcap clean` command that removes what a run may leave behind (null: it launches no container). */
 export function cleanCommand(run: { runId: string; containerHost: string | null } | null, inventoryFile: string | undefined): string | null {

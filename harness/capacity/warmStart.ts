@@ -1,9 +1,9 @@
-// The real search started from the twin's bracket: the first probes go to the twin's passing and
+// The real search started from a rehearsal's bracket (the simulated twin's, harness/twin/): the first probes go to the twin's passing and
 // failing rates instead of doubling up from search.qps.start, and when the real engine disagrees
 // the bracket is widened in steps of 4 × tolerance from there; once a pass and a fail are known,
 // capacity/search.ts's own bisection (and every stop rule) takes over unchanged. Pure, stateless
 // like nextProbe, so --resume replays it.
-import { bracketOf, nextProbe, roundRate, type Bracket, type ProbeVerdict, type SearchBounds, type SearchDecision } from '../capacity/search.ts';
+import { bracketOf, nextProbe, roundRate, type Bracket, type ProbeVerdict, type SearchBounds, type SearchDecision } from './search.ts';
 
 /** The next probe of a search warm-started from the twin's bracket. */
 export function warmNextProbe(bounds: SearchBounds, probes: readonly ProbeVerdict[], twin: Bracket): SearchDecision {
