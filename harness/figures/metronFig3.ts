@@ -11,7 +11,7 @@ import { predictPrefillS, type PrefillFit } from '../metrics/prefill.ts';
 import { sortedPercentile, sortedPercentileFromTop } from '../metrics/percentile.ts';
 import type { TimelineRecord } from '../timeline/record.ts';
 import { compareWithPaper, type PaperNumber } from './paperNumbers.ts';
-import { chartCsv, comparisonCsv, comparisonMarkdown, svgFile, type FigureArtifacts } from './output.ts';
+import { figureArtifacts, type FigureArtifacts } from './output.ts';
 
 export interface Fig3System {
   key: 'vllm' | 'sarathi';
@@ -172,33 +172,15 @@ export function metronFig3(input: Fig3Input): FigureArtifacts {
     ['system', 'rateQps', 'tpotP50S', 'tbtP99S', 'fluidTbtDeadlineS', 'tokensPerSByTpot', 'tokensPerSByTbtP99', 'fluidTokensPerS', 'clientErrorRealS'],
     rates.map(({ s, r }) => [s.key, s.rateQps, r.tpotP50S, r.tbtP99S, r.fluidDeadlineS, r.byTpot, r.byTbtP99, r.fluid, s.clientErrorS]),
   );
-  const md = [
-    '# Metron Fig. 3: vLLM against Sarathi-Serve',
-    '',
-    '![stalled decode](timeline.svg)',
-    '![token rates](token-rates.svg)',
-    '',
-    '## The paper beside ours',
-    '',
-    comparisonMarkdown(rows),
-    '## How these numbers were made',
-    '',
-    ...notes.map((n) => `- ${n}`),
-    '',
-  ].join('\n');
-  return {
+  return figureArtifacts({
     name: 'metron-fig3',
-    files: [
-      { file: 'timeline.svg', text: svgFile(timeline) },
-      { file: 'timeline.csv', text: chartCsv(timeline) },
-      { file: 'token-rates.svg', text: svgFile(bars) },
-      { file: 'token-rates.csv', text: chartCsv(bars) },
-      { file: 'rates.csv', text: ratesCsv },
-      { file: 'paper-vs-ours.csv', text: comparisonCsv(rows) },
-      { file: 'README.md', text: md },
-    ],
+    title: 'Metron Fig. 3: vLLM against Sarathi-Serve',
+    charts: [{ base: 'timeline', alt: 'stalled decode', chart: timeline }, { base: 'token-rates', alt: 'token rates', chart: bars }],
+    tables: [{ file: 'rates.csv', text: ratesCsv }],
+    rows,
+    notes,
     summary: rates.map(({ s, r }) => `${s.label}: ${fmtRate(r.byTpot)} by TPOT p50, ${fmtRate(r.byTbtP99)} by TBT p99, ${fmtRate(r.fluid)} fluid`),
-  };
+  });
 }
 
 const fmtMs = (s: number | null) => (s === null ? 'none' : `${+(s * 1000).toPrecision(3)} ms`);

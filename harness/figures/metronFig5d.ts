@@ -8,7 +8,7 @@ import type { Chart } from '../report/doc.ts';
 import type { ProbeDetail } from '../report/probeDetail.ts';
 import { toCsv } from '../report/csv.ts';
 import { compareWithPaper, type PaperNumber } from './paperNumbers.ts';
-import { chartCsv, comparisonCsv, comparisonMarkdown, svgFile, type FigureArtifacts } from './output.ts';
+import { figureArtifacts, type FigureArtifacts } from './output.ts';
 
 /** One system's probe, as the figure needs it. */
 export interface SystemProbe {
@@ -122,36 +122,18 @@ export function metronFig5d(input: Fig5dInput): FigureArtifacts {
     ['system', 'rateQps', 'targetTbtS', 'measuredTbtS', 'missRate', `fluidityP${input.percentile}`, 'aboveClientError'],
     pts.map((p) => [p.system.key, p.system.rateQps, p.paperDeadlineS, p.realDeadlineS, p.missRate, p.fluidity, p.trusted]),
   );
-  const md = [
-    '# Metron Fig. 5d: deadline-miss rate by target TBT',
-    '',
-    '![miss rate](miss-rate.svg)',
-    '![fluidity](fluidity.svg)',
-    '',
-    '## The paper beside ours',
-    '',
-    comparisonMarkdown(rows),
-    '## How these numbers were made',
-    '',
-    ...notes.map((n) => `- ${n}`),
-    '',
-  ].join('\n');
-  return {
+  return figureArtifacts({
     name: 'metron-fig5d',
-    files: [
-      { file: 'miss-rate.svg', text: svgFile(miss) },
-      { file: 'miss-rate.csv', text: chartCsv(miss) },
-      { file: 'fluidity.svg', text: svgFile(fluid) },
-      { file: 'fluidity.csv', text: chartCsv(fluid) },
-      { file: 'by-deadline.csv', text: data },
-      { file: 'paper-vs-ours.csv', text: comparisonCsv(rows) },
-      { file: 'README.md', text: md },
-    ],
+    title: 'Metron Fig. 5d: deadline-miss rate by target TBT',
+    charts: [{ base: 'miss-rate', alt: 'miss rate', chart: miss }, { base: 'fluidity', alt: 'fluidity', chart: fluid }],
+    tables: [{ file: 'by-deadline.csv', text: data }],
+    rows,
+    notes,
     summary: [
       ...input.systems.map((s) => {
         const at = missAt(pts, s.key, input.tbtDeadlineS);
         return `${s.label} @ ${+s.rateQps.toPrecision(3)} QPS: ${at === null ? 'no trusted miss rate' : `${(at * 100).toPrecision(3)}% of deadlines missed`} at ${slo.label}`;
       }),
     ],
-  };
+  });
 }

@@ -9,7 +9,7 @@ import type { RequestMetrics } from '../metrics/request.ts';
 import type { Slo } from '../metrics/slo.ts';
 import { evaluateSlo } from '../metrics/sloCheck.ts';
 import { compareWithPaper, type PaperNumber } from './paperNumbers.ts';
-import { chartCsv, comparisonCsv, comparisonMarkdown, svgFile, type FigureArtifacts } from './output.ts';
+import { figureArtifacts, type FigureArtifacts } from './output.ts';
 
 export interface Fig6Probe {
   /** Rate in the paper's time. */
@@ -141,32 +141,13 @@ export function metronFig6(input: Fig6Input): FigureArtifacts {
     ['system', 'slo', 'sloText', 'capacityQps', 'failQps'],
     caps.map((c) => [c.system.key, c.slo.key, c.slo.label, c.capacityQps, c.failQps]),
   );
-  const md = [
-    '# Metron Fig. 6: capacity under four SLO definitions',
-    '',
-    '![capacity](capacity.svg)',
-    '![miss-rate distribution](miss-rate-cdf.svg)',
-    '',
-    '## The paper beside ours',
-    '',
-    comparisonMarkdown(rows),
-    '## How these numbers were made',
-    '',
-    ...notes.map((n) => `- ${n}`),
-    '',
-  ].join('\n');
-  return {
+  return figureArtifacts({
     name: 'metron-fig6',
-    files: [
-      { file: 'capacity.svg', text: svgFile(capChart) },
-      { file: 'capacity.csv', text: chartCsv(capChart) },
-      { file: 'capacity-by-slo.csv', text: capCsv },
-      { file: 'verdicts.csv', text: verdictCsv },
-      { file: 'miss-rate-cdf.svg', text: svgFile(cdfChart) },
-      { file: 'miss-rate-cdf.csv', text: chartCsv(cdfChart) },
-      { file: 'paper-vs-ours.csv', text: comparisonCsv(rows) },
-      { file: 'README.md', text: md },
-    ],
+    title: 'Metron Fig. 6: capacity under four SLO definitions',
+    charts: [{ base: 'capacity', alt: 'capacity', chart: capChart }, { base: 'miss-rate-cdf', alt: 'miss-rate distribution', chart: cdfChart }],
+    tables: [{ file: 'capacity-by-slo.csv', text: capCsv }, { file: 'verdicts.csv', text: verdictCsv }],
+    rows,
+    notes,
     summary: input.systems.map((s) => `${s.label}: ${slos.map((d) => `${d.label} → ${caps.find((c) => c.system === s && c.slo === d)!.capacityQps ?? 'below grid'}`).join('; ')}`),
-  };
+  });
 }

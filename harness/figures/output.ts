@@ -64,3 +64,41 @@ export function comparisonMarkdown(rows: readonly ComparisonRow[]): string {
   }
   return lines.join('\n') + '\n';
 }
+
+/** A figure's files: each chart as SVG beside its CSV, the extra tables, the paper beside ours, and a README that shows them. */
+export function figureArtifacts(f: {
+  name: string;
+  title: string;
+  charts: { base: string; alt: string; chart: Chart }[];
+  tables: FigureFile[];
+  rows: readonly ComparisonRow[];
+  notes: readonly string[];
+  summary: string[];
+}): FigureArtifacts {
+  const md = [
+    `# ${f.title}`,
+    '',
+    ...f.charts.map((c) => `![${c.alt}](${c.base}.svg)`),
+    '',
+    '## The paper beside ours',
+    '',
+    comparisonMarkdown(f.rows),
+    '## How these numbers were made',
+    '',
+    ...f.notes.map((n) => `- ${n}`),
+    '',
+  ].join('\n');
+  return {
+    name: f.name,
+    files: [
+      ...f.charts.flatMap((c) => [
+        { file: `${c.base}.svg`, text: svgFile(c.chart) },
+        { file: `${c.base}.csv`, text: chartCsv(c.chart) },
+      ]),
+      ...f.tables,
+      { file: 'paper-vs-ours.csv', text: comparisonCsv(f.rows) },
+      { file: 'README.md', text: md },
+    ],
+    summary: f.summary,
+  };
+}
