@@ -79,3 +79,8 @@ export async function freePort(): Promise<number> {
   await new Promise((r) => s.close(r));
   return port;
 }
+
+/** An inventory with the one e2e host (the loopback sshd in front of this machine's Docker). */
+export function e2eInventory(env: E2eEnv): string {
+  return `hosts:\n  - name: e2e\n    address: ${env.sshHost}\n    port: ${env.sshPort}\n    user: ${env.user}\n    key: ${env.key}\n    knownHosts: ${env.knownHosts}\n`;
+}

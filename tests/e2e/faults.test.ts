@@ -13,7 +13,7 @@ import { e2eEnv, freePort, type E2eEnv } from './e2eEnv.ts';
 import { localDocker } from '../../harness/provision/dockerAgent.ts';
 import { listRunContainers, removeRunContainers } from '../../harness/provision/teardown.ts';
 import { BIN, FAST_RECIPE, ROOT, childEnv, fluidcap, isAlive, readJson, readJsonl, runDirsIn } from '../pipeline/support.ts';
-import { SHARED_RECIPE_TAIL, llamaEnv, startFluidcap } from './llamacppSupport.ts';
+import { llamaDockerRecipe, llamaEnv, startFluidcap } from './llamacppSupport.ts';
 
 const env = e2eEnv('fault matrix');
 const llama = env ? llamaEnv('fault matrix on llama.cpp') : null;
@@ -294,17 +294,7 @@ if (env) {
       const c = join(work, 'llama');
       mkdirSync(c);
       const recipe = join(c, 'recipe.yaml');
-      writeFileSync(recipe, `name: llamacpp-fault
-target:
-  engine: llamacpp
-  image: ${llama.image}
-  model: stories260K
-  host: e2e
-  port: ${await freePort()}
-  llamacpp: { modelFileEnv: FLUIDCAP_LLAMA_MODEL }
-  engineArgs: { slots: 4, ctxSize: 4096, threads: 1 }
-  readyTimeout: 90s
-${SHARED_RECIPE_TAIL}`);
+      writeFileSync(recipe, llamaDockerRecipe('llamacpp-fault', llama.image, await freePort()));
       const out = join(c, 'results');
       const run = startFluidcap(['run', recipe, '--hosts', inventory, '--out', out], { FLUIDCAP_LLAMA_MODEL: llama.model });
       children.push(run.child);

@@ -7,11 +7,11 @@ import * as assert from 'uvu/assert';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { e2eEnv, freePort } from './e2eEnv.ts';
+import { e2eEnv, e2eInventory, freePort } from './e2eEnv.ts';
 import { localDocker } from '../../harness/provision/dockerAgent.ts';
 import { listRunContainers, removeRunContainers } from '../../harness/provision/teardown.ts';
 import {
-  SHARED_RECIPE_TAIL, cachedPromptTokens, checkFinishedRun, finishedProbeDirs, fluidcap, llamaEnv, readJson, readJsonl, startFluidcap, untilProbeStarted,
+  cachedPromptTokens, checkFinishedRun, finishedProbeDirs, fluidcap, llamaDockerRecipe, llamaEnv, readJson, readJsonl, startFluidcap, untilProbeStarted,
 } from './llamacppSupport.ts';
 
 const env = e2eEnv('llama.cpp through Docker over SSH');
@@ -27,18 +27,8 @@ if (env && llama) {
   let runDir = '';
 
   test.before(async () => {
-    writeFileSync(inventory, `hosts:\n  - name: e2e\n    address: ${env.sshHost}\n    port: ${env.sshPort}\n    user: ${env.user}\n    key: ${env.key}\n    knownHosts: ${env.knownHosts}\n`);
-    writeFileSync(recipe, `name: llamacpp-docker-e2e
-target:
-  engine: llamacpp
-  image: ${llama.image}
-  model: stories260K
-  host: e2e
-  port: ${await freePort()}
-  llamacpp: { modelFileEnv: FLUIDCAP_LLAMA_MODEL }
-  engineArgs: { slots: 4, ctxSize: 4096, threads: 1 }
-  readyTimeout: 90s
-${SHARED_RECIPE_TAIL}`);
+    writeFileSync(inventory, e2eInventory(env));
+    writeFileSync(recipe, llamaDockerRecipe('llamacpp-docker-e2e', llama.image, await freePort()));
   });
 
   test('fluidcap run on llama-server in Docker over SSH, SIGKILL in probe 3, --resume finishes it', async () => {

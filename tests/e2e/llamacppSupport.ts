@@ -189,3 +189,18 @@ export async function checkFinishedRun(runDir: string): Promise<CapacityFile> {
   assert.ok(readFileSync(join(runDir, 'report.html'), 'utf8').includes('<html'), 'report.html is not HTML');
   return capacity;
 }
+
+/** A recipe that launches llama-server from its image on the e2e host (model path from FLUIDCAP_LLAMA_MODEL), with the shared workload. */
+export function llamaDockerRecipe(name: string, image: string, port: number): string {
+  return `name: ${name}
+target:
+  engine: llamacpp
+  image: ${image}
+  model: stories260K
+  host: e2e
+  port: ${port}
+  llamacpp: { modelFileEnv: FLUIDCAP_LLAMA_MODEL }
+  engineArgs: { slots: 4, ctxSize: 4096, threads: 1 }
+  readyTimeout: 90s
+${SHARED_RECIPE_TAIL}`;
+}

@@ -6,12 +6,12 @@ import * as assert from 'uvu/assert';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { e2eEnv, freePort } from './e2eEnv.ts';
+import { e2eEnv, e2eInventory, freePort } from './e2eEnv.ts';
 import { localDocker } from '../../harness/provision/dockerAgent.ts';
 import { listRunContainers } from '../../harness/provision/teardown.ts';
 import { RUN_LABEL } from '../../harness/provision/containerSpec.ts';
 import { runDirsIn } from '../pipeline/support.ts';
-import { SHARED_RECIPE_TAIL, checkFinishedRun, fluidcap, llamaEnv } from './llamacppSupport.ts';
+import { checkFinishedRun, fluidcap, llamaDockerRecipe, llamaEnv } from './llamacppSupport.ts';
 
 const env = e2eEnv('llama.cpp sweep');
 const llama = env ? llamaEnv('llama.cpp sweep') : null;
@@ -20,18 +20,8 @@ if (env && llama) {
   test('a sweep over llama-server slots 2 and 4 finds a capacity for each and leaves no container', async () => {
     const work = mkdtempSync(join(tmpdir(), 'fluidcap-e2e-llamacpp-sweep-'));
     const inventory = join(work, 'inventory.yaml');
-    writeFileSync(inventory, `hosts:\n  - name: e2e\n    address: ${env.sshHost}\n    port: ${env.sshPort}\n    user: ${env.user}\n    key: ${env.key}\n    knownHosts: ${env.knownHosts}\n`);
-    writeFileSync(join(work, 'base.yaml'), `name: llamacpp-slots-e2e
-target:
-  engine: llamacpp
-  image: ${llama.image}
-  model: stories260K
-  host: e2e
-  port: ${await freePort()}
-  llamacpp: { modelFileEnv: FLUIDCAP_LLAMA_MODEL }
-  engineArgs: { slots: 4, ctxSize: 4096, threads: 1 }
-  readyTimeout: 90s
-${SHARED_RECIPE_TAIL}`);
+    writeFileSync(inventory, e2eInventory(env));
+    writeFileSync(join(work, 'base.yaml'), llamaDockerRecipe('llamacpp-slots-e2e', llama.image, await freePort()));
     writeFileSync(join(work, 'sweep.yaml'), 'name: llamacpp-slots-e2e\nrecipe: base.yaml\nmatrix:\n  target.engineArgs.slots: [2, 4]\n');
     const out = join(work, 'results');
     const t0 = performance.now();
