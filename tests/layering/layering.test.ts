@@ -28,7 +28,7 @@ const ALLOWED: Record<string, string[]> = {
   gate: ['report', 'runDir', 'util'],
   twin: ['capacity', 'catalog', 'load', 'metrics', 'provision', 'recipe', 'runDir', 'sim', 'timeline', 'util'],
   figures: ['capacity', 'metrics', 'provision', 'recipe', 'report', 'runDir', 'timeline', 'util'],
-  cli: ['analyze', 'capacity', 'catalog', 'figures', 'gate', 'load', 'metrics', 'provision', 'recipe', 'report', 'runDir', 'sim', 'sweep', 'timeline', 'util'],
+  cli: ['analyze', 'capacity', 'catalog', 'figures', 'gate', 'load', 'metrics', 'provision', 'recipe', 'report', 'runDir', 'sim', 'sweep', 'timeline', 'twin', 'util'],
 };
 
 /** Modules that compute without side effects: at run time they may not reach I/O, through any import. */
@@ -41,6 +41,8 @@ const PURE = [
   'sim/costModel.ts', 'sim/scheduler.ts', 'sim/kvCache.ts', 'sim/request.ts', 'sim/engine.ts', 'sim/faults.ts', 'sim/text.ts',
   'sim/openaiRequest.ts', 'sim/promMetrics.ts', 'sim/vllmMetrics.ts', 'catalog/models.ts', 'catalog/gpuProfile.ts',
   'runDir/layout.ts', 'runDir/schema.ts',
+  'sweep/expand.ts', 'sweep/placement.ts', 'sweep/plan.ts', 'sweep/sweepReport.ts', 'capacity/warmStart.ts',
+  'sim/virtualClock.ts', 'twin/virtualProbe.ts', 'twin/virtualProfile.ts', 'twin/judge.ts', 'twin/twinSearch.ts',
   'gate/decide.ts', 'gate/evidence.ts', 'gate/outputs.ts', 'gate/history.ts',
   'figures/paperNumbers.ts', 'figures/output.ts', 'figures/metronFig5d.ts', 'figures/metronFig3.ts', 'figures/metronFig6.ts',
 ];
