@@ -7,9 +7,9 @@ import { join, resolve } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { e2eEnvFile } from './e2eEnv.ts';
-import { BIN, ROOT, childEnv, fluidcap, readJson, readJsonl, type CapacityFile } from '../pipeline/support.ts';
+import { BIN, ROOT, childEnv, fluidcap, readJson, readJsonl, untilProbeStarted, type CapacityFile } from '../pipeline/support.ts';
 
-export { ROOT, BIN, childEnv, fluidcap, readJson, readJsonl, type CapacityFile };
+export { ROOT, BIN, childEnv, fluidcap, readJson, readJsonl, untilProbeStarted, type CapacityFile };
 
 const SHARED_ENGINES = resolve(ROOT, '..', 'shared', 'engines');
 
@@ -80,26 +80,6 @@ export function startFluidcap(args: string[], env: Record<string, string> = {}) 
   child.stderr!.on('data', (b: Buffer) => (err += b.toString()));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) => child.on('close', (code, signal) => done({ code, signal })));
   return { child, exited, stderr: () => err };
-}
-
-/** Polls the run's journal until `count` probes have started; returns the run directory. */
-export async function untilProbeStarted(outDir: string, count: number, exited: Promise<unknown>, stderr: () => string, timeoutMs = 240_000): Promise<string> {
-  let gone = false;
-  void exited.then(() => (gone = true));
-  const t0 = performance.now();
-  for (;;) {
-    const runs = existsSync(outDir) ? readdirSync(outDir) : [];
-    if (runs.length === 1) {
-      const events = join(outDir, runs[0], 'events.jsonl');
-      if (existsSync(events)) {
-        const started = readFileSync(events, 'utf8').split('\n').filter((l) => l.includes('"type":"probe-started"')).length;
-        if (started >= count) return join(outDir, runs[0]);
-      }
-    }
-    if (gone) throw new Error(`fluidcap exited before probe ${count} started:\n${stderr().slice(-3000)}`);
-    if (performance.now() - t0 > timeoutMs) throw new Error(`probe ${count} did not start within ${timeoutMs} ms:\n${stderr().slice(-3000)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 /** A native llama-server on a loopback port, started the way an operator would (prompt cache at its default). */

@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BIN, FAST_RECIPE, ROOT, childEnv, fluidcap, isAlive, readJson, readJsonl, type CapacityFile } from './support.ts';
+import { BIN, FAST_RECIPE, ROOT, childEnv, fluidcap, isAlive, readJson, readJsonl, untilProbeStarted, type CapacityFile } from './support.ts';
 
 const work = mkdtempSync(join(tmpdir(), 'fluidcap-pipeline-resume-'));
 const children: ChildProcess[] = [];
@@ -20,26 +20,6 @@ function start(args: string[], opts: { group?: boolean } = {}): { child: ChildPr
   child.stderr!.on('data', (b: Buffer) => (err += b.toString()));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) => child.on('close', (code, signal) => done({ code, signal })));
   return { child, exited, stderr: () => err };
-}
-
-/** Polls the run's journal until `count` probes have started; returns the run directory. */
-async function untilProbeStarted(outDir: string, count: number, exited: Promise<unknown>, timeoutMs = 90_000): Promise<string> {
-  let gone = false;
-  void exited.then(() => (gone = true));
-  const t0 = performance.now();
-  for (;;) {
-    const runs = existsSync(outDir) ? readdirSync(outDir) : [];
-    if (runs.length === 1) {
-      const events = join(outDir, runs[0], 'events.jsonl');
-      if (existsSync(events)) {
-        const started = readFileSync(events, 'utf8').split('\n').filter((l) => l.includes('"type":"probe-started"')).length;
-        if (started >= count) return join(outDir, runs[0]);
-      }
-    }
-    if (gone) throw new Error(`fluidcap exited before probe ${count} started`);
-    if (performance.now() - t0 > timeoutMs) throw new Error(`probe ${count} did not start within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 async function untilDead(pid: number, timeoutMs: number): Promise<boolean> {
@@ -56,7 +36,7 @@ const events = (runDir: string) => readJsonl(join(runDir, 'events.jsonl')) as ({
 test('SIGKILL during the third probe, then --resume: profile and probes 1–2 reused, probe 3 moved aside and redone as 4', async () => {
   const outDir = join(work, 'killed');
   const run = start(['run', FAST_RECIPE, '--out', outDir]);
-  const runDir = await untilProbeStarted(outDir, 3, run.exited);
+  const runDir = await untilProbeStarted(outDir, 3, run.exited, run.stderr, { timeoutMs: 90_000, pollMs: 25 });
   // Let the third probe send a few requests, so it has partial data to keep.
   await new Promise((r) => setTimeout(r, 250));
   run.child.kill('SIGKILL');
@@ -112,7 +92,7 @@ test('Ctrl-C (SIGINT to the process group) during a probe: exit 130, resume comm
   const outDir = join(work, 'interrupted');
   // Its own process group, so the signal reaches fluidcap and the engine together, as from a terminal.
   const run = start(['run', FAST_RECIPE, '--out', outDir], { group: true });
-  const runDir = await untilProbeStarted(outDir, 2, run.exited);
+  const runDir = await untilProbeStarted(outDir, 2, run.exited, run.stderr, { timeoutMs: 90_000, pollMs: 25 });
   await new Promise((r) => setTimeout(r, 400));
   process.kill(-run.child.pid!, 'SIGINT');
   const exit = await run.exited;

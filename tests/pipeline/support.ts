@@ -1,6 +1,6 @@
 // Shared by the pipeline tests: run the real CLI as a child process, read a run directory's files.
 import { execFile } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 export const ROOT = resolve(import.meta.dirname, '..', '..');
@@ -81,4 +81,25 @@ export interface CapacityFile {
   bracket: { passQps: number | null; failQps: number | null };
   probes: { index: number; qps: number; passed: boolean; valid: boolean; requests: number; durationS: number; earlyStop: string | null; dir: string }[];
   probeTimeS: number;
+}
+
+/** Polls the run's journal until `count` probes have started; returns the run directory. */
+export async function untilProbeStarted(outDir: string, count: number, exited: Promise<unknown>, stderr: () => string, opts: { timeoutMs?: number; pollMs?: number } = {}): Promise<string> {
+  const { timeoutMs = 240_000, pollMs = 100 } = opts;
+  let gone = false;
+  void exited.then(() => (gone = true));
+  const t0 = performance.now();
+  for (;;) {
+    const runs = existsSync(outDir) ? runDirsIn(outDir) : [];
+    if (runs.length === 1) {
+      const events = join(outDir, runs[0], 'events.jsonl');
+      if (existsSync(events)) {
+        const started = readFileSync(events, 'utf8').split('\n').filter((l) => l.includes('"type":"probe-started"')).length;
+        if (started >= count) return join(outDir, runs[0]);
+      }
+    }
+    if (gone) throw new Error(`fluidcap exited before probe ${count} started:\n${stderr().slice(-3000)}`);
+    if (performance.now() - t0 > timeoutMs) throw new Error(`probe ${count} did not start within ${timeoutMs} ms:\n${stderr().slice(-3000)}`);
+    await new Promise((r) => setTimeout(r, pollMs));
+  }
 }
