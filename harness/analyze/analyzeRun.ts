@@ -17,6 +17,8 @@ import { locateRunFiles } from './runFiles.ts';
 import { planDeadlines, type DeadlinePlan } from './deadlines.ts';
 import { requestJson } from './requestJson.ts';
 import { formatTable, verdictWord, type ProbeReport } from './table.ts';
+import { SloDecisionAccumulator, statisticsOfDecision } from '../capacity/sloDecision.ts';
+import { DEFAULT_DECISION } from '../capacity/decision.ts';
 import { capacityFromArchive, formatArchiveCapacity, type ArchiveCapacity } from './capacity.ts';
 
 /** What to analyse and how. */
@@ -82,6 +84,7 @@ export async function analyzeTarget(opts: AnalyzeOptions, deps: AnalyzeDeps): Pr
 
   for (const file of files.probes) {
     let acc: SummaryAccumulator | null = null;
+    let decisions: SloDecisionAccumulator | null = null;
     let lines = 0;
     let good = 0;
     let bad = 0;
@@ -109,6 +112,7 @@ export async function analyzeTarget(opts: AnalyzeOptions, deps: AnalyzeDeps): Pr
       acc ??= new SummaryAccumulator({ slo: p.slo, method: opts.method });
       const m = computeRequestMetrics(record, { ...p.deadlineFor(record.promptTokens), tbtDeadlineS: p.tbtDeadlineS });
       const meets = acc.add(m);
+      (decisions ??= new SloDecisionAccumulator(p.slo)).add(m);
       firstScheduledS = Math.min(firstScheduledS, m.scheduledS);
       lastEndS = Math.max(lastEndS, m.endS);
       good += 1;
@@ -134,7 +138,9 @@ export async function analyzeTarget(opts: AnalyzeOptions, deps: AnalyzeDeps): Pr
     if (good === 0 || acc === null) continue;
     // With warm-up excluded the measured window starts at the first measured arrival.
     const durationS = warmups > 0 ? lastEndS - firstScheduledS : (file.durationS ?? undefined);
-    reports.push({ probe: file.probe, qps: file.qps, file: file.displayPath, summary: acc.summarize({ durationS }), status: file.status });
+    // The archive holds what the probe measured: the test judges all of it at once.
+    const statistics = decisions ? statisticsOfDecision(decisions.decide(DEFAULT_DECISION, { mode: 'whole' })) : undefined;
+    reports.push({ probe: file.probe, qps: file.qps, file: file.displayPath, summary: acc.summarize({ durationS }), status: file.status, statistics });
   }
 
   if (records === 0) {
@@ -173,7 +179,7 @@ export async function analyzeTarget(opts: AnalyzeOptions, deps: AnalyzeDeps): Pr
       requests: records,
       badLines,
       warmupExcluded,
-      probes: reports.map((r) => ({ probe: r.probe, qps: r.qps, file: r.file, verdict: verdictWord(r), ...(r.status ?? {}), ...r.summary })),
+      probes: reports.map((r) => ({ probe: r.probe, qps: r.qps, file: r.file, verdict: verdictWord(r), ...(r.status ?? {}), ...(r.statistics ? { statistics: r.statistics } : {}), ...r.summary })),
       ...(capacity ? { capacity } : {}),
     };
     await out.add(`\n],\n"summary":${JSON.stringify(summary)}}\n`);

@@ -2,6 +2,7 @@
 // quoting the SLO text the user wrote. Pure: returns lines.
 import type { RequestSummary } from '../metrics/summary.ts';
 import type { SloResult } from '../metrics/sloCheck.ts';
+import type { ProbeStatistics } from '../runDir/schema.ts';
 
 /** What the probe's own summary said about its verdict (absent for a loose file). */
 export interface ProbeReportStatus {
@@ -18,6 +19,8 @@ export interface ProbeReport {
   file: string;
   summary: RequestSummary;
   status?: ProbeReportStatus;
+  /** The statistical decision on the same requests under the same SLO. */
+  statistics?: ProbeStatistics;
 }
 
 /** The verdict column: an invalid or interrupted probe's numbers are shown, but its verdict is not one. */
@@ -71,12 +74,13 @@ export function formatTable(probes: ProbeReport[], header: string[]): string[] {
     ]);
   }
   const out = [...header, '', ...columns(rows), ''];
-  for (const { probe, summary: s, status } of probes) {
+  for (const { probe, summary: s, status, statistics } of probes) {
     if (status?.interrupted) out.push(`${probe}: interrupted, so its verdict is not one`);
     if (status?.valid === false) out.push(`${probe}: invalid, so its verdict is not used: ${status.validity ?? 'its client check failed'}`);
     if (status?.earlyStop) out.push(`${probe}: stopped early when it ran: ${status.earlyStop}`);
     out.push(`${probe}: ${s.succeeded}/${s.requests} ok (${s.byStatus.error} error, ${s.byStatus.timeout} timeout, ${s.byStatus.cancelled} cancelled${s.okWithoutTokens ? `, ${s.okWithoutTokens} ok without tokens` : ''}) over ${fmtS(s.durationS)}; ${fmtN(s.requestThroughputQps, 4)} req/s, ${fmtN(s.outputTokensPerS, 5)} output tok/s`);
     for (const r of s.slo.results) out.push(`  ${verdict(r)}`);
+    if (statistics) out.push(`  statistical decision: ${statistics.evidence}`);
     const fr = s.fluidRate;
     out.push(
       fr.tokensPerS === null

@@ -13,6 +13,8 @@ import { evaluateSlo } from '../metrics/sloCheck.ts';
 import { LATENCY_SLO_NAMES, fluidityDeadlines, type Slo } from '../metrics/slo.ts';
 import type { TimelineRecord } from '../timeline/record.ts';
 import { makeEarlyStop } from './earlyStop.ts';
+import { DEFAULT_DECISION } from './decision.ts';
+import { probeDecision } from './sloDecision.ts';
 import type { RunPlan } from './runPlan.ts';
 import type { EngineSession } from './engineSession.ts';
 import { probePaths } from '../runDir/layout.ts';
@@ -23,8 +25,8 @@ import type { PromptSetup } from '../load/tokenizeCalibration.ts';
 
 /** The fields of a summary that the journal and capacity.json keep for each finished probe. */
 export function probeOutcome(s: ProbeSummary): ProbeOutcome {
-  const { index, qps, dir, passed, valid, requests, durationS, earlyStop, sloValue } = s;
-  return { index, qps, dir, passed, valid, requests, durationS, earlyStop, sloValue };
+  const { index, qps, dir, passed, valid, requests, durationS, earlyStop, sloValue, statistics } = s;
+  return { index, qps, dir, passed, valid, requests, durationS, earlyStop, sloValue, ...(statistics ? { statistics } : {}) };
 }
 
 /** How many requests a probe at `qps` plans: enough for both the count and the time window. */
@@ -148,6 +150,9 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
     valid = false;
     validity = `the engine died: ${engineDied}`;
   }
+  // Beside the nearest-rank verdict, what the same requests establish about the rate: a short probe
+  // near the knee passes or fails by chance, and this says how much chance (docs/verdicts.md).
+  const statistics = probeDecision(metrics, plan.slo, DEFAULT_DECISION, plannedRequests(plan.probe, qps) - warmupRequests);
   const headline = summary.slo.results.find((r) => r.name === 'fluidity') ?? summary.slo.results[0];
   const { slo: sloEval, ...metricSummary } = summary;
   const out: ProbeSummary = {
@@ -165,6 +170,7 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
     warmupRequests,
     durationS: result.durationS,
     earlyStop: result.earlyStop,
+    statistics,
     sloValue: headline?.value ?? null,
     slo: sloEval,
     baselines,

@@ -16,7 +16,7 @@ import { readJsonFile, writeJsonFile } from '../runDir/jsonFiles.ts';
 import { readManifest } from '../runDir/read.ts';
 import { indexFinishedRun } from '../runDir/resultsIndex.ts';
 import { acquireRunLock } from '../runDir/lock.ts';
-import type { CapacityJson, FitFile, JournalLine, Manifest, ManifestPlan, ProbeSummary } from '../runDir/schema.ts';
+import type { CapacityJson, FitFile, JournalLine, Manifest, ManifestPlan, ProbeStatistics, ProbeSummary } from '../runDir/schema.ts';
 import type { RunPlan } from './runPlan.ts';
 import { newRunId, resolveRun } from './resolveRun.ts';
 import { startEngineSession, type EngineSession } from './engineSession.ts';
@@ -451,6 +451,7 @@ function buildCapacity(
     atLeastMax: d.atLeastMax,
     slo: plan.slo,
     bracket: d.bracket,
+    bracketStatistics: { passQps: statisticsAt(summaries, d.bracket.passQps), failQps: statisticsAt(summaries, d.bracket.failQps) },
     tolerance: plan.search.tolerance,
     probes: summaries.map(probeOutcome),
     baselines: plan.baselines,
@@ -465,4 +466,10 @@ function buildCapacity(
     gpuProfile: plan.gpuProfile,
     gpuCount: plan.gpuCount,
   };
+}
+
+// The statistical decision of the last valid probe at a bracket end (retries share a rate).
+function statisticsAt(summaries: readonly ProbeSummary[], qps: number | null): ProbeStatistics | null {
+  if (qps === null) return null;
+  return summaries.filter((s) => s.valid && s.qps === qps).at(-1)?.statistics ?? null;
 }

@@ -10,6 +10,7 @@
 // Pure: metrics in, decisions out.
 import type { RequestMetrics } from '../metrics/request.ts';
 import type { Slo, SloName } from '../metrics/slo.ts';
+import type { ProbeStatistics } from '../runDir/schema.ts';
 import { allowedMissFraction, combineDecisions, decideFraction, describeDecision, type DecisionParams, type FractionDecision, type Verdict } from './decision.ts';
 
 /** An evaluated request whose outcome is not in yet but is certain to miss every SLO judged. */
@@ -188,3 +189,22 @@ export class SloDecisionAccumulator {
     return { decision: combined.decision, confidence: combined.confidence, parts, requestsObserved: kept.length };
   }
 }
+
+/**
+ * The statistical decision on a finished probe's evaluated requests (any order), in the shape a
+ * probe's summary keeps: pass, fail or undecided with its confidence, leaning and one line of
+ * evidence. A pass needs at least `passFromRequests` requests (the probe's planned minimum).
+ */
+export function probeDecision(metrics: readonly RequestMetrics[], slo: Slo, params: DecisionParams, passFromRequests: number): ProbeStatistics {
+  const acc = new SloDecisionAccumulator(slo);
+  for (const m of metrics) acc.add(m);
+  return statisticsOfDecision(acc.decide(params, { mode: 'whole', passFromRequests }));
+}
+
+/** A decision in the shape summaries and `analyze` keep. */
+export function statisticsOfDecision(d: SloDecision): ProbeStatistics {
+  const undecided = d.parts.filter((p) => p.result.decision !== 'pass');
+  const leaning = d.decision !== 'undecided' ? d.decision : undecided.some((p) => p.result.leaning === 'fail') ? 'fail' : 'pass';
+  return { decision: d.decision, confidence: d.confidence, leaning, evidence: describeSloDecision(d) };
+}
+

@@ -5,6 +5,7 @@
 import type { Block, Chart, Inline } from './doc.ts';
 import { heading, para, table } from './doc.ts';
 import type { ReportProbe, RunReportData } from './runData.ts';
+import type { ProbeStatistics } from '../runDir/schema.ts';
 import { NONE, fmtChange, fmtNum, fmtPct, fmtSci, fmtSeconds, fmtUsd } from './format.ts';
 import { predictPrefillS } from '../metrics/prefill.ts';
 import type { Slo } from '../metrics/slo.ts';
@@ -81,6 +82,8 @@ function headline(d: RunReportData): Block[] {
     bracket += ` (tolerance ${fmtPct(tol)} of the rate)`;
   }
   out.push(para(`${bracket}.`));
+  const ends = bracketStatistics(d);
+  if (ends) out.push(para(ends));
   if (c.reason || c.outcome) out.push(para('Outcome', c.outcome ? ` (${c.outcome})` : '', `: ${c.reason ?? NONE}.`));
   return out;
 }
@@ -93,6 +96,29 @@ function sloSection(d: RunReportData): Block[] {
     items.length ? { kind: 'list', items } : para(`${RUN_FILES.capacity} records no SLO.`),
     para('A probe passes when every SLO listed holds over its evaluated requests; failed and timed-out requests count against each SLO.'),
   ];
+}
+
+/** A few words for tables: "fail 99%", "undecided, leans pass 72%". */
+export function shortDecision(s: ProbeStatistics): string {
+  const pct = `${Math.floor(s.confidence * 100)}%`;
+  return s.decision === 'undecided' ? `undecided, leans ${s.leaning} ${pct}` : `${s.decision} ${pct}`;
+}
+
+// What the bracket's ends establish about their rates, beside their nearest-rank verdicts.
+function bracketStatistics(d: RunReportData): string | null {
+  const { passQps, failQps } = d.capacity.bracket;
+  const at = (qps: number | null) => (qps === null ? null : (d.probes.filter((p) => p.qps === qps && p.valid !== false && p.statistics).at(-1)?.statistics ?? null));
+  const pass = at(passQps);
+  const fail = at(failQps);
+  if (!pass && !fail) return null;
+  const part = (label: string, qps: number | null, s: ProbeStatistics | null) => (s ? `the ${label} at ${fmtNum(qps)} QPS is ${s.decision === 'undecided' ? shortDecision(s) : `a decided ${s.decision} (${(s.confidence * 100).toFixed(1)}% confidence)`}` : null);
+  const parts = [part('pass', passQps, pass), part('fail', failQps, fail)].filter((x) => x !== null);
+  const decided = [pass, fail].filter((s) => s && s.decision !== 'undecided').length;
+  const caveat =
+    decided === 2
+      ? ''
+      : ' A rate that is not decided could fall on the other side of the SLO in a longer probe: near the knee, misses cluster and a short probe passes or fails by chance, so the capacity is only as sharp as the decided ends around it.';
+  return `Statistical decision of the bracket's ends (a sequential test on the miss fraction, clustering counted): ${parts.join('; ')}.${caveat}`;
 }
 
 function verdictOf(p: ReportProbe): string {
@@ -123,6 +149,7 @@ function probeSection(d: RunReportData): Block[] {
     String(p.index),
     fmtNum(p.qps),
     verdictOf(p),
+    p.statistics ? shortDecision(p.statistics) : NONE,
     p.valid === null ? NONE : p.valid ? 'yes' : 'no',
     p.requests === null ? NONE : `${p.requests}${p.planned ? ` / ${p.planned}` : ''}`,
     fmtSeconds(p.durationS),
@@ -141,6 +168,7 @@ function probeSection(d: RunReportData): Block[] {
     '#',
     'rate (QPS)',
     'verdict',
+    'statistical decision',
     'valid',
     'requests (evaluated / planned)',
     'duration',
@@ -155,16 +183,16 @@ function probeSection(d: RunReportData): Block[] {
     'fluidity P50',
     'client error',
   ];
-  const numeric = columns.map((_, i) => ![2, 3, 6].includes(i));
+  const numeric = columns.map((_, i) => ![2, 3, 4, 7].includes(i));
   const out: Block[] = [heading(2, 'Probes')];
   if (rows.length === 0) return [...out, para('No probe finished.')];
   const probeTable = table(columns, rows, numeric, {
       name: 'probes',
-      columns: ['probe', 'rateQps', 'verdict', 'valid', 'requests', 'planned', 'durationS', 'earlyStop', 'sloValue', 'goodputQps', 'throughputQps', 'ttftP50S', 'ttftP99S', 'tbtP50S', 'tbtP99S', 'fluidityP99', 'fluidityP50', 'clientErrorS', 'invalidReason'],
-      rows: d.probes.map((p) => [p.index, p.qps, verdictOf(p), p.valid, p.requests, p.planned, p.durationS, p.earlyStop, p.sloValue, p.goodputQps, p.throughputQps, p.ttftP50S, p.ttftP99S, p.tbtP50S, p.tbtP99S, p.fluidityP99, p.fluidityP50, p.clientErrorS, p.valid === false ? p.invalidReason : null]),
+      columns: ['probe', 'rateQps', 'verdict', 'decision', 'decisionConfidence', 'valid', 'requests', 'planned', 'durationS', 'earlyStop', 'sloValue', 'goodputQps', 'throughputQps', 'ttftP50S', 'ttftP99S', 'tbtP50S', 'tbtP99S', 'fluidityP99', 'fluidityP50', 'clientErrorS', 'invalidReason'],
+      rows: d.probes.map((p) => [p.index, p.qps, verdictOf(p), p.statistics?.decision ?? null, p.statistics?.confidence ?? null, p.valid, p.requests, p.planned, p.durationS, p.earlyStop, p.sloValue, p.goodputQps, p.throughputQps, p.ttftP50S, p.ttftP99S, p.tbtP50S, p.tbtP99S, p.fluidityP99, p.fluidityP50, p.clientErrorS, p.valid === false ? p.invalidReason : null]),
     });
   // The verdict and the short early-stop text stay on one line so every row is one line tall.
-  out.push({ ...probeTable, nowrap: columns.map((_, i) => i === 2 || i === 6) } as Block);
+  out.push({ ...probeTable, nowrap: columns.map((_, i) => i === 2 || i === 3 || i === 7) } as Block);
   if (stopped.length > 0) {
     out.push(para('Stopped early, in full (the numbers in brackets refer to the table):'));
     out.push({ kind: 'list', items: stopped.map((p) => [`[${noteOf(p)}] probe ${p.index} at ${fmtNum(p.qps)} QPS: ${p.earlyStop}`]) });

@@ -3,7 +3,7 @@
 // figure that may be missing is `null` here and the renderer says it is absent; nothing past this
 // module guesses at the shape of a file. Pure: the converters take parsed JSON (loadRun reads it).
 import type { Slo } from '../metrics/slo.ts';
-import type { GpuTelemetrySummary, PrefillLine, ServerMetricsSummary } from '../runDir/schema.ts';
+import type { GpuTelemetrySummary, PrefillLine, ProbeStatistics, ServerMetricsSummary } from '../runDir/schema.ts';
 import type { ProbeDetail } from './probeDetail.ts';
 
 /** What the run was: recipe, engine, model and GPUs, each resolved from capacity.json, else the manifest. */
@@ -127,6 +127,8 @@ export interface ReportProbe {
   warmupRequests: number | null;
   durationS: number | null;
   earlyStop: string | null;
+  /** The statistical decision on the probe's requests (absent in older runs). */
+  statistics: ProbeStatistics | null;
   sloValue: number | null;
   goodputQps: number | null;
   throughputQps: number | null;
@@ -339,6 +341,7 @@ export function toReportProbe(
     warmupRequests: num(s.warmupRequests),
     durationS: pick(num, 'durationS'),
     earlyStop: pick(str, 'earlyStop'),
+    statistics: statisticsOf(row.statistics) ?? statisticsOf(s.statistics),
     sloValue: pick(num, 'sloValue'),
     goodputQps: num(m.goodputQps),
     throughputQps: num(m.requestThroughputQps),
@@ -394,4 +397,13 @@ export function toReportFit(raw: unknown): ReportFit | null {
       .filter((l) => num(l.promptTokens) !== null)
       .map((l) => ({ promptTokens: l.promptTokens as number, count: num(l.count), meanS: num(l.meanS), sdS: num(l.sdS) })),
   };
+}
+
+function statisticsOf(v: unknown): ProbeStatistics | null {
+  const o = obj(v);
+  const decision = str(o.decision);
+  const confidence = num(o.confidence);
+  if ((decision !== 'pass' && decision !== 'fail' && decision !== 'undecided') || confidence === null) return null;
+  const leaning = str(o.leaning) === 'fail' ? 'fail' : 'pass';
+  return { decision, confidence, leaning, evidence: str(o.evidence) ?? '' };
 }

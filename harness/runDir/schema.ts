@@ -101,6 +101,16 @@ export interface Manifest extends ToolInfo {
   prompts?: ManifestPrompts;
 }
 
+/** What a probe's summary and capacity.json keep of its statistical decision (capacity/sloDecision.ts). */
+export interface ProbeStatistics {
+  decision: 'pass' | 'fail' | 'undecided';
+  confidence: number;
+  /** The side the evidence favours (= decision when decided). */
+  leaning: 'pass' | 'fail';
+  /** One line per SLO entry: misses, observations, allowance, indifference zone, clustering. */
+  evidence: string;
+}
+
 // ---- events.jsonl -----------------------------------------------------------------------------
 
 /** A finished probe as the journal records it and capacity.json lists it. */
@@ -115,6 +125,11 @@ export interface ProbeOutcome {
   durationS: number;
   earlyStop: string | null;
   sloValue: number | null;
+  /**
+   * The statistical decision on the same requests (capacity/sloDecision.ts), beside the verdict
+   * above, which counts misses against the sample's own nearest-rank budget. Absent in older runs.
+   */
+  statistics?: ProbeStatistics;
 }
 
 export type RunEvent =
@@ -215,6 +230,8 @@ export interface ProbeSummary {
   warmupRequests: number;
   durationS: number;
   earlyStop: string | null;
+  /** See ProbeOutcome.statistics. */
+  statistics?: ProbeStatistics;
   /** The recipe SLO's headline value (fluidity at its percentile, else the first SLO's value). */
   sloValue: number | null;
   slo: SloEvaluation;
@@ -263,6 +280,8 @@ export interface CapacityJson {
   atLeastMax: boolean;
   slo: Slo;
   bracket: { passQps: number | null; failQps: number | null };
+  /** The statistical decision of the probes at the bracket's ends (absent in older runs). */
+  bracketStatistics?: { passQps: ProbeStatistics | null; failQps: ProbeStatistics | null };
   tolerance: number;
   probes: ProbeOutcome[];
   /** The baseline SLO definitions every probe was also judged under (Metron Fig. 6). */

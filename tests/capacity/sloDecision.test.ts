@@ -2,7 +2,7 @@
 // streaming accumulator (`analyze`) deciding exactly as decideSlo on the same requests.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { decideSlo, sloSeries, SloDecisionAccumulator } from '../../harness/capacity/sloDecision.ts';
+import { decideSlo, probeDecision, sloSeries, SloDecisionAccumulator } from '../../harness/capacity/sloDecision.ts';
 import { DEFAULT_DECISION } from '../../harness/capacity/decision.ts';
 import { computeRequestMetrics } from '../../harness/metrics/request.ts';
 import type { Slo } from '../../harness/metrics/slo.ts';
@@ -61,6 +61,25 @@ test('requests cancelled by an early stop end the series: they are not misses', 
   assert.is(d.requestsObserved, 500);
   assert.is(d.parts[0].result.misses, 0);
   assert.is(d.decision, 'pass');
+});
+
+test("a probe's statistical decision: pass needs the planned minimum, a fail leans and decides fail, evidence names the SLO", () => {
+  const fluidityOnly: Slo = { fluidity: slo.fluidity };
+  const { records } = simulateQueue({ rateQps: 4, requests: 600, servers: 8, seed: 3 });
+  const calm = records.map(metrics);
+  const pass = probeDecision(calm, fluidityOnly, DEFAULT_DECISION, 400);
+  assert.is(pass.decision, 'pass');
+  assert.ok(pass.confidence >= 1 - DEFAULT_DECISION.alpha, String(pass.confidence));
+  assert.match(pass.evidence, 'SLO "fluidity p99 >= 0.9": pass');
+  // The same requests cannot pass a probe planned longer than they are.
+  const short = probeDecision(calm, fluidityOnly, DEFAULT_DECISION, 700);
+  assert.is(short.decision, 'undecided');
+  assert.is(short.leaning, 'pass');
+  // Every tenth request late by a second: 10% misses against 1% allowed.
+  const late = records.map((r, i) => metrics(i % 10 === 0 ? { ...r, chunks: r.chunks.map(([t, n]) => [t + 1, n] as [number, number]) } : r));
+  const fail = probeDecision(late, fluidityOnly, DEFAULT_DECISION, 400);
+  assert.is(fail.decision, 'fail');
+  assert.is(fail.leaning, 'fail');
 });
 
 test.run();

@@ -21,7 +21,7 @@ const ALLOWED: Record<string, string[]> = {
   provision: ['util'],
   recipe: ['catalog', 'load', 'metrics', 'provision', 'sim', 'util'],
   runDir: ['load', 'metrics', 'provision', 'recipe', 'timeline', 'util'],
-  analyze: ['metrics', 'runDir', 'timeline', 'util'],
+  analyze: ['capacity', 'metrics', 'runDir', 'timeline', 'util'],
   report: ['catalog', 'metrics', 'runDir', 'util'],
   capacity: ['catalog', 'load', 'metrics', 'provision', 'recipe', 'report', 'runDir', 'timeline', 'util'],
   sweep: ['capacity', 'catalog', 'load', 'metrics', 'provision', 'recipe', 'runDir', 'util'],

@@ -46,6 +46,8 @@ test('probe rows carry verdict, requests, SLO value, goodput, latencies, fluidit
   const row = mdRow(md, '1');
   const cell = (name: string) => row[header.indexOf(name)];
   assert.is(cell('verdict'), 'pass');
+  assert.is(cell('statistical decision'), 'pass 97%');
+  assert.is(mdRow(md, '3')[header.indexOf('statistical decision')], '—');
   assert.is(cell('valid'), 'yes');
   assert.is(cell('requests (evaluated / planned)'), '90 / 100');
   assert.is(cell('duration'), '50 s');
@@ -58,6 +60,10 @@ test('probe rows carry verdict, requests, SLO value, goodput, latencies, fluidit
   assert.is(cell('client error'), '0.7 ms');
   const failed = mdRow(md, '2');
   assert.is(failed[header.indexOf('verdict')], 'fail (stopped early)');
+  assert.is(failed[header.indexOf('statistical decision')], 'undecided, leans fail 72%');
+  // The bracket's fail end is a nearest-rank fail the evidence does not decide: the report says so.
+  assert.match(md, "the fail at 4 QPS is undecided, leans fail 72%. A rate that is not decided could fall on the other side");
+  assert.not.match(md, 'the pass at 3 QPS');
   // The row says it in a few words; the whole reason (with a pipe and a tag, escaped) is a note below.
   assert.is(failed[header.indexOf('early stop')], '9 of 864 failing > 8 allowed \\[1\\]');
   assert.match(md, '- \\[1\\] probe 2 at 4 QPS: SLO "fluidity p99 >= 0.9 | \\<late>" can no longer pass: 9 failing requests already exceed the 8 allowed of 864');
@@ -183,9 +189,9 @@ test('a run with only SPEC §4 fields renders, stating what is absent', () => {
   assert.match(text, '- manifest.json (host facts, tool version and git sha unknown)');
   assert.not.match(text, /undefined|NaN|null/);
   // Probe summaries are found by the pipeline's directory naming even without `dir`.
-  assert.is(mdRow(text, '1')[3], 'yes');
-  assert.is(mdRow(text, '1')[4], '90 / 100');
-  assert.is(mdRow(text, '2')[3], '—');
+  assert.is(mdRow(text, '1')[4], 'yes');
+  assert.is(mdRow(text, '1')[5], '90 / 100');
+  assert.is(mdRow(text, '2')[4], '—');
 });
 
 test('an unmeasurable fluid rate is stated with its reason', () => {

@@ -1,0 +1,39 @@
+// `fluidcap analyze` states each probe's statistical decision beside its nearest-rank verdict,
+// under the SLO it judges with (the run's, or the flags'), on the archived example run.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { join, resolve } from 'node:path';
+import { analyzeTarget, type AnalyzeOptions } from '../../harness/analyze/analyzeRun.ts';
+
+const EXAMPLE = join(resolve(import.meta.dirname, '..', '..'), 'results', 'examples', 'sim-quickstart');
+
+async function analyze(over: Partial<AnalyzeOptions> = {}) {
+  let text = '';
+  const outcome = await analyzeTarget(
+    { target: EXAMPLE, json: false, method: 'nearest-rank', overrides: {}, ...over },
+    { write: async (t) => void (text += t), warn: () => {} },
+  );
+  return { outcome, text };
+}
+
+test('every probe carries a decision; 100 requests cannot pass a P99 but a 16% miss rate fails', async () => {
+  const { outcome, text } = await analyze();
+  const byQps = new Map(outcome.probes.map((p) => [p.qps, p.statistics]));
+  assert.is(outcome.probes.length, 3);
+  // 2 QPS: nothing missed, yet 100 requests cannot show a miss fraction below the zone's 1.5%.
+  assert.is(byQps.get(2)?.decision, 'undecided');
+  assert.is(byQps.get(2)?.leaning, 'pass');
+  // 6 QPS: over half the requests below the fluidity minimum.
+  assert.is(byQps.get(6)?.decision, 'fail');
+  assert.ok(byQps.get(6)!.confidence >= 0.95);
+  assert.match(text, /03-qps-6[^\n]*\n(?:.*\n)*?\s+statistical decision: SLO "fluidity p99 >= 0\.9[^"]*": fail \(/);
+});
+
+test('a looser SLO from the flags is what the decision judges', async () => {
+  // With 80% of requests allowed to miss, the 4 QPS probe's misses are far inside the allowance.
+  const { outcome } = await analyze({ overrides: { percentile: 20 } });
+  const at4 = outcome.probes.find((p) => p.qps === 4)!.statistics!;
+  assert.is(at4.decision, 'pass', at4.evidence);
+});
+
+test.run();
