@@ -26,21 +26,31 @@ export function bracketOf(f: {
 }
 
 /**
- * The confidences of the probes at the bracket's ends: capacity.json's `bracketConfidence` when
- * present, else the `confidence` of the probe row at that rate (only probes that carry a
- * statistical `decision` have one). Null for an end without one.
+ * How sure the probes at the bracket's ends are of their side: capacity.json's
+ * `bracketStatistics` when present (an end's statistical decision, or the confidence of its
+ * leaning, taken as 1 − that when it leans the other way), else `bracketConfidence`, else the
+ * `confidence` of a probe row at that rate that carries a statistical `decision`. Null for an end
+ * without any.
  */
 export function bracketConfidenceOf(rawCapacity: unknown, lowQps: number, highQps: number): { low: number | null; high: number | null } {
   const c = obj(rawCapacity);
   const given = obj(c.bracketConfidence);
+  const stats = obj(c.bracketStatistics);
   const probes = Array.isArray(c.probes) ? c.probes.map(obj) : [];
   const at = (qps: number, decision: string): number | null => {
     const hit = probes.find((p) => num(p.qps) !== null && Math.abs((p.qps as number) - qps) <= 1e-9 * qps && p.decision === decision);
     return hit ? num(hit.confidence) : null;
   };
+  const sure = (raw: unknown, side: 'pass' | 'fail'): number | null => {
+    const s = obj(raw);
+    const confidence = num(s.confidence);
+    if (confidence === null) return null;
+    const towards = s.decision === 'undecided' ? s.leaning : s.decision;
+    return towards === side ? confidence : 1 - confidence;
+  };
   return {
-    low: num(given.passQps) ?? (lowQps > 0 ? at(lowQps, 'pass') : null),
-    high: num(given.failQps) ?? (Number.isFinite(highQps) ? at(highQps, 'fail') : null),
+    low: sure(stats.passQps, 'pass') ?? num(given.passQps) ?? (lowQps > 0 ? at(lowQps, 'pass') : null),
+    high: sure(stats.failQps, 'fail') ?? num(given.failQps) ?? (Number.isFinite(highQps) ? at(highQps, 'fail') : null),
   };
 }
 

@@ -175,6 +175,19 @@ test('brackets of older runs come from capacity and tolerance; confidences from 
   assert.equal(bracketConfidenceOf(raw, 16, 20), { low: 0.99, high: 0.93 });
   assert.equal(bracketConfidenceOf({ ...raw, bracketConfidence: { passQps: 0.9, failQps: null } }, 16, 20), { low: 0.9, high: 0.93 });
   assert.equal(bracketConfidenceOf({ probes: [{ qps: 16, passed: true }] }, 16, 20), { low: null, high: null });
+  // Runs that record each end's statistical decision: a decided end counts its confidence; an
+  // undecided one the confidence of its leaning, turned round when it leans the other way.
+  const withStats = {
+    ...raw,
+    bracketStatistics: {
+      passQps: { decision: 'undecided', confidence: 0.8, leaning: 'pass', evidence: '' },
+      failQps: { decision: 'undecided', confidence: 0.7, leaning: 'pass', evidence: '' },
+    },
+  };
+  const both = bracketConfidenceOf(withStats, 16, 20);
+  assert.is(both.low, 0.8);
+  assert.ok(Math.abs(both.high! - 0.3) < 1e-12, String(both.high));
+  assert.equal(bracketConfidenceOf({ bracketStatistics: { passQps: { decision: 'pass', confidence: 0.97, leaning: 'pass' }, failQps: null } }, 16, 20), { low: 0.97, high: null });
 });
 
 test.run();
