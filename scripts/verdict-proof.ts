@@ -9,6 +9,9 @@
 //  - five searches with different seeds for each method: the decision search (sequential test,
 //    early stop both ways, extension), the nearest-rank search with the recipe's probes and exact
 //    early stop, and a Metron-style search (1000 requests per probe, no early stop);
+//  - how far the ground truth itself moves with the workload's sample: each of `--spread-seeds`
+//    seeds alone, `--spread-requests` requests at every grid rate, its own long-run capacity. No
+//    search can be surer of the capacity than these oracles, which each spend far more load;
 //  - over `--knee-probes` seeded probes at the grid rates just outside the indifference zone, the
 //    fraction of wrong decisions next to the configured alpha and beta.
 // The virtual clock leaves out HTTP and the client's timing error; real runs (`npm run quickstart`,
@@ -39,6 +42,8 @@ const { values } = parseArgs({
     'gt-requests': { type: 'string', default: '12000' },
     searches: { type: 'string', default: '5' },
     'knee-probes': { type: 'string', default: '24' },
+    'spread-seeds': { type: 'string', default: '10' },
+    'spread-requests': { type: 'string', default: '20000' },
     alpha: { type: 'string' },
     beta: { type: 'string' },
     indifference: { type: 'string' },
@@ -137,6 +142,33 @@ function loadRatio(c: Config, rateQps: number, seeds: number, requests: number):
   return ratio;
 }
 
+// Long-run miss fraction ÷ allowance of one seed alone (worst SLO entry).
+function seedRatio(c: Config, rateQps: number, seed: number, requests: number): number {
+  const planned = plan(c, rateQps, requests, seed, 1e9);
+  const { records } = runVirtualProbe(c.sim, planned);
+  const series = sloSeries(evaluated(c, planned, records, Math.floor(requests * 0.1)), c.slo);
+  return Math.max(...series.map((s) => {
+    const misses = s.misses.reduce((a, b) => a + b, 0);
+    return s.allowedFraction > 0 ? misses / s.misses.length / s.allowedFraction : misses > 0 ? Infinity : 0;
+  }));
+}
+
+// Each seed's own ground truth on the grid: the highest rate passing with every lower one.
+function groundTruthSpread(c: Config, grid: readonly { qps: number }[], seeds: number, requests: number): { capacities: (number | null)[]; loadS: number } {
+  const capacities: (number | null)[] = [];
+  let loadS = 0;
+  for (let s = 1; s <= seeds; s++) {
+    let capacity: number | null = null;
+    for (const g of grid) {
+      loadS += requests / g.qps;
+      if (seedRatio(c, g.qps, 7000 + s, requests) > 1) break;
+      capacity = g.qps;
+    }
+    capacities.push(capacity);
+  }
+  return { capacities, loadS: loadS / Math.max(1, seeds) };
+}
+
 function groundTruth(c: Config, seeds: number, requests: number): { capacity: number | null; grid: { qps: number; ratio: number }[] } {
   if (seeds === 0) return { capacity: null, grid: [] };
   // Bracket the knee on the long-run ratio, then walk a 1% grid across it.
@@ -226,6 +258,9 @@ const gtSeeds = Number(values['gt-seeds']);
 const gtRequests = Number(values['gt-requests']);
 const nSearches = Number(values.searches);
 const kneeProbes = Number(values['knee-probes']);
+const spreadSeeds = Number(values['spread-seeds']);
+const spreadRequests = Number(values['spread-requests']);
+const spreadRows: string[] = [];
 const rows: string[] = [];
 const details: string[] = [];
 for (const file of values.recipes!.split(',')) {
@@ -235,6 +270,14 @@ for (const file of values.recipes!.split(',')) {
   log(`${c.recipe.name}: ground truth (${gtSeeds} seeds × ${gtRequests} requests per rate)…`);
   const gt = groundTruth(c, gtSeeds, gtRequests);
   log(`  grid ${gt.grid.map((g) => `${g.qps}:${g.ratio.toFixed(2)}`).join(' ')} → ${gt.capacity}`);
+  if (spreadSeeds > 0 && gt.capacity !== null && gt.grid.length > 0) {
+    log(`  ground-truth spread: ${spreadSeeds} seeds alone × ${spreadRequests} requests per grid rate…`);
+    const spread = groundTruthSpread(c, gt.grid, spreadSeeds, spreadRequests);
+    const errs = spread.capacities.map((x) => (x === null ? -1 : (x - gt.capacity!) / gt.capacity!));
+    spreadRows.push(
+      `| ${c.recipe.name} | ${fmtQ(gt.capacity)} | ${spread.capacities.map(fmtQ).join(', ')} | ${errs.filter((e) => Math.abs(e) <= 0.025).length}/${spreadSeeds} | ${pct(Math.max(...errs.map(Math.abs)))} | ${spread.loadS.toFixed(0)} |`,
+    );
+  }
   const summaries: Record<Method, SearchRun[]> = { decision: [], 'nearest-rank': [], 'metron-1000': [] };
   for (const method of ['decision', 'nearest-rank', 'metron-1000'] as Method[]) {
     for (let i = 0; i < nSearches; i++) {
@@ -292,6 +335,14 @@ for (const file of values.recipes!.split(',')) {
 console.log('| recipe | method | ground truth QPS | mean capacity | spread (5 seeds) | within ±2.5% | worst error | load-s per search | load vs Metron |');
 console.log('|---|---|---|---|---|---|---|---|---|');
 for (const r of rows) console.log(r);
+console.log('');
+if (spreadRows.length > 0) {
+  console.log('');
+  console.log(`Ground truth by seed: each seed alone, ${spreadRequests} requests at every rate of the 1% grid (below the knee's first failing rate).`);
+  console.log('| recipe | pooled ground truth QPS | each seed alone | within ±2.5% | worst error | load-s per seed |');
+  console.log('|---|---|---|---|---|---|');
+  for (const r of spreadRows) console.log(r);
+}
 console.log('');
 for (const d of details) console.log(d);
 console.log(`wall time: ${((performance.now() - t0) / 1000).toFixed(0)} s (virtual clock; no HTTP, no client timing error)`);

@@ -23,7 +23,7 @@ import { startEngineSession, type EngineSession } from './engineSession.ts';
 import { runProfile } from './profiler.ts';
 import { plannedRequests, probeOutcome, runProbeStep } from './probeStep.ts';
 import { reclaimProbes } from './resume.ts';
-import { nextProbe, type Bracket, type ProbeVerdict, type SearchDecision } from './search.ts';
+import { bracketOf, nextProbe, type Bracket, type ProbeVerdict, type SearchDecision } from './search.ts';
 import { warmNextProbe } from './warmStart.ts';
 import { capacityCost, runCost } from './cost.ts';
 import type { PrefillFit } from '../metrics/prefill.ts';
@@ -452,6 +452,7 @@ function buildCapacity(
     slo: plan.slo,
     bracket: d.bracket,
     bracketStatistics: { passQps: statisticsAt(summaries, d.bracket.passQps), failQps: statisticsAt(summaries, d.bracket.failQps) },
+    decidedBracket: decidedBracketOf(summaries),
     tolerance: plan.search.tolerance,
     probes: summaries.map(probeOutcome),
     baselines: plan.baselines,
@@ -472,4 +473,13 @@ function buildCapacity(
 function statisticsAt(summaries: readonly ProbeSummary[], qps: number | null): ProbeStatistics | null {
   if (qps === null) return null;
   return summaries.filter((s) => s.valid && s.qps === qps).at(-1)?.statistics ?? null;
+}
+
+// The bracket of the statistical decisions alone (undecided probes move neither end).
+function decidedBracketOf(summaries: readonly ProbeSummary[]): NonNullable<CapacityJson['decidedBracket']> {
+  const judged = summaries.filter((s) => s.statistics);
+  const b = bracketOf(judged.map((s) => ({ qps: s.qps, passed: s.statistics!.decision === 'pass', decision: s.statistics!.decision, valid: s.valid })));
+  const confidence = (qps: number | null, decision: 'pass' | 'fail') =>
+    qps === null ? null : Math.max(...judged.filter((s) => s.valid && s.qps === qps && s.statistics!.decision === decision).map((s) => s.statistics!.confidence));
+  return { passQps: b.passQps, failQps: b.failQps, passConfidence: confidence(b.passQps, 'pass'), failConfidence: confidence(b.failQps, 'fail') };
 }

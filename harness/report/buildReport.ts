@@ -104,7 +104,8 @@ export function shortDecision(s: ProbeStatistics): string {
   return s.decision === 'undecided' ? `undecided, leans ${s.leaning} ${pct}` : `${s.decision} ${pct}`;
 }
 
-// What the bracket's ends establish about their rates, beside their nearest-rank verdicts.
+// What the bracket's ends establish about their rates, beside their nearest-rank verdicts, and the
+// bracket the decisions alone support.
 function bracketStatistics(d: RunReportData): string | null {
   const { passQps, failQps } = d.capacity.bracket;
   const at = (qps: number | null) => (qps === null ? null : (d.probes.filter((p) => p.qps === qps && p.valid !== false && p.statistics).at(-1)?.statistics ?? null));
@@ -114,11 +115,16 @@ function bracketStatistics(d: RunReportData): string | null {
   const part = (label: string, qps: number | null, s: ProbeStatistics | null) => (s ? `the ${label} at ${fmtNum(qps)} QPS is ${s.decision === 'undecided' ? shortDecision(s) : `a decided ${s.decision} (${(s.confidence * 100).toFixed(1)}% confidence)`}` : null);
   const parts = [part('pass', passQps, pass), part('fail', failQps, fail)].filter((x) => x !== null);
   const decided = [pass, fail].filter((s) => s && s.decision !== 'undecided').length;
-  const caveat =
-    decided === 2
-      ? ''
-      : ' A rate that is not decided could fall on the other side of the SLO in a longer probe: near the knee, misses cluster and a short probe passes or fails by chance, so the capacity is only as sharp as the decided ends around it.';
-  return `Statistical decision of the bracket's ends (a sequential test on the miss fraction, clustering counted): ${parts.join('; ')}.${caveat}`;
+  let text = `Statistical decision of the bracket's ends (a sequential test on the miss fraction, clustering counted): ${parts.join('; ')}.`;
+  if (decided < 2) {
+    text += ' A rate that is not decided could fall on the other side of the SLO in a longer probe: near the knee, misses cluster and a short probe passes or fails by chance.';
+    const db = d.capacity.decidedBracket;
+    if (db) {
+      const end = (qps: number | null, c: number | null, word: string, none: string) => (qps === null ? none : `${word} at ${fmtNum(qps)} QPS${c === null ? '' : ` (${(c * 100).toFixed(1)}%)`}`);
+      text += ` The decided probes alone bracket the capacity between ${end(db.passQps, db.passConfidence, 'a pass', 'no decided pass')} and ${end(db.failQps, db.failConfidence, 'a fail', 'no decided fail')}: that is how finely this run knows it.`;
+    }
+  }
+  return text;
 }
 
 function verdictOf(p: ReportProbe): string {

@@ -88,6 +88,8 @@ export interface ReportCapacity {
   atLeastMax: boolean;
   slo: Slo;
   bracket: { passQps: number | null; failQps: number | null };
+  /** The bracket of the statistical decisions alone (null in older runs). */
+  decidedBracket: { passQps: number | null; failQps: number | null; passConfidence: number | null; failConfidence: number | null } | null;
   tolerance: number | null;
   /** null when the run recorded no baseline SLO verdicts. */
   baselineCapacityQps: Record<string, number | null> | null;
@@ -216,6 +218,9 @@ export function toReportCapacity(raw: unknown, target: ReportTarget | null): Rep
     atLeastMax: c.atLeastMax === true,
     slo: obj(c.slo) as Slo,
     bracket: { passQps: num(bracket.passQps), failQps: num(bracket.failQps) },
+    decidedBracket: has(c.decidedBracket)
+      ? (({ passQps, failQps, passConfidence, failConfidence }) => ({ passQps: num(passQps), failQps: num(failQps), passConfidence: num(passConfidence), failConfidence: num(failConfidence) }))(obj(c.decidedBracket))
+      : null,
     tolerance: num(c.tolerance),
     baselineCapacityQps: caps ? Object.fromEntries(Object.entries(caps).map(([k, v]) => [k, num(v)])) : null,
     fluidRate: f

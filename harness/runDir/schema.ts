@@ -282,6 +282,12 @@ export interface CapacityJson {
   bracket: { passQps: number | null; failQps: number | null };
   /** The statistical decision of the probes at the bracket's ends (absent in older runs). */
   bracketStatistics?: { passQps: ProbeStatistics | null; failQps: ProbeStatistics | null };
+  /**
+   * The bracket the statistical decisions alone support: the highest decided pass below the lowest
+   * decided fail, with their confidences. Wider than `bracket` when its ends are undecided: the
+   * capacity is only known as finely as this (absent in older runs).
+   */
+  decidedBracket?: { passQps: number | null; failQps: number | null; passConfidence: number | null; failConfidence: number | null };
   tolerance: number;
   probes: ProbeOutcome[];
   /** The baseline SLO definitions every probe was also judged under (Metron Fig. 6). */

@@ -55,6 +55,22 @@ test('the bracket is what the outcome says: within tolerance when converged, max
   }
 });
 
+test('every probe states its statistical decision; the decided bracket rests on decided probes only', () => {
+  type Stats = { decision: string; confidence: number; leaning: string; evidence: string };
+  const c = capacity as CapacityFile & { decidedBracket: { passQps: number | null; failQps: number | null }; probes: { statistics?: Stats }[] };
+  for (const p of c.probes as (CapacityFile['probes'][number] & { statistics?: Stats })[]) {
+    assert.ok(p.statistics, `probe ${p.index} has no statistics`);
+    assert.ok(['pass', 'fail', 'undecided'].includes(p.statistics!.decision), p.statistics!.decision);
+    assert.ok(p.statistics!.confidence >= 0 && p.statistics!.confidence <= 1);
+    assert.match(p.statistics!.evidence, / misses in \d+ requests/);
+  }
+  const { passQps, failQps } = c.decidedBracket;
+  const decidedAt = (qps: number, d: string) => (c.probes as { qps: number; valid: boolean; statistics?: Stats }[]).some((p) => p.qps === qps && p.valid && p.statistics?.decision === d);
+  if (passQps !== null) assert.ok(decidedAt(passQps, 'pass'), `no decided pass at ${passQps}`);
+  if (failQps !== null) assert.ok(decidedAt(failQps, 'fail'), `no decided fail at ${failQps}`);
+  if (passQps !== null && failQps !== null) assert.ok(passQps < failQps);
+});
+
 test('report.md quotes the capacity, the bracket and the SLO as written', () => {
   const md = readFileSync(join(runDir, 'report.md'), 'utf8');
   assert.ok(md.includes(String(capacity.capacityQps)), 'capacity missing from report.md');

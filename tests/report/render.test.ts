@@ -64,6 +64,7 @@ test('probe rows carry verdict, requests, SLO value, goodput, latencies, fluidit
   // The bracket's fail end is a nearest-rank fail the evidence does not decide: the report says so.
   assert.match(md, "the fail at 4 QPS is undecided, leans fail 72%. A rate that is not decided could fall on the other side");
   assert.not.match(md, 'the pass at 3 QPS');
+  assert.match(md, 'The decided probes alone bracket the capacity between a pass at 2 QPS (97.3%) and no decided fail: that is how finely this run knows it.');
   // The row says it in a few words; the whole reason (with a pipe and a tag, escaped) is a note below.
   assert.is(failed[header.indexOf('early stop')], '9 of 864 failing > 8 allowed \\[1\\]');
   assert.match(md, '- \\[1\\] probe 2 at 4 QPS: SLO "fluidity p99 >= 0.9 | \\<late>" can no longer pass: 9 failing requests already exceed the 8 allowed of 864');

@@ -122,6 +122,7 @@ export function writeSyntheticRun(dir: string, opts: SyntheticRunOptions = {}): 
     capacityQps,
     slo: SLO,
     bracket: { passQps: 3, failQps: 4 },
+    ...(opts.minimal ? {} : { decidedBracket: { passQps: 2, failQps: null, passConfidence: 0.973, failConfidence: null } }),
     probes: probes.map((p) => ({
       index: p.index,
       qps: p.qps,
