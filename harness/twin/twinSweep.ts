@@ -177,6 +177,8 @@ export interface TwinSweepOutcome {
   files: string[];
   /** Configurations the twin could not evaluate (a fault of fluidcap, not of the input). */
   failed: number;
+  /** The first configuration's recipe (its SLO and workload are every configuration's unless the matrix sets them). */
+  firstRecipe: Recipe;
 }
 
 function sloTextOf(recipe: Recipe): string {
@@ -251,7 +253,7 @@ export async function runTwinSweep(o: TwinSweepOptions): Promise<TwinSweepOutcom
       topSweepText({ sweepName: sweep.name, recipe: basename(sweep.recipeFile), gpusPerHost: sweep.gpusPerHost, parallel: sweep.parallel, portsBase: sweep.ports?.base, createdAt: created.toISOString() }, ranked, o.top),
     );
   }
-  return { dir, rows: ranked, wallS, files, failed };
+  return { dir, rows: ranked, wallS, files, failed, firstRecipe: first };
 }
 
 /** The base recipe as copied beside the sweep: a relative trace path made absolute, so it still names the same file. */
