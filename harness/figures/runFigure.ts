@@ -23,13 +23,14 @@ import { metronFig6, type Fig6System } from './metronFig6.ts';
 import { computeRequestMetrics } from '../metrics/request.ts';
 import { predictPrefillS } from '../metrics/prefill.ts';
 import type { FigureArtifacts } from './output.ts';
+import { runVidurFigure } from './vidurRun.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const PAPER_NUMBERS = join(import.meta.dirname, 'paperNumbers.json');
 const STATE_FILE = 'figure.json';
 
 /** The figures this command draws. */
-export const FIGURES = ['metron-fig5d', 'metron-fig3', 'metron-fig6'] as const;
+export const FIGURES = ['metron-fig5d', 'metron-fig3', 'metron-fig6', 'vidur-fig5', 'vidur-fig6'] as const;
 export type FigureName = (typeof FIGURES)[number];
 
 export interface FigureOptions {
@@ -45,6 +46,8 @@ export interface FigureOptions {
   /** metron-fig6: the rates (paper time) every SLO is judged at; default DEFAULT_GRID. */
   grid?: number[];
   requests: number;
+  /** vidur-fig5 / vidur-fig6: the sweep file the twin evaluates (default sweeps/vidur-fig5.yaml). */
+  sweepFile?: string;
   signal?: AbortSignal;
   log: (line: string) => void;
   now?: () => Date;
@@ -83,7 +86,7 @@ export const DEFAULT_GRID = [2, 4, 6, 8, 10, 12];
 /** Checks the figure's name and numbers before anything starts. */
 export function checkFigureOptions(o: Pick<FigureOptions, 'name' | 'timeScale' | 'rateQps' | 'requests' | 'grid'>): FigureName {
   if (!(FIGURES as readonly string[]).includes(o.name)) {
-    throw new UserError(`figure name must be one of ${FIGURES.join(', ')}, got ${describeValue(o.name)} (vidur-fig5, vidur-fig6 and deepspeed-throughput are not built yet)`);
+    throw new UserError(`figure name must be one of ${FIGURES.join(', ')}, got ${describeValue(o.name)} (deepspeed-throughput is not built yet)`);
   }
   if (!(o.timeScale > 0 && o.timeScale <= 1)) throw new UserError(`--time-scale must be > 0 and <= 1, got ${describeValue(o.timeScale)}`);
   if (!(o.rateQps > 0 && Number.isFinite(o.rateQps))) throw new UserError(`--qps must be a rate > 0, got ${describeValue(o.rateQps)}`);
@@ -142,6 +145,13 @@ function readState(dir: string): State {
 /** Runs (or reuses) every system's probe, then writes the figure's files. */
 export async function runFigure(o: FigureOptions): Promise<FigureOutcome> {
   const now = o.now ?? (() => new Date());
+  if (o.name === 'vidur-fig5' || o.name === 'vidur-fig6') {
+    // Evaluated on the twin in seconds: nothing to resume, no engine to place on a host.
+    if (o.resumeDir) throw new UserError(`--resume: ${o.name} runs on the twin in seconds and keeps no state; run it again`);
+    if (o.inventory) throw new UserError(`--hosts: ${o.name} is evaluated on the twin; run its best configurations on your hosts with \`fluidcap sweep --twin sweeps/vidur-fig5.yaml --top N\` and then \`fluidcap sweep <dir>/top-N.yaml --hosts ...\``);
+    const r = await runVidurFigure({ name: o.name, outDir: o.outDir, sweepFile: o.sweepFile, log: o.log, now });
+    return { dir: r.dir, status: 'completed', artifacts: [r.artifacts], runSeconds: { twin: r.twinWallS } };
+  }
   let dir: string;
   let state: State;
   if (o.resumeDir) {

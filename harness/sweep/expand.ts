@@ -1,5 +1,5 @@
 // A sweep's matrix as its list of configurations (every combination, in the order the file lists
-// the fields and values, minus the excluded ones), and each configuration as recipe text: the base
+// the fields and values, minus the excluded ones, then the `include` entries), and each configuration as recipe text: the base
 // recipe with the matrix values set, comments and layout kept, so the run's recipe.yaml reads like
 // the base. Pure: text in, text out.
 import { isAbsolute, resolve } from 'node:path';
@@ -26,13 +26,21 @@ function slugOf(key: string, value: MatrixValue): string {
   return `${field}${text}`.replace(/[^A-Za-z0-9._]+/g, '_').replace(/_+$/, '').slice(0, 40);
 }
 
-/** Every combination of the matrix, minus those matching an `exclude` entry on all the fields it names. */
-export function expandMatrix(sweep: Pick<SweepFile, 'matrix' | 'exclude'>): SweepConfig[] {
-  let combos: Record<string, MatrixValue>[] = [{}];
+/**
+ * Every combination of the matrix, minus those matching an `exclude` entry on all the fields it
+ * names, then each `include` entry not already among them. With an empty matrix and includes,
+ * only the includes run (an empty matrix alone is the base recipe, once).
+ */
+export function expandMatrix(sweep: Pick<SweepFile, 'matrix' | 'exclude'> & { include?: SweepFile['include'] }): SweepConfig[] {
+  const include = sweep.include ?? [];
+  let combos: Record<string, MatrixValue>[] = Object.keys(sweep.matrix).length === 0 && include.length > 0 ? [] : [{}];
   for (const [key, values] of Object.entries(sweep.matrix)) {
     combos = combos.flatMap((c) => values.map((v) => ({ ...c, [key]: v })));
   }
   const kept = combos.filter((c) => !sweep.exclude.some((ex) => Object.entries(ex).every(([k, v]) => same(c[k], v))));
+  const sameCombo = (a: Record<string, MatrixValue>, b: Record<string, MatrixValue>) =>
+    Object.keys(a).length === Object.keys(b).length && Object.entries(a).every(([k, v]) => same(b[k], v));
+  for (const extra of include) if (!kept.some((c) => sameCombo(c, extra))) kept.push({ ...extra });
   const width = String(kept.length).length < 2 ? 2 : String(kept.length).length;
   return kept.map((values, i) => {
     const slug = Object.entries(values).map(([k, v]) => slugOf(k, v)).join('-');
@@ -61,7 +69,9 @@ export interface PlacementFields {
  */
 export function configRecipeText(baseText: string, baseDir: string, baseName: string, config: SweepConfig, place: PlacementFields = {}): string {
   const doc = parseDocument(baseText);
-  doc.set('name', `${baseName}-${config.id}`.slice(0, 120));
+  // A recipe name is at most 64 characters; the id's leading cNN keeps a shortened name unique.
+  const name = `${baseName}-${config.id}`;
+  doc.set('name', name.length <= 64 ? name : `${baseName.slice(0, 20)}-${config.id}`.slice(0, 64));
   for (const [key, value] of Object.entries(config.values)) {
     const field = resolveField(key);
     if (!field.ok) throw new Error(`matrix key ${key} passed validation but does not resolve: ${field.message}`);

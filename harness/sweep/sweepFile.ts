@@ -10,6 +10,8 @@
 //   target.sim.timeScale: [1, 2]    # or any dotted recipe path under target, workload, profile, search, slo
 // exclude:                          # combinations to leave out (a partial match excludes)
 //   - { maxNumSeqs: 64, target.sim.timeScale: 2 }
+// include:                          # combinations run besides the matrix (each names its own fields)
+//   - { maxNumSeqs: 256, target.sim.timeScale: 1 }
 // gpusPerHost: 8                    # optional: each host's GPUs, cut into sets of each run's size
 // parallel: 4                       # optional: most runs at once (default: one per GPU set)
 // ports: { base: 8000 }             # optional: engine port of the first GPU set; each set its own
@@ -34,6 +36,7 @@ export const sweepSchema = z
     recipe: z.string().min(1),
     matrix: z.record(z.string(), z.array(matrixValue).min(1)).default({}),
     exclude: z.array(z.record(z.string(), matrixValue)).default([]),
+    include: z.array(z.record(z.string(), matrixValue)).default([]),
     gpusPerHost: z.number().int().positive().optional(),
     parallel: z.number().int().positive().optional(),
     ports: z.strictObject({ base: z.number().int().min(1).max(65535) }).optional(),
@@ -55,6 +58,21 @@ export const sweepSchema = z
         ctx.addIssue({ code: 'custom', path: ['matrix', key], input: values, message: 'must not repeat a value' });
       }
     }
+    (s.include ?? []).forEach((combo, i) => {
+      if (combo === null || typeof combo !== 'object') return;
+      if (Object.keys(combo).length === 0) ctx.addIssue({ code: 'custom', path: ['include', i], input: combo, message: 'must name at least one field' });
+      const dotted = new Map<string, string>();
+      for (const key of Object.keys(combo)) {
+        const field = resolveField(key);
+        if (!field.ok) {
+          ctx.addIssue({ code: 'custom', path: ['include', i, key], input: key, message: field.message });
+          continue;
+        }
+        const twin = dotted.get(field.path.join('.'));
+        if (twin !== undefined) ctx.addIssue({ code: 'custom', path: ['include', i, key], input: key, message: `sets the same field as ${twin} (${field.path.join('.')})` });
+        dotted.set(field.path.join('.'), key);
+      }
+    });
     (s.exclude ?? []).forEach((combo, i) => {
       if (combo === null || typeof combo !== 'object') return;
       const entries = Object.entries(combo);

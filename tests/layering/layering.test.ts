@@ -26,8 +26,8 @@ const ALLOWED: Record<string, string[]> = {
   capacity: ['catalog', 'load', 'metrics', 'provision', 'recipe', 'report', 'runDir', 'timeline', 'util'],
   sweep: ['capacity', 'catalog', 'load', 'metrics', 'provision', 'recipe', 'runDir', 'util'],
   gate: ['report', 'runDir', 'util'],
-  twin: ['capacity', 'catalog', 'load', 'metrics', 'provision', 'recipe', 'runDir', 'sim', 'timeline', 'util'],
-  figures: ['capacity', 'metrics', 'provision', 'recipe', 'report', 'runDir', 'timeline', 'util'],
+  twin: ['capacity', 'catalog', 'load', 'metrics', 'provision', 'recipe', 'report', 'runDir', 'sim', 'sweep', 'timeline', 'util'],
+  figures: ['capacity', 'catalog', 'metrics', 'provision', 'recipe', 'report', 'runDir', 'sweep', 'timeline', 'twin', 'util'],
   cli: ['analyze', 'capacity', 'catalog', 'figures', 'gate', 'load', 'metrics', 'provision', 'recipe', 'report', 'runDir', 'sim', 'sweep', 'timeline', 'twin', 'util'],
 };
 
@@ -42,9 +42,9 @@ const PURE = [
   'sim/openaiRequest.ts', 'sim/promMetrics.ts', 'sim/vllmMetrics.ts', 'catalog/models.ts', 'catalog/gpuProfile.ts',
   'runDir/layout.ts', 'runDir/schema.ts',
   'sweep/expand.ts', 'sweep/placement.ts', 'sweep/plan.ts', 'sweep/sweepReport.ts', 'capacity/warmStart.ts',
-  'sim/virtualClock.ts', 'twin/virtualProbe.ts', 'twin/virtualProfile.ts', 'twin/judge.ts', 'twin/twinSearch.ts',
+  'sim/virtualClock.ts', 'twin/virtualProbe.ts', 'twin/virtualProfile.ts', 'twin/judge.ts', 'twin/twinSearch.ts', 'twin/twinSweepRank.ts',
   'gate/decide.ts', 'gate/evidence.ts', 'gate/outputs.ts', 'gate/history.ts',
-  'figures/paperNumbers.ts', 'figures/output.ts', 'figures/metronFig5d.ts', 'figures/metronFig3.ts', 'figures/metronFig6.ts',
+  'figures/paperNumbers.ts', 'figures/output.ts', 'figures/metronFig5d.ts', 'figures/metronFig3.ts', 'figures/metronFig6.ts', 'figures/vidurFigs.ts',
 ];
 const IO = /^(node:)?(fs|fs\/promises|net|http|https|http2|child_process|worker_threads|dgram|tls|readline)$|^(ssh2|node-ssh|dockerode|execa|undici|zx)(\/|$)/;
 

@@ -6,22 +6,24 @@ import { withInterrupts } from '../interrupts.ts';
 
 export const figureCommand = verb({
   command: 'figure [name]',
-  describe: 'draw a paper figure (metron-fig5d, metron-fig3, metron-fig6) from probes run for it',
+  describe: 'draw a paper figure (metron-fig5d, metron-fig3, metron-fig6 from probes run for it; vidur-fig5, vidur-fig6 from a sweep on the twin)',
   builder: (y) =>
     y
-      .positional('name', { type: 'string', describe: 'metron-fig5d | metron-fig3 | metron-fig6' })
+      .positional('name', { type: 'string', describe: 'metron-fig5d | metron-fig3 | metron-fig6 | vidur-fig5 | vidur-fig6' })
       .option('hosts', { type: 'string', describe: 'inventory YAML: run the paper recipes on these GPU hosts instead of the simulated engine' })
       .option('out', { type: 'string', default: 'results', describe: 'directory that receives the figure directory' })
       .option('resume', { type: 'string', describe: 'continue an interrupted figure directory (finished runs are reused)' })
       .option('time-scale', { type: 'number', default: 0.5, describe: 'simulated engine: real seconds per modelled second (deadlines and rates scale with it)' })
       .option('qps', { type: 'number', default: 6, describe: 'request rate of each system\'s probe, in the paper\'s time' })
       .option('requests', { type: 'number', describe: 'requests per probe, the first 10% warm-up (default 200; metron-fig6: 100)' })
-      .option('grid', { type: 'string', describe: 'metron-fig6: comma-separated rates in the paper\'s time (default 2,4,6,8,10,12)' }),
+      .option('grid', { type: 'string', describe: 'metron-fig6: comma-separated rates in the paper\'s time (default 2,4,6,8,10,12)' })
+      .option('sweep', { type: 'string', describe: 'vidur-fig5 / vidur-fig6: the sweep file the twin evaluates (default sweeps/vidur-fig5.yaml)' }),
   handler: async (args, setExit) => {
     const { runFigure, checkFigureOptions } = await import('../../figures/runFigure.ts');
     const { loadInventory } = await import('../../provision/inventory.ts');
     const { UserError } = await import('../../util/errors.ts');
-    if (!args.name && !args.resume) throw new UserError('figure needs a name (metron-fig5d, metron-fig3, metron-fig6) or --resume <figureDir>');
+    if (!args.name && !args.resume) throw new UserError('figure needs a name (metron-fig5d, metron-fig3, metron-fig6, vidur-fig5, vidur-fig6) or --resume <figureDir>');
+    if (args.sweep !== undefined && !args.name?.startsWith('vidur-')) throw new UserError(`--sweep is for vidur-fig5 and vidur-fig6, got figure ${JSON.stringify(args.name ?? '')}`);
     const grid = args.grid === undefined ? undefined : args.grid.split(',').map((r) => Number(r.trim()));
     const requests = args.requests ?? (args.name === 'metron-fig6' ? 100 : 200);
     if (!args.resume) checkFigureOptions({ name: args.name ?? '', timeScale: args.timeScale, rateQps: args.qps, requests, grid });
@@ -36,6 +38,7 @@ export const figureCommand = verb({
         rateQps: args.qps,
         requests,
         grid,
+        sweepFile: args.sweep,
         signal,
         log: (line) => process.stderr.write(`${line}\n`),
       });

@@ -2,6 +2,8 @@
 // a matrix of recipes placed on the inventory's hosts and GPU sets, run in parallel, one run
 // directory each, and the sweep report. Ctrl-C stops every run in progress (each keeps its data and
 // releases its engine), prints the resume command and exits 130; a second Ctrl-C exits at once.
+// With --twin the same matrix is evaluated on the simulated twin in virtual time and ranked by QPS
+// per $/hour; --top N writes a sweep file of the best N for a real sweep.
 import type { VerbFactory } from '../command.ts';
 import { UserError } from '../../util/errors.ts';
 import { withInterrupts } from '../interrupts.ts';
@@ -14,6 +16,8 @@ interface SweepArgs {
   dryRun: boolean;
   json: boolean;
   acceptNewHostKey: boolean;
+  twin: boolean;
+  top?: number;
 }
 
 export const sweepCommand: VerbFactory = (setExit) => ({
@@ -28,13 +32,17 @@ export const sweepCommand: VerbFactory = (setExit) => ({
       .option('dry-run', { type: 'boolean', default: false, describe: 'print the expanded matrix and its placement and exit' })
       .option('json', { type: 'boolean', default: false, describe: 'print the plan (--dry-run) or the per-configuration rows as JSON' })
       .option('accept-new-host-key', { type: 'boolean', default: false, describe: 'pin the key of a host missing from known_hosts' })
-      .epilog('Exit codes: 0 every run found a capacity; 1 a run ended on invalid probes; 2 bad input; 3 a run failed (infrastructure); 130 interrupted (the resume command is printed).'),
+      .option('twin', { type: 'boolean', default: false, describe: 'evaluate the matrix on the simulated twin (virtual time, seconds per configuration) and rank it by QPS per $/hour; no engine, no host' })
+      .option('top', { type: 'number', describe: 'with --twin: also write top-N.yaml, a sweep file of the N best configurations for a real sweep' })
+      .epilog('Exit codes: 0 every run found a capacity (--twin: every configuration was evaluated); 1 a run ended on invalid probes (--twin: the twin failed on a configuration); 2 bad input; 3 a run failed (infrastructure); 130 interrupted (the resume command is printed).'),
   handler: async (raw) => {
     // Loaded here, not at start-up: every other verb (and --help) starts without them.
     const { prepareSweep, runSweep } = await import('../../sweep/runSweep.ts');
     const { describeSweepPlan } = await import('../../sweep/plan.ts');
     const { loadInventory } = await import('../../provision/inventory.ts');
     const args = raw as unknown as SweepArgs;
+    if (args.top !== undefined && !args.twin) throw new UserError('--top needs --twin (it writes the best configurations the twin found)');
+    if (args.twin) return twinSweep(args, setExit);
     if (!args.sweep && !args.resume) throw new UserError('sweep needs a sweep file (or --resume <sweepDir>)');
     if (args.sweep && args.resume) throw new UserError('sweep takes a sweep file or --resume <sweepDir>, not both (the sweep directory names its sweep file)');
     const inventory = args.hosts ? await loadInventory(args.hosts) : undefined;
@@ -77,3 +85,33 @@ export const sweepCommand: VerbFactory = (setExit) => ({
     });
   },
 });
+
+// The twin's evaluation of the matrix: a ranking in seconds, every number marked as the twin's.
+async function twinSweep(args: SweepArgs, setExit: (code: number) => void): Promise<void> {
+  if (!args.sweep) throw new UserError('sweep --twin needs a sweep file');
+  for (const [flag, set] of [['--resume', args.resume !== undefined], ['--hosts', args.hosts !== undefined], ['--dry-run', args.dryRun]] as const) {
+    if (set) throw new UserError(`sweep --twin does not take ${flag} (the twin runs no engine and places nothing)`);
+  }
+  if (args.top !== undefined && !(Number.isInteger(args.top) && args.top >= 1)) throw new UserError(`--top must be a whole number >= 1, got ${JSON.stringify(args.top)}`);
+  const { runTwinSweep, topSweepFileName } = await import('../../twin/twinSweep.ts');
+  const outcome = await runTwinSweep({ sweepFile: args.sweep, outDir: args.out, top: args.top, log: (line) => process.stderr.write(`${line}\n`) });
+  if (args.json) {
+    process.stdout.write(JSON.stringify({ source: 'twin', dir: outcome.dir, wallS: outcome.wallS, configurations: outcome.rows }, null, 2) + '\n');
+  } else {
+    const ranked = outcome.rows.filter((r) => r.rank !== null);
+    const n = (v: number | null) => (v === null ? '-' : String(+v.toPrecision(4)));
+    process.stdout.write(`Ranked on the twin (simulated engine in virtual time; no number below came from an engine):\n`);
+    for (const r of ranked.slice(0, 10)) {
+      process.stdout.write(`  ${String(r.rank).padStart(3)}. ${r.id}: ${n(r.capacityQps)} QPS on ${r.gpuCount} × ${r.gpuProfile}, ${n(r.qpsPerUsdPerHour)} QPS per $/h, $${n(r.usdPerMillionTokens)} per 1M tokens\n`);
+    }
+    if (ranked.length > 10) process.stdout.write(`  ... ${ranked.length - 10} more in the table\n`);
+    const count = (s: string) => outcome.rows.filter((r) => r.status === s).length;
+    process.stdout.write(`${outcome.rows.length} configurations: ${ranked.length} ranked, ${count('no-capacity')} without a capacity, ${count('infeasible')} infeasible, ${count('failed')} failed\n`);
+    process.stdout.write(`twin wall time: ${outcome.wallS.toFixed(1)} s\n`);
+    process.stdout.write(`results: ${outcome.dir} (${outcome.files.join(', ')})\n`);
+    if (args.top !== undefined && outcome.files.includes(topSweepFileName(args.top))) {
+      process.stdout.write(`run the top ${args.top} for real: fluidcap sweep ${outcome.dir}/${topSweepFileName(args.top)} [--hosts inventory.yaml]\n`);
+    }
+  }
+  if (outcome.failed > 0) setExit(1);
+}
