@@ -28,9 +28,10 @@ import { computeRequestMetrics, type RequestMetrics } from '../harness/metrics/r
 import { evaluateSlo } from '../harness/metrics/sloCheck.ts';
 import type { Slo } from '../harness/metrics/slo.ts';
 import { sloWithSources } from '../harness/capacity/runPlan.ts';
-import { nextProbe, type ProbeVerdict, type SearchBounds } from '../harness/capacity/search.ts';
-import { makeDecisionStop, makeEarlyStop } from '../harness/capacity/earlyStop.ts';
-import { decideSlo, sloSeries } from '../harness/capacity/sloDecision.ts';
+import { bracketOf, nextProbe, type ProbeVerdict, type SearchBounds } from '../harness/capacity/search.ts';
+import type { ProbeStatistics } from '../harness/runDir/schema.ts';
+import { makeDecisionStop, makeProbeStop } from '../harness/capacity/earlyStop.ts';
+import { decideSlo, probeDecision, sloSeries, statisticsOfDecision } from '../harness/capacity/sloDecision.ts';
 import { DEFAULT_DECISION, indifferenceZone, type DecisionParams, type Verdict } from '../harness/capacity/decision.ts';
 import type { TimelineRecord } from '../harness/timeline/record.ts';
 import { runVirtualProbe, virtualPrefillS } from './virtualProbe.ts';
@@ -198,7 +199,9 @@ type Method = 'decision' | 'nearest-rank' | 'metron-1000';
 interface SearchRun {
   capacity: number;
   loadS: number;
-  probes: { qps: number; verdict: Verdict; requests: number; durationS: number }[];
+  probes: { qps: number; verdict: Verdict; requests: number; durationS: number; statistics?: ProbeStatistics }[];
+  /** Nearest-rank searches: the bracket of the probes' statistical decisions alone (what a run reports as decidedBracket). */
+  decided?: { passQps: number | null; failQps: number | null };
   outcome: string;
   bracket: { passQps: number | null; failQps: number | null };
   confidence: { passQps: number | null; failQps: number | null };
@@ -219,11 +222,17 @@ function probeOnce(c: Config, method: Method, qps: number, seed: number): Search
   const base = baseRequests(c, qps);
   const warmup = Math.floor(base * c.probe.warmupFraction);
   if (method === 'nearest-rank') {
+    // As runs judge a probe: the nearest-rank verdict, an early stop only on a certain fail that
+    // the sequential test has also decided, and the statistical decision recorded beside it.
     const planned = plan(c, qps, base, seed, c.probe.durationLimitS);
-    const hook = makeEarlyStop(c.slo, { requests: planned, warmupRequests: warmup, rateQps: qps, fit: c.fit });
+    const hook = makeProbeStop(c.slo, { requests: planned, warmupRequests: warmup, rateQps: qps, fit: c.fit, minRequests: base - warmup }, DEFAULT_DECISION);
     const { records, durationS, stoppedEarly } = runVirtualProbe(c.sim, planned, hook);
-    const passed = stoppedEarly === null && evaluateSlo(evaluated(c, planned, records, warmup), c.slo).passed;
-    return { qps, verdict: passed ? 'pass' : 'fail', requests: records.length, durationS };
+    const judged = evaluated(c, planned, records, warmup);
+    const passed = stoppedEarly === null && evaluateSlo(judged, c.slo).passed;
+    const stoppedOn = stoppedEarly !== null ? hook.decided() : null;
+    const statistics = stoppedOn ? statisticsOfDecision(stoppedOn) : probeDecision(judged, c.slo, DEFAULT_DECISION, base - warmup);
+    if (process.env.DEBUG_STATS) log(`    ${qps} QPS ${passed ? 'pass' : 'fail'}${stoppedEarly ? ' (stopped)' : ''} ${durationS.toFixed(1)} s: ${statistics.decision} ${statistics.confidence.toFixed(3)}`);
+    return { qps, verdict: passed ? 'pass' : 'fail', requests: records.length, durationS, statistics };
   }
   const planned = plan(c, qps, Math.ceil(base * params.maxExtension), seed, c.probe.durationLimitS);
   const minRequests = Math.min(base, planned.length) - warmup;
@@ -234,7 +243,7 @@ function probeOnce(c: Config, method: Method, qps: number, seed: number): Search
 }
 
 function search(c: Config, method: Method, seed: number): SearchRun {
-  const probes: (ProbeVerdict & { requests: number; durationS: number; verdict: Verdict })[] = [];
+  const probes: (ProbeVerdict & { requests: number; durationS: number; verdict: Verdict; statistics?: ProbeStatistics })[] = [];
   for (;;) {
     const d = nextProbe(c.bounds, probes);
     if (d.done) {
@@ -242,13 +251,16 @@ function search(c: Config, method: Method, seed: number): SearchRun {
         capacity: d.capacityQps,
         loadS: probes.reduce((t, p) => t + p.durationS, 0),
         probes: probes.map(({ qps, verdict, requests, durationS }) => ({ qps, verdict, requests, durationS })),
+        ...(method === 'nearest-rank'
+          ? { decided: bracketOf(probes.map((p) => ({ qps: p.qps, passed: p.statistics?.decision === 'pass', decision: p.statistics?.decision ?? 'undecided', valid: true }))) }
+          : {}),
         outcome: d.outcome,
         bracket: d.bracket,
         confidence: d.confidence,
       };
     }
     const p = probeOnce(c, method, d.qps, seed) as SearchRun['probes'][number] & { confidence?: number };
-    probes.push({ qps: p.qps, passed: p.verdict === 'pass', decision: p.verdict, confidence: p.confidence ?? null, valid: true, requests: p.requests, durationS: p.durationS, verdict: p.verdict });
+    probes.push({ qps: p.qps, passed: p.verdict === 'pass', decision: p.verdict, confidence: p.confidence ?? null, valid: true, requests: p.requests, durationS: p.durationS, verdict: p.verdict, statistics: p.statistics });
   }
 }
 
@@ -322,9 +334,11 @@ for (const file of values.recipes!.split(',')) {
     );
   }
   const dec = summaries.decision;
+  const nr = summaries['nearest-rank'];
   details.push(
     `${c.recipe.name}: wall ${((performance.now() - tc) / 1000).toFixed(0)} s; ground-truth grid (rate:miss fraction ÷ allowed) ${gt.grid.map((g) => `${g.qps}:${g.ratio.toFixed(2)}`).join(' ')}\n` +
       `  decision parameters: alpha ${params.alpha}, beta ${params.beta}, indifference ${params.indifference}, max extension ×${params.maxExtension}\n` +
+      `  nearest-rank searches, the bracket of their probes' statistical decisions (a run's decidedBracket): ${nr.map((r) => `${fmtQ(r.capacity)} in [${fmtQ(r.decided?.passQps ?? null)}, ${fmtQ(r.decided?.failQps ?? null)}]`).join(', ')}\n` +
       `  decision searches: ${dec.map((r) => `${fmtQ(r.capacity)} [pass ${fmtQ(r.bracket.passQps)} @${r.confidence.passQps === null ? '—' : pct(r.confidence.passQps)}, fail ${fmtQ(r.bracket.failQps)} @${r.confidence.failQps === null ? '—' : pct(r.confidence.failQps)}; ${r.outcome}]`).join(', ')}\n` +
       `  wrong decisions over ${kneeProbes} seeded probes: ` +
       (atPass ? `at ${passSide!.qps} QPS (miss ratio ${passSide!.ratio.toFixed(2)} ≤ zone low end ${zoneLo.toFixed(2)}): ${atPass.fail} fail / ${atPass.pass} pass / ${atPass.undecided} undecided → wrong ${pct(atPass.fail / kneeProbes)} (beta ${pct(params.beta)})` : 'no grid rate below the zone') +

@@ -299,6 +299,28 @@ export type DecisionStop = ShouldStop & {
  * for its first token is known once it surely misses every SLO judged (the waits of rule (a)),
  * which is what lets an overloaded probe fail early.
  */
+/**
+ * The stop runs use. The probe's verdict is the nearest-rank one, and a probe stops early only
+ * once that verdict is a certain fail (makeEarlyStop) and the sequential test has decided fail
+ * too (makeDecisionStop): a fail that was certain for the sample but not yet for the rate runs on
+ * until it is, or to the probe's end, so every stopped probe carries a decided fail. `decided()`
+ * is the sequential decision it stopped on (null when it did not stop).
+ */
+export function makeProbeStop(slo: Slo, plan: DecisionStopPlan, params: DecisionParams, options: EarlyStopOptions = {}): ShouldStop & { decided(): SloDecision | null } {
+  const early = makeEarlyStop(slo, plan, options);
+  const statistical = makeDecisionStop(slo, plan, params);
+  let reason: string | null = null;
+  const hook = (progress: ProbeProgress): string | null => {
+    if (reason) return reason;
+    // Both see every progress report: each keeps its own incremental state.
+    const certain = early(progress);
+    const decided = statistical(progress);
+    if (certain !== null && decided !== null && statistical.current()?.decision === 'fail') reason = `${certain}; ${decided}`;
+    return reason;
+  };
+  return Object.assign(hook, { decided: () => (reason ? statistical.current() : null) });
+}
+
 export function makeDecisionStop(slo: Slo, plan: DecisionStopPlan, params: DecisionParams): DecisionStop {
   const tbtDeadlineS = slo.fluidity?.tbtDeadlineS ?? 0.025;
   const { planned, dpS, prefillS } = planInfo(slo, plan);

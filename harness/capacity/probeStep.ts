@@ -12,9 +12,9 @@ import { summarizeRequests } from '../metrics/summary.ts';
 import { evaluateSlo } from '../metrics/sloCheck.ts';
 import { LATENCY_SLO_NAMES, fluidityDeadlines, type Slo } from '../metrics/slo.ts';
 import type { TimelineRecord } from '../timeline/record.ts';
-import { makeEarlyStop } from './earlyStop.ts';
+import { makeProbeStop } from './earlyStop.ts';
 import { DEFAULT_DECISION } from './decision.ts';
-import { probeDecision } from './sloDecision.ts';
+import { probeDecision, statisticsOfDecision } from './sloDecision.ts';
 import type { RunPlan } from './runPlan.ts';
 import type { EngineSession } from './engineSession.ts';
 import { probePaths } from '../runDir/layout.ts';
@@ -68,8 +68,9 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
   writeJsonFile(paths.plan, probePlan, { compact: true });
   const warmupRequests = Math.floor(plan.probe.warmupFraction * probePlan.requests.length);
   const { tbtDeadlineS } = fluidityDeadlines(plan.slo);
+  const minRequests = plannedRequests(plan.probe, qps) - warmupRequests;
   const early = input.earlyStop
-    ? makeEarlyStop(plan.slo, { requests: probePlan.requests, warmupRequests, rateQps: qps, fit })
+    ? makeProbeStop(plan.slo, { requests: probePlan.requests, warmupRequests, rateQps: qps, fit, minRequests }, DEFAULT_DECISION)
     : undefined;
   let engineDied: string | null = null;
   const abort = new AbortController();
@@ -152,7 +153,8 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
   }
   // Beside the nearest-rank verdict, what the same requests establish about the rate: a short probe
   // near the knee passes or fails by chance, and this says how much chance (docs/verdicts.md).
-  const statistics = probeDecision(metrics, plan.slo, DEFAULT_DECISION, plannedRequests(plan.probe, qps) - warmupRequests);
+  const stoppedOn = result.earlyStop !== null ? early?.decided() : null;
+  const statistics = stoppedOn ? statisticsOfDecision(stoppedOn) : probeDecision(metrics, plan.slo, DEFAULT_DECISION, minRequests);
   const headline = summary.slo.results.find((r) => r.name === 'fluidity') ?? summary.slo.results[0];
   const { slo: sloEval, ...metricSummary } = summary;
   const out: ProbeSummary = {
