@@ -282,3 +282,57 @@ export interface CapacityJson {
   gpuProfile: string | null;
   gpuCount: number;
 }
+
+// ---- twin-calibration.json --------------------------------------------------------------------
+
+/** The twin's iteration model as fitted to a run (the fields of sim/costModel.ts's LinearCostModel). */
+export interface CalibratedModel {
+  prefillBaseS: number;
+  perPromptTokenS: number;
+  perAttentionPairS: number;
+  decodeBaseS: number;
+  perDecodeS: number;
+}
+
+/** Measured vs fitted isolated prefill at one prompt length. */
+export interface CalibrationPrefillRow {
+  promptTokens: number;
+  count: number;
+  measuredS: number;
+  fittedS: number;
+  relError: number;
+  /** The twin's model before calibration at this length (null when there was none to compare). */
+  uncalibratedS: number | null;
+}
+
+/** Measured vs fitted decode iteration time with `decoding` requests generating. */
+export interface CalibrationDecodeRow {
+  decoding: number;
+  gaps: number;
+  /** Median inter-token gap (s) in this bin. */
+  measuredS: number;
+  fittedS: number;
+  relError: number;
+  uncalibratedS: number | null;
+}
+
+/** twin-calibration.json: what the twin was fitted to, the model, and its error per term. */
+export interface CalibrationFile {
+  /** Run-relative files the calibration read. */
+  source: { fit: string; prefill: string; probe: string | null };
+  model: CalibratedModel;
+  prefill: { points: number; rmseS: number; meanAbsRelError: number; maxAbsRelError: number; rows: CalibrationPrefillRow[] };
+  /** null when no probe was measured yet (the decode terms then come from the profile alone). */
+  decode: {
+    /** Inter-token gaps read, and those used (no other request was in its prefill during them). */
+    gaps: number;
+    usedGaps: number;
+    onlyDecodeGaps: boolean;
+    rmseS: number;
+    meanAbsRelError: number;
+    maxAbsRelError: number;
+    rows: CalibrationDecodeRow[];
+  } | null;
+  /** Why a term could not be fitted as intended (empty when all went as planned). */
+  notes: string[];
+}
