@@ -125,6 +125,8 @@ export type RunEvent =
   | ({ type: 'probe-finished' } & ProbeOutcome)
   | { type: 'probe-interrupted'; index: number; qps: number; dir: string; movedTo: string }
   | { type: 'search-finished'; capacityQps: number; reason: string }
+  /** The warm start moved to the bracket of the twin calibrated to this run (twin-calibration.json). */
+  | { type: 'twin-calibrated'; file: string; passQps: number | null; failQps: number | null }
   | { type: 'engine-stopped'; verified: boolean }
   | { type: 'run-finished'; status: 'completed' | 'failed' | 'interrupted'; reason: string };
 

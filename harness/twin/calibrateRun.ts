@@ -10,7 +10,10 @@ import { readTimelines } from '../timeline/reader.ts';
 import type { TimelineRecord } from '../timeline/record.ts';
 import type { CalibrationFile } from '../runDir/schema.ts';
 import { modelledIterationS, type EngineConfig } from '../sim/engine.ts';
-import { calibrate } from './calibrate.ts';
+import { calibrate, describeCalibration } from './calibrate.ts';
+import { rehearse, twinEngineOf, type Rehearsal } from './rehearse.ts';
+import type { Recipe } from '../recipe/parse.ts';
+import type { RunPlan } from '../capacity/runPlan.ts';
 
 export { calibratedEngine } from './calibrate.ts';
 
@@ -66,4 +69,17 @@ export async function calibrateRunDir(runDir: string, opts: CalibrateRunOptions 
   });
   if (opts.write !== false) writeJsonFile(paths.calibration, calibration);
   return calibration;
+}
+
+/**
+ * `run --rehearse` once a probe has been measured: calibrates the recipe's twin to the run in
+ * `runDir`, logs the calibration, reruns the twin's search on the calibrated model (judged with
+ * the run's own D_p fit) and returns that search. Null when the run has no profile yet.
+ */
+export async function recalibratedRehearsal(recipe: Recipe, plan: RunPlan, runDir: string, log: (line: string) => void): Promise<{ calibration: CalibrationFile; rehearsal: Rehearsal } | null> {
+  const calibration = await calibrateRunDir(runDir, { uncalibrated: twinEngineOf(recipe) });
+  if (!calibration) return null;
+  log(describeCalibration(calibration));
+  const rehearsal = rehearse(recipe, plan, { calibration, fit: readFit(runPaths(runDir).fit) ?? undefined });
+  return { calibration, rehearsal };
 }
