@@ -37,7 +37,7 @@ export function engineConfigOf(config: SimConfig): EngineConfig {
     gpu: config.gpu,
     tensorParallel: config.tensorParallel,
     timeScale: config.timeScale,
-    limits: { policy: config.scheduler, maxNumSeqs: config.maxNumSeqs, maxNumBatchedTokens: config.maxNumBatchedTokens, chunkSize: config.chunkSize },
+    limits: { policy: config.scheduler, maxNumSeqs: config.maxNumSeqs, maxNumBatchedTokens: config.maxNumBatchedTokens, chunkSize: config.chunkSize, slotContextTokens: config.maxModelLen },
     totalKvBlocks: config.totalKvBlocks,
   };
 }
