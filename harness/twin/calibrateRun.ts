@@ -11,7 +11,7 @@ import type { TimelineRecord } from '../timeline/record.ts';
 import type { CalibrationFile } from '../runDir/schema.ts';
 import { modelledIterationS, type EngineConfig } from '../sim/engine.ts';
 import { calibrate, describeCalibration } from './calibrate.ts';
-import { rehearse, twinEngineOf, type Rehearsal } from './rehearse.ts';
+import { rehearse, twinEngineOf, UncalibratedTwin, type Rehearsal } from './rehearse.ts';
 import type { Recipe } from '../recipe/parse.ts';
 import type { RunPlan } from '../capacity/runPlan.ts';
 
@@ -77,7 +77,13 @@ export async function calibrateRunDir(runDir: string, opts: CalibrateRunOptions 
  * the run's own D_p fit) and returns that search. Null when the run has no profile yet.
  */
 export async function recalibratedRehearsal(recipe: Recipe, plan: RunPlan, runDir: string, log: (line: string) => void): Promise<{ calibration: CalibrationFile; rehearsal: Rehearsal } | null> {
-  const calibration = await calibrateRunDir(runDir, { uncalibrated: twinEngineOf(recipe) });
+  let uncalibrated: EngineConfig | undefined;
+  try {
+    uncalibrated = twinEngineOf(recipe);
+  } catch (err) {
+    if (!(err instanceof UncalibratedTwin)) throw err;
+  }
+  const calibration = await calibrateRunDir(runDir, { uncalibrated });
   if (!calibration) return null;
   log(describeCalibration(calibration));
   const rehearsal = rehearse(recipe, plan, { calibration, fit: readFit(runPaths(runDir).fit) ?? undefined });

@@ -10,7 +10,8 @@ import { engineConfigOf, type EngineConfig } from '../sim/engine.ts';
 import type { Bracket } from '../capacity/search.ts';
 import type { PrefillFit } from '../metrics/prefill.ts';
 import type { CalibrationFile } from '../runDir/schema.ts';
-import { simConfigOf } from './simTarget.ts';
+import { llamacppEngineOf, llamacppSlotsOf, simConfigOf } from './simTarget.ts';
+import { UserError } from '../util/errors.ts';
 import { calibratedEngine } from './calibrate.ts';
 import { runTwinSearch, type TwinProbe, type TwinSearchResult } from './twinSearch.ts';
 
@@ -35,8 +36,15 @@ export function planOf(recipe: Recipe, runId = `${recipe.name}-twin`): RunPlan {
   return resolveRun(recipe, runId);
 }
 
+/** The target has no twin before its engine has been measured (llama.cpp on a CPU). */
+export class UncalibratedTwin extends UserError {}
+
 /** The engine the twin runs for the recipe's target: its roofline model, or the calibrated one. */
 export function twinEngineOf(recipe: Recipe, calibration?: Pick<CalibrationFile, 'model'>): EngineConfig {
+  if (recipe.target.engine === 'llamacpp') {
+    if (!calibration) throw new UncalibratedTwin(`${recipe.source.file}: the twin has no model of llama.cpp's iteration time until a run has measured one (its profile and a probe)`);
+    return llamacppEngineOf(llamacppSlotsOf(recipe.target), calibration.model);
+  }
   const engine = engineConfigOf(simConfigOf(recipe.target, recipe.source.file));
   return calibration ? calibratedEngine(engine, calibration) : engine;
 }

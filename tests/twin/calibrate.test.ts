@@ -16,6 +16,7 @@ import { workloadSchema } from '../../harness/load/workloadSpec.ts';
 import { runVirtualProfile } from '../../harness/twin/virtualProfile.ts';
 import { runVirtualProbe } from '../../harness/twin/virtualProbe.ts';
 import { calibrate, calibratedEngine, decodeGaps } from '../../harness/twin/calibrate.ts';
+import { llamacppEngineOf } from '../../harness/twin/simTarget.ts';
 import type { TimelineRecord } from '../../harness/timeline/record.ts';
 
 const engineOn = (gpu: string, scheduler: 'vllm' | 'sarathi'): EngineConfig =>
@@ -70,6 +71,21 @@ for (const scheduler of ['vllm', 'sarathi'] as const) {
     assert.ok(cal.decode!.maxAbsRelError < 0.02 && cal.prefill.maxAbsRelError < 0.06, JSON.stringify(cal, null, 1));
   });
 }
+
+test('llama.cpp slots: the CPU iteration model (per-token and per-sequence terms) is recovered from a profile and a probe', () => {
+  // A made-up CPU: 4 ms per step, 40 µs per prompt token, 1.5 ms per generating slot.
+  const cpu = { prefillBaseS: 0.004, perPromptTokenS: 40e-6, perAttentionPairS: 0, decodeBaseS: 0.004, perDecodeS: 0.0015 };
+  const truth = llamacppEngineOf({ slots: 4, ctxSize: 8192 }, cpu);
+  const lengths = workloadSchema.parse({ lengths: { prompt: { min: 32, max: 256 }, output: { min: 16, max: 64 } }, arrivals: { process: 'poisson' }, seed: 5 });
+  const profile = runVirtualProfile(planProfile({ promptLengths: [32, 64, 128, 256], repeats: 3, warmup: 1 }, { maxContextTokens: 2048 }), truth);
+  const probe = runVirtualProbe(planProbe({ workload: lengths, rateQps: 6, requests: 80, maxContextTokens: 2048, idPrefix: '01' }), truth);
+  const cal = calibrate({ fit: profile.fit, prefills: profile.points, records: probe.records, source: { fit: 'f', prefill: 'p', probe: 'q' } });
+  assert.ok(cal.decode && cal.decode.rows.length >= 3, JSON.stringify(cal.decode));
+  const m = cal.model;
+  const near = (x: number, y: number, tol: number) => Math.abs(x - y) <= tol * Math.abs(y);
+  assert.ok(near(m.perPromptTokenS, cpu.perPromptTokenS, 0.02) && near(m.prefillBaseS, cpu.prefillBaseS, 0.05), JSON.stringify(m));
+  assert.ok(near(m.perDecodeS, cpu.perDecodeS, 0.02) && near(m.decodeBaseS, cpu.decodeBaseS, 0.05), JSON.stringify(m));
+});
 
 test('decode gaps: batch size from the timelines, gaps beside a prefill marked', () => {
   const rec = (id: string, sentS: number, times: number[]): TimelineRecord => ({
