@@ -348,7 +348,7 @@ async function search(
   let recalibrated = false;
   for (;;) {
     const verdicts: ProbeVerdict[] = summaries.map((s) => ({ qps: s.qps, passed: s.passed, valid: s.valid, reason: s.valid ? undefined : s.validity ?? s.client.reason }));
-    if (warm && opts.recalibrate && !recalibrated && summaries.some((s) => s.valid)) {
+    if (opts.recalibrate && !recalibrated && summaries.some((s) => s.valid)) {
       recalibrated = true;
       const bracket = await opts.recalibrate(runDir);
       if (bracket) {

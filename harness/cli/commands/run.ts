@@ -10,6 +10,7 @@ import { withInterrupts } from '../interrupts.ts';
 import { formatDockerRun } from '../../provision/containerSpec.ts';
 import type { RunPlan } from '../../capacity/runPlan.ts';
 import { REPORT_FILES, RUN_FILES } from '../../runDir/layout.ts';
+import type { Rehearsal } from '../../twin/rehearse.ts';
 
 
 // The plan as printed: a trace table is named by its file and size, not dumped row by row.
@@ -100,7 +101,7 @@ export const runCommand = verb({
 async function rehearsal(recipeFile: string | undefined, resumeDir: string | undefined) {
   const { loadRecipe } = await import('../../recipe/load.ts');
   const { resolveRun } = await import('../../capacity/resolveRun.ts');
-  const { rehearse } = await import('../../twin/rehearse.ts');
+  const twin = await import('../../twin/rehearse.ts');
   const { recalibratedRehearsal } = await import('../../twin/calibrateRun.ts');
   const { runPaths } = await import('../../runDir/layout.ts');
   let file = recipeFile;
@@ -112,11 +113,18 @@ async function rehearsal(recipeFile: string | undefined, resumeDir: string | und
   }
   const recipe = await loadRecipe(file!);
   const plan = resolveRun(recipe, `${recipe.name}-rehearsal`);
-  const r = rehearse(recipe, plan);
-  process.stderr.write(
-    `rehearsal on the simulated twin (uncalibrated: ${recipe.target.gpuProfile ?? 'default'} roofline): capacity ${r.capacityQps} QPS, bracket pass ${r.bracket.passQps ?? '-'} / fail ${r.bracket.failQps ?? '-'} QPS, ` +
-      `${r.probes.length} probes in ${r.wallS.toFixed(1)} s (×${r.speedup.toFixed(0)} real time); the search starts there\n`,
-  );
+  const { rehearse, UncalibratedTwin } = twin;
+  let r: Rehearsal | null = null;
+  try {
+    r = rehearse(recipe, plan);
+    process.stderr.write(
+      `rehearsal on the simulated twin (uncalibrated: ${recipe.target.gpuProfile ?? 'default'} roofline): capacity ${r.capacityQps} QPS, bracket pass ${r.bracket.passQps ?? '-'} / fail ${r.bracket.failQps ?? '-'} QPS, ` +
+        `${r.probes.length} probes in ${r.wallS.toFixed(1)} s (×${r.speedup.toFixed(0)} real time); the search starts there\n`,
+    );
+  } catch (err) {
+    if (!(err instanceof UncalibratedTwin)) throw err;
+    process.stderr.write(`rehearsal: ${err.message}; the search starts cold and warm-starts from the twin calibrated to its first probe\n`);
+  }
   const recalibrate = async (runDir: string, log: (line: string) => void) => {
     try {
       const done = await recalibratedRehearsal(recipe, plan, runDir, log);
@@ -124,7 +132,7 @@ async function rehearsal(recipeFile: string | undefined, resumeDir: string | und
       const c = done.rehearsal;
       log(
         `warm start: the twin calibrated to this run (${RUN_FILES.calibration}) puts capacity at ${c.capacityQps} QPS, ` +
-          `bracket pass ${c.bracket.passQps ?? '-'} / fail ${c.bracket.failQps ?? '-'} QPS (uncalibrated: ${r.capacityQps} QPS); the search continues from there`,
+          `bracket pass ${c.bracket.passQps ?? '-'} / fail ${c.bracket.failQps ?? '-'} QPS (uncalibrated: ${r ? `${r.capacityQps} QPS` : 'none'}); the search continues from there`,
       );
       return c.bracket;
     } catch (err) {
@@ -133,7 +141,7 @@ async function rehearsal(recipeFile: string | undefined, resumeDir: string | und
       return null;
     }
   };
-  return { bracket: r.bracket, recalibrate };
+  return { bracket: r?.bracket, recalibrate };
 }
 
 /** The `fluidcap clean` command that removes what a run may leave behind (null: it launches no container). */
