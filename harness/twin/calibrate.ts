@@ -92,7 +92,7 @@ export function decodeGaps(records: readonly TimelineRecord[]): DecodeGap[] {
   return gaps;
 }
 
-/** Count-weighted least squares of y = base + slope·x over bins; slope held at 0 when it comes out negative or undetermined. */
+/** Count-weighted least squares of y = base + slope·x over bins, base and slope >= 0; slope held at 0 when it comes out negative or undetermined. */
 function fitLine(bins: readonly { x: number; y: number; w: number }[]): { base: number; slope: number } {
   let sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
   for (const { x, y, w } of bins) {
@@ -101,7 +101,10 @@ function fitLine(bins: readonly { x: number; y: number; w: number }[]): { base: 
   const det = sw * sxx - sx * sx;
   if (bins.length >= 2 && det > 1e-12 * sw * sxx) {
     const slope = (sw * sxy - sx * sy) / det;
-    if (slope >= 0) return { base: (sy - slope * sx) / sw, slope };
+    const base = (sy - slope * sx) / sw;
+    // A step's time cannot be negative at zero sequences: refit through the origin (time ∝ sequences, as on a CPU).
+    if (slope >= 0 && base < 0) return { base: 0, slope: sxy / sxx };
+    if (slope >= 0) return { base, slope };
   }
   return { base: median(bins.map((b) => b.y)), slope: 0 };
 }
@@ -153,7 +156,7 @@ export function calibrate(input: CalibrationInput): CalibrationFile {
     else {
       const line = fitLine(kept.map(([n, v]) => ({ x: n, y: median(v), w: v.length })));
       if (kept.length === 1) notes.push(`one batch size only (${kept[0][0]} decoding): no per-sequence term`);
-      model.decodeBaseS = Math.max(0, line.base);
+      model.decodeBaseS = line.base;
       model.perDecodeS = line.slope;
       const kv = input.meanKvTokens ?? 256;
       const rows: CalibrationDecodeRow[] = kept.map(([n, v]) => {
