@@ -151,8 +151,8 @@ const twinWallS = (performance.now() - t1) / 1000;
 const pct = (x: number) => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)}%`;
 const ms = (x: number | null) => (x === null ? '-' : (x * 1e3).toFixed(1));
 const rows: string[] = [];
-rows.push(`| rate (QPS) | verdict real / twin | TTFT p50 real / twin (ms) | TTFT p90 | TTFT p99 | TBT p50 real / twin (ms) | TBT p90 | TBT p99 |`);
-rows.push(`|---|---|---|---|---|---|---|---|`);
+rows.push(`| rate (QPS) | verdict real / twin | TTFT p50 real / twin (ms) | TTFT p90 | TTFT p99 | real TTFT from send p50 / p99 | TBT p50 real / twin (ms) | TBT p90 | TBT p99 |`);
+rows.push(`|---|---|---|---|---|---|---|---|---|`);
 const cell = (a: Distribution, b: Distribution, k: 'p50' | 'p90' | 'p99') => `${ms(a[k])} / ${ms(b[k])}`;
 for (const p of [...capacity.probes].sort((x, y) => x.qps - y.qps)) {
   const dir = findProbeDir(runDir, p);
@@ -161,7 +161,9 @@ for (const p of [...capacity.probes].sort((x, y) => x.qps - y.qps)) {
   const t = runTwinProbe({ plan, workload: recipe.workload, engine, fit, earlyStop: false }, p.index, p.qps);
   // Early stop off on the twin, so its latencies cover the whole plan; the verdict is the real search's rule.
   const tv = runTwinProbe({ plan, workload: recipe.workload, engine, fit, earlyStop: plan.probe.earlyStop }, p.index, p.qps);
-  rows.push(`| ${p.qps} | ${p.passed ? 'pass' : 'fail'} / ${tv.passed ? 'pass' : 'fail'} | ${cell(real.summary.ttftS, t.ttftS, 'p50')} | ${cell(real.summary.ttftS, t.ttftS, 'p90')} | ${cell(real.summary.ttftS, t.ttftS, 'p99')} | ${cell(real.summary.tbtS, t.tbtS, 'p50')} | ${cell(real.summary.tbtS, t.tbtS, 'p90')} | ${cell(real.summary.tbtS, t.tbtS, 'p99')} |`);
+  const verdict = !p.valid ? 'INVALID' : p.passed ? 'pass' : 'fail';
+  const fromSend = real.summary.ttftFromSentS;
+  rows.push(`| ${p.qps} | ${verdict} / ${tv.passed ? 'pass' : 'fail'} | ${cell(real.summary.ttftS, t.ttftS, 'p50')} | ${cell(real.summary.ttftS, t.ttftS, 'p90')} | ${cell(real.summary.ttftS, t.ttftS, 'p99')} | ${ms(fromSend.p50)} / ${ms(fromSend.p99)} | ${cell(real.summary.tbtS, t.tbtS, 'p50')} | ${cell(real.summary.tbtS, t.tbtS, 'p90')} | ${cell(real.summary.tbtS, t.tbtS, 'p99')} |`);
 }
 
 const m = calibration.model;
@@ -181,6 +183,7 @@ const report = [
   `| capacity (QPS) | ${capacity.capacityQps} | ${twin.capacityQps} (${pct(capacity.capacityQps > 0 ? twin.capacityQps / capacity.capacityQps - 1 : 0)}) |`,
   `| bracket pass / fail (QPS) | ${capacity.bracket.passQps ?? '-'} / ${capacity.bracket.failQps ?? '-'} | ${twin.bracket.passQps ?? '-'} / ${twin.bracket.failQps ?? '-'} |`,
   `| probes | ${capacity.probes.length} | ${twin.probes.length} |`,
+  `| search ended | ${capacity.reason} | ${twin.reason} |`,
   `| probe seconds | ${capacity.probeTimeS.toFixed(0)} | ${twin.probeTimeS.toFixed(0)} virtual, ${twinWallS.toFixed(1)} wall |`,
   '',
   'Per measured probe rate, the same plan (seed) on the twin:',

@@ -98,6 +98,21 @@ test('decode gaps: batch size from the timelines, gaps beside a prefill marked',
   assert.equal(show, ['0.10/1/true', '0.10/1/false', '0.10/1/false', '0.10/2/true', '0.10/2/true']);
 });
 
+test('decode fit: a line with a negative intercept is refitted through the origin (step time per sequence, as on a CPU)', () => {
+  const rec = (id: string, sentS: number, firstS: number, n: number, gapS: number): TimelineRecord => ({
+    id, scheduledS: sentS, sentS, promptTokens: 10, maxTokens: n, outputTokens: n,
+    chunks: Array.from({ length: n }, (_, i) => [firstS + i * gapS, 1] as [number, number]), status: 'ok', httpStatus: 200, error: null,
+  });
+  // Alone: 0.5 ms per token; two together: 1.1 ms per token (a line through −0.1 ms at zero sequences).
+  const records = [rec('a', 0, 0.01, 60, 0.0005), rec('b', 1, 1.01, 60, 0.0011), rec('c', 1, 1.01, 60, 0.0011)];
+  const cal = calibrate({ fit: { a: 0.004, b: 0, c: 1e-7 }, prefills: [], records, source: { fit: 'f', prefill: 'p', probe: 'q' } });
+  assert.is(cal.model.decodeBaseS, 0);
+  // Count-weighted through the origin: (59·1·0.5 + 118·2·1.1) / (59·1 + 118·4) ms.
+  const expected = (59 * 0.0005 + 118 * 2 * 0.0011) / (59 + 118 * 4);
+  assert.ok(Math.abs(cal.model.perDecodeS - expected) < 1e-9, `${cal.model.perDecodeS} vs ${expected}`);
+  assert.equal(cal.decode!.rows.map((r) => [r.decoding, r.gaps]), [[1, 59], [2, 118]]);
+});
+
 test('no probe yet: decode taken from the profile and said so', () => {
   const cal = calibrate({ fit: { a: 0.01, b: 1e-5, c: 0 }, prefills: [{ promptTokens: 100, prefillS: 0.011 }], records: null, source: { fit: 'f', prefill: 'p', probe: null } });
   assert.is(cal.decode, null);
