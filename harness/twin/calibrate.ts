@@ -156,6 +156,7 @@ export function calibrate(input: CalibrationInput): CalibrationFile {
     else {
       const line = fitLine(kept.map(([n, v]) => ({ x: n, y: median(v), w: v.length })));
       if (kept.length === 1) notes.push(`one batch size only (${kept[0][0]} decoding): no per-sequence term`);
+      if (kept.length === 2 && line.base > 0) notes.push('two batch sizes only: the line passes through both, so their error is zero by construction, not a check');
       model.decodeBaseS = line.base;
       model.perDecodeS = line.slope;
       const kv = input.meanKvTokens ?? 256;
