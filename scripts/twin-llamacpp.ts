@@ -177,6 +177,10 @@ const report = [
     (calibration.decode
       ? `decode mean |error| ${pct(calibration.decode.meanAbsRelError)}, max ${pct(calibration.decode.maxAbsRelError)} over ${calibration.decode.rows.length} batch sizes (${calibration.decode.usedGaps} of ${calibration.decode.gaps} gaps used)`
       : 'no decode fit'),
+  calibration.probePrefill
+    ? `out of sample: ${calibration.probePrefill.requests} probe requests alone in the engine took ${calibration.probePrefill.medianRatio.toFixed(2)}× the fitted prefill at the median, ${calibration.probePrefill.p90Ratio.toFixed(2)}× at p90, ${calibration.probePrefill.maxRatio.toFixed(2)}× at most`
+    : 'out of sample: no probe request had the engine to itself',
+  ...calibration.notes.map((n) => `note: ${n}`),
   '',
   '| | measured (llama-server) | twin (calibrated) |',
   '|---|---|---|',

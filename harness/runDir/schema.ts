@@ -335,6 +335,12 @@ export interface CalibrationFile {
     maxAbsRelError: number;
     rows: CalibrationDecodeRow[];
   } | null;
+  /**
+   * Out of sample: the probe's requests that had the engine to themselves (nothing else in flight
+   * when sent), their first-token time from send over the fitted prefill. Near 1 when the engine
+   * under load behaves as in the profile; above 1 when the host slowed it (null: no such request).
+   */
+  probePrefill: { requests: number; medianRatio: number; p90Ratio: number; maxRatio: number } | null;
   /** Why a term could not be fitted as intended (empty when all went as planned). */
   notes: string[];
 }

@@ -178,6 +178,10 @@ export function calibrate(input: CalibrationInput): CalibrationFile {
       };
     }
   }
+  const probePrefill = input.records ? isolatedPrefillRatios(input.records, fit) : null;
+  if (probePrefill && probePrefill.medianRatio > 1.2) {
+    notes.push(`requests alone in the engine during the probe took ${probePrefill.medianRatio.toFixed(2)}× the profile's prefill at the median (p90 ${probePrefill.p90Ratio.toFixed(2)}×): the host was slower under load than while profiling, which the twin does not model`);
+  }
   if (fit.c === 0 && fit.b === 0) notes.push('the prefill fit is flat (b = c = 0): prompt length does not change the modelled prefill');
 
   return {
@@ -191,8 +195,24 @@ export function calibrate(input: CalibrationInput): CalibrationFile {
       rows: prefillRows,
     },
     decode,
+    probePrefill,
     notes,
   };
+}
+
+/** First-token time from send over the fitted prefill, for the probe's requests that found nothing else in flight. */
+export function isolatedPrefillRatios(records: readonly TimelineRecord[], fit: Pick<PrefillFit, 'a' | 'b' | 'c'>): CalibrationFile['probePrefill'] {
+  const started = records.filter((r) => r.chunks.length > 0);
+  const ratios: number[] = [];
+  for (const r of started) {
+    const alone = started.every((o) => o === r || !(o.sentS < r.sentS && r.sentS < o.chunks[o.chunks.length - 1][0]));
+    const predicted = predictPrefillS(fit, r.promptTokens);
+    if (alone && predicted > 0) ratios.push((r.chunks[0][0] - r.sentS) / predicted);
+  }
+  if (ratios.length === 0) return null;
+  ratios.sort((x, y) => x - y);
+  const at = (q: number) => ratios[Math.min(ratios.length - 1, Math.ceil(q * ratios.length) - 1)];
+  return { requests: ratios.length, medianRatio: median(ratios), p90Ratio: at(0.9), maxRatio: ratios[ratios.length - 1] };
 }
 
 /** One line for the run log: the twin's error per term. */

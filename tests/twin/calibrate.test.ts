@@ -69,6 +69,8 @@ for (const scheduler of ['vllm', 'sarathi'] as const) {
       assert.ok(relErr(u, t) > 0.25, lines.join('\n'));
     }
     assert.ok(cal.decode!.maxAbsRelError < 0.02 && cal.prefill.maxAbsRelError < 0.06, JSON.stringify(cal, null, 1));
+    // Out of sample: requests that had the engine to themselves took their fitted prefill time.
+    assert.ok(cal.probePrefill && cal.probePrefill.requests >= 1 && Math.abs(cal.probePrefill.medianRatio - 1) < 0.06, JSON.stringify(cal.probePrefill));
   });
 }
 
