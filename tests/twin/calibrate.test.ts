@@ -17,6 +17,8 @@ import { runVirtualProfile } from '../../harness/twin/virtualProfile.ts';
 import { runVirtualProbe } from '../../harness/twin/virtualProbe.ts';
 import { calibrate, calibratedEngine, decodeGaps } from '../../harness/twin/calibrate.ts';
 import { llamacppEngineOf } from '../../harness/twin/simTarget.ts';
+import { rehearse, twinEngineOf, UncalibratedTwin } from '../../harness/twin/rehearse.ts';
+import { loadRecipe } from '../../harness/recipe/load.ts';
 import type { TimelineRecord } from '../../harness/timeline/record.ts';
 
 const engineOn = (gpu: string, scheduler: 'vllm' | 'sarathi'): EngineConfig =>
@@ -120,6 +122,26 @@ test('no probe yet: decode taken from the profile and said so', () => {
   assert.is(cal.decode, null);
   assert.ok(Math.abs(cal.model.decodeBaseS - 0.01001) < 1e-9);
   assert.match(cal.notes.join(' '), /no probe measured/);
+});
+
+test('a llama.cpp recipe has no twin before calibration; with one it is the slot scheduler of the recipe\'s slots and context', async () => {
+  const recipe = await loadRecipe('recipes/llamacpp-cpu.yaml');
+  assert.throws(() => twinEngineOf(recipe), (e: Error) => e instanceof UncalibratedTwin && /until a run has measured one/.test(e.message));
+  const model = { prefillBaseS: 0.004, perPromptTokenS: 2e-5, perAttentionPairS: 1e-7, decodeBaseS: 0.001, perDecodeS: 0.0005 };
+  const engine = twinEngineOf(recipe, { model });
+  assert.equal(engine.limits, { policy: 'llamacpp', maxNumSeqs: 4, maxNumBatchedTokens: 2048, chunkSize: 512, slotContextTokens: 2048 });
+  assert.equal(engine.iterationModel, model);
+  // The run plan renders the container spec, which names the model file; the twin never opens it.
+  const before = process.env.FLUIDCAP_LLAMA_MODEL;
+  process.env.FLUIDCAP_LLAMA_MODEL = '/models/stories260K.gguf';
+  let r;
+  try {
+    r = rehearse(recipe, undefined, { calibration: { model }, fit: { a: 0.004, b: 2e-5, c: 5e-8, r2: 1, n: 12 } });
+  } finally {
+    if (before === undefined) delete process.env.FLUIDCAP_LLAMA_MODEL;
+    else process.env.FLUIDCAP_LLAMA_MODEL = before;
+  }
+  assert.ok(r.probes.length > 0 && r.capacityQps > 0, JSON.stringify({ capacity: r.capacityQps, reason: r.reason }));
 });
 
 test.run();
