@@ -118,8 +118,9 @@ async function rehearsal(recipeFile: string | undefined, resumeDir: string | und
   try {
     r = rehearse(recipe, plan);
     process.stderr.write(
-      `rehearsal on the simulated twin (uncalibrated: ${recipe.target.gpuProfile ?? 'default'} roofline): capacity ${r.capacityQps} QPS, bracket pass ${r.bracket.passQps ?? '-'} / fail ${r.bracket.failQps ?? '-'} QPS, ` +
-        `${r.probes.length} probes in ${r.wallS.toFixed(1)} s (×${r.speedup.toFixed(0)} real time); the search starts there\n`,
+      `rehearsal on the simulated twin: capacity ${r.capacityQps} QPS, bracket pass ${r.bracket.passQps ?? '-'} / fail ${r.bracket.failQps ?? '-'} QPS, ` +
+        `${r.probes.length} probes in ${r.wallS.toFixed(1)} s (×${r.speedup.toFixed(0)} real time); the search starts there ` +
+        `(uncalibrated twin: the ${recipe.target.gpuProfile ?? 'default'} roofline; it is calibrated to the run after the first probe)\n`,
     );
   } catch (err) {
     if (!(err instanceof UncalibratedTwin)) throw err;
