@@ -1,5 +1,7 @@
 // npx tsx scripts/twin-llamacpp.ts [--run <runDir>] [--recipe recipes/llamacpp-cpu.yaml | --long] [--out results/twin-llamacpp]
-//                                  [--slots 4] [--ctx 8192] [--threads 1]
+//                                  [--slots 4] [--ctx 8192] [--threads 1] [--client-tolerance 250ms]
+// --client-tolerance replaces the recipe's search.probe.clientTolerance: on a machine shared with
+// other work, 10 ms makes the probes above a few QPS invalid (the client, not the engine, is late).
 // --long: prompts of 128–1024 tokens instead of the recipe's (LONG_PROMPTS below), so prefill steps
 // that stall the other slots' decodes, not the client, set the capacity.
 // The twin against a real engine it did not write: llama.cpp's llama-server on this CPU.
@@ -41,6 +43,7 @@ const { values } = parseArgs({
     ctx: { type: 'string', default: '8192' },
     threads: { type: 'string', default: '1' },
     long: { type: 'boolean', default: false },
+    'client-tolerance': { type: 'string' },
   },
 });
 
@@ -120,7 +123,13 @@ let runDir = values.run ? resolve(values.run) : '';
 const recipeFile = join(out, 'llamacpp-endpoint.yaml');
 if (!runDir) {
   const port = await freePort();
-  writeFileSync(recipeFile, endpointRecipe(values.long ? LONG_PROMPTS : readFileSync(values.recipe!, 'utf8'), port));
+  let text = endpointRecipe(values.long ? LONG_PROMPTS : readFileSync(values.recipe!, 'utf8'), port);
+  const tolerance = values['client-tolerance'];
+  if (tolerance !== undefined) {
+    if (!/^\d+(\.\d+)?(ms|s)$/.test(tolerance)) throw new Error(`--client-tolerance must be a duration such as 250ms, got ${JSON.stringify(tolerance)}`);
+    text = text.replace(/clientTolerance: [^,}\s]+/, `clientTolerance: ${tolerance}`);
+  }
+  writeFileSync(recipeFile, text);
   const server = await startLlamaServer(port);
   const t0 = performance.now();
   try {
