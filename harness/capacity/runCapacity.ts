@@ -50,6 +50,8 @@ export interface RunOptions {
   profileOnly?: boolean;
   /** A rehearsal's bracket (`run --rehearse`): the search's first probes go there instead of doubling up from qps.start. */
   warmStart?: Bracket;
+  /** Once a probe has been measured: the twin calibrated to this run and its new bracket (null: keep the old one). */
+  recalibrate?: (runDir: string) => Promise<Bracket | null>;
   /** Wall clock for run ids and stamps (tests pin it). */
   now?: () => Date;
   /** Called once the run directory is locked: where it is, and the host a container will run on (null: none). */
@@ -342,9 +344,18 @@ async function search(
   let usedIndex = reclaimed.usedIndex;
 
   const earlyStop = opts.earlyStop ?? plan.probe.earlyStop;
+  let warm = opts.warmStart;
+  let recalibrated = false;
   for (;;) {
     const verdicts: ProbeVerdict[] = summaries.map((s) => ({ qps: s.qps, passed: s.passed, valid: s.valid, reason: s.valid ? undefined : s.validity ?? s.client.reason }));
-    const warm = opts.warmStart;
+    if (opts.recalibrate && !recalibrated && summaries.some((s) => s.valid)) {
+      recalibrated = true;
+      const bracket = await opts.recalibrate(runDir);
+      if (bracket) {
+        warm = bracket;
+        journal.append({ type: 'twin-calibrated', file: RUN_FILES.calibration, passQps: bracket.passQps, failQps: bracket.failQps });
+      }
+    }
     const decision = warm ? warmNextProbe(plan.search, verdicts, warm) : nextProbe(plan.search, verdicts);
     if (decision.done) return { decision, summaries, interrupted: null };
     if (opts.signal?.aborted) return { interrupted: 'interrupted by signal' };

@@ -20,6 +20,8 @@ export interface RunPaths {
   profileDir: string;
   prefill: string;
   fit: string;
+  /** The twin's iteration model fitted to this run's measurements, with its error. */
+  calibration: string;
   probesDir: string;
 }
 
@@ -35,6 +37,7 @@ export const RUN_FILES = {
   lock: 'run.lock',
   prefill: 'profile/prefill.jsonl',
   fit: 'profile/fit.json',
+  calibration: 'twin-calibration.json',
   timelines: 'timelines.jsonl',
   summary: 'summary.json',
   serverMetrics: 'server-metrics.jsonl',
@@ -79,6 +82,7 @@ export function runPaths(runDir: string): RunPaths {
     profileDir: join(runDir, 'profile'),
     prefill: join(runDir, RUN_FILES.prefill),
     fit: join(runDir, RUN_FILES.fit),
+    calibration: join(runDir, RUN_FILES.calibration),
     probesDir: join(runDir, 'probes'),
   };
 }

@@ -140,6 +140,8 @@ export type RunEvent =
   | ({ type: 'probe-finished' } & ProbeOutcome)
   | { type: 'probe-interrupted'; index: number; qps: number; dir: string; movedTo: string }
   | { type: 'search-finished'; capacityQps: number; reason: string }
+  /** The warm start moved to the bracket of the twin calibrated to this run (twin-calibration.json). */
+  | { type: 'twin-calibrated'; file: string; passQps: number | null; failQps: number | null }
   | { type: 'engine-stopped'; verified: boolean }
   | { type: 'run-finished'; status: 'completed' | 'failed' | 'interrupted'; reason: string };
 
@@ -306,4 +308,64 @@ export interface CapacityJson {
   costNote?: string;
   gpuProfile: string | null;
   gpuCount: number;
+}
+
+// ---- twin-calibration.json --------------------------------------------------------------------
+
+/** The twin's iteration model as fitted to a run (the fields of sim/costModel.ts's LinearCostModel). */
+export interface CalibratedModel {
+  prefillBaseS: number;
+  perPromptTokenS: number;
+  perAttentionPairS: number;
+  decodeBaseS: number;
+  perDecodeS: number;
+}
+
+/** Measured vs fitted isolated prefill at one prompt length. */
+export interface CalibrationPrefillRow {
+  promptTokens: number;
+  count: number;
+  measuredS: number;
+  fittedS: number;
+  relError: number;
+  /** The twin's model before calibration at this length (null when there was none to compare). */
+  uncalibratedS: number | null;
+}
+
+/** Measured vs fitted decode iteration time with `decoding` requests generating. */
+export interface CalibrationDecodeRow {
+  decoding: number;
+  gaps: number;
+  /** Median inter-token gap (s) in this bin. */
+  measuredS: number;
+  fittedS: number;
+  relError: number;
+  uncalibratedS: number | null;
+}
+
+/** twin-calibration.json: what the twin was fitted to, the model, and its error per term. */
+export interface CalibrationFile {
+  /** Run-relative files the calibration read. */
+  source: { fit: string; prefill: string; probe: string | null };
+  model: CalibratedModel;
+  prefill: { points: number; rmseS: number; meanAbsRelError: number; maxAbsRelError: number; rows: CalibrationPrefillRow[] };
+  /** null when no probe was measured yet (the decode terms then come from the profile alone). */
+  decode: {
+    /** Inter-token gaps read, and those used (no other request was in its prefill during them). */
+    gaps: number;
+    usedGaps: number;
+    onlyDecodeGaps: boolean;
+    rmseS: number;
+    meanAbsRelError: number;
+    maxAbsRelError: number;
+    rows: CalibrationDecodeRow[];
+  } | null;
+  /**
+   * Out of sample: the probe's requests that had the engine to themselves (nothing else in flight
+   * when sent), their first-token time from send over the fitted prefill. Near 1 when the engine
+   * under load behaves as in the profile; above 1 when the host slowed it (null: no such request).
+   */
+  probePrefill: { requests: number; medianRatio: number; p90Ratio: number; maxRatio: number } | null;
+  /** Why a term could not be fitted as intended (empty when all went as planned). */
+  notes: string[];
 }

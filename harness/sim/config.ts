@@ -86,7 +86,7 @@ const fraction = z.number('must be a number').min(0, 'must be between 0 and 1').
 const optionsSchema = z.object({
   model: z.string('must be a model name').default('tiny'),
   gpu: z.string('must be a GPU profile name').default('h100-sxm-80gb'),
-  scheduler: z.enum(['vllm', 'sarathi'], 'must be vllm or sarathi').default('vllm'),
+  scheduler: z.enum(['vllm', 'sarathi', 'llamacpp'], 'must be vllm, sarathi or llamacpp').default('vllm'),
   host: z.string('must be a host name or address').min(1, 'must not be empty').default('127.0.0.1'),
   port: int(0).max(65535, 'must be <= 65535').default(8000),
   timeScale: z.number('must be a number').gt(0, 'must be > 0').refine(Number.isFinite, 'must be finite').default(1),
@@ -152,7 +152,8 @@ export function resolveSimConfig(options: SimServerOptions): SimConfig {
   if (maxModelLen > model.maxContextTokens) {
     problems.push(`--max-model-len must be <= ${model.name}'s context of ${model.maxContextTokens} tokens, got ${describeValue(maxModelLen)}`);
   }
-  const maxNumBatchedTokens = o.maxNumBatchedTokens ?? Math.max(4096, maxModelLen);
+  // llama.cpp's n_batch defaults to 2048 (common/common.h); vLLM's budget must hold one whole prompt.
+  const maxNumBatchedTokens = o.maxNumBatchedTokens ?? (o.scheduler === 'llamacpp' ? 2048 : Math.max(4096, maxModelLen));
   if (o.scheduler === 'vllm' && maxNumBatchedTokens < maxModelLen) {
     problems.push(`--max-num-batched-tokens must be >= --max-model-len (${maxModelLen}) with the vllm scheduler (whole prompts are prefilled in one iteration), got ${describeValue(maxNumBatchedTokens)}`);
   }

@@ -85,3 +85,32 @@ export function iterationCost(model: ModelSpec, gpu: GpuProfile, batch: BatchSha
   const totalS = linearS + prefillAttentionS + decodeAttentionS + allReduceS + lmHeadS + overheadS;
   return { totalS, linearS, prefillAttentionS, decodeAttentionS, allReduceS, lmHeadS, overheadS };
 }
+
+// An iteration-time model fitted to a measured engine instead of derived from a roofline: linear
+// in what a batch computes. A batch with prompt tokens starts from the prefill base (one whole
+// prompt's fixed cost, as the isolated-prefill profile measures it), a decode-only batch from the
+// decode base; prompt tokens, causal attention pairs and decoding sequences each add their own
+// per-unit time. For an isolated prompt of P tokens this is a + b·P + c·P² with
+// perPromptTokenS = b − c and perAttentionPairS = 2c (pairs = P(P+1)/2), so the profile's
+// quadratic maps onto it exactly.
+export interface LinearCostModel {
+  prefillBaseS: number;
+  perPromptTokenS: number;
+  perAttentionPairS: number;
+  decodeBaseS: number;
+  perDecodeS: number;
+}
+
+/** The time of one iteration under a fitted linear model (never below zero). */
+export function linearIterationS(m: LinearCostModel, batch: BatchShape): number {
+  let promptTokens = 0;
+  let pairs = 0;
+  for (const p of batch.prefills) {
+    promptTokens += p.chunkTokens;
+    pairs += p.chunkTokens * (p.contextTokens + (p.chunkTokens + 1) / 2);
+  }
+  const decodes = batch.decodeKvTokens.length;
+  if (promptTokens === 0 && decodes === 0) return 0;
+  const base = promptTokens > 0 ? m.prefillBaseS : m.decodeBaseS;
+  return Math.max(0, base + m.perPromptTokenS * promptTokens + m.perAttentionPairS * pairs + m.perDecodeS * decodes);
+}

@@ -4,7 +4,7 @@
 import type { GpuProfile } from '../catalog/gpuProfile.ts';
 import type { SimConfig } from './config.ts';
 import type { ModelSpec } from '../catalog/models.ts';
-import { iterationCost } from './costModel.ts';
+import { iterationCost, linearIterationS, type BatchShape, type LinearCostModel } from './costModel.ts';
 import { KvBlockPool } from './kvCache.ts';
 import type { PreciseTimerHandle } from './preciseTimer.ts';
 import type { SimRequest } from './request.ts';
@@ -25,6 +25,8 @@ export interface EngineConfig {
   timeScale: number;
   limits: SchedulerLimits;
   totalKvBlocks: number;
+  /** A calibrated iteration-time model (harness/twin/calibrate.ts) used instead of the roofline. */
+  iterationModel?: LinearCostModel;
 }
 
 // The engine's part of a resolved config: what the real-time server and the virtual-time twin
@@ -35,9 +37,15 @@ export function engineConfigOf(config: SimConfig): EngineConfig {
     gpu: config.gpu,
     tensorParallel: config.tensorParallel,
     timeScale: config.timeScale,
-    limits: { policy: config.scheduler, maxNumSeqs: config.maxNumSeqs, maxNumBatchedTokens: config.maxNumBatchedTokens, chunkSize: config.chunkSize },
+    limits: { policy: config.scheduler, maxNumSeqs: config.maxNumSeqs, maxNumBatchedTokens: config.maxNumBatchedTokens, chunkSize: config.chunkSize, slotContextTokens: config.maxModelLen },
     totalKvBlocks: config.totalKvBlocks,
   };
+}
+
+/** Modelled seconds of a batch shape under the config's model: the calibrated one when there is one, else the roofline. */
+export function modelledIterationS(config: EngineConfig, shape: BatchShape): number {
+  if (config.iterationModel) return linearIterationS(config.iterationModel, shape);
+  return iterationCost(config.model, config.gpu, shape, config.tensorParallel).totalS;
 }
 
 // Receives each iteration's tokens; returns the first and last write times when it wrote anything.
@@ -109,7 +117,7 @@ export class SimEngine {
 
   /** Modelled seconds (before time scaling) of a batch. */
   batchSeconds(batch: ScheduledBatch): number {
-    return iterationCost(this.config.model, this.config.gpu, batchShape(batch), this.config.tensorParallel).totalS;
+    return modelledIterationS(this.config, batchShape(batch));
   }
 
   private runIteration(plannedStartNs: bigint, actualStartNs: bigint): void {

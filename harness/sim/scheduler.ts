@@ -3,11 +3,18 @@
 //  - vllm: prefill-prioritizing. Whole prompts are admitted FIFO up to the token budget; an
 //    iteration with prefills runs no decodes (the stalls Metron measures).
 //  - sarathi: every iteration runs all decodes, then fills the chunk budget with prefill chunks.
+//  - llamacpp: llama.cpp's server, `--parallel` fixed slots. A request waits for a free slot (no
+//    KV preemption: each slot owns ctx/parallel tokens of context). Each server step batches one
+//    token per generating slot, then prompt tokens of prompt-phase slots, in slot order, until the
+//    batch holds n_batch tokens; a prompt longer than what is left is split across steps.
+//    (llama.cpp b10573, tools/server/server-context.cpp: update_slots() → pre_decode() adds the
+//    generating slots' sampled tokens first, then "batch any pending prompts without exceeding
+//    n_batch"; a task with no free slot is deferred by get_available_slot() returning none.)
 import type { BatchShape } from './costModel.ts';
 import { blocksFor, type KvBlockPool } from './kvCache.ts';
 import type { SimRequest } from './request.ts';
 
-export type SchedulerPolicy = 'vllm' | 'sarathi';
+export type SchedulerPolicy = 'vllm' | 'sarathi' | 'llamacpp';
 
 // Limits shared by both policies.
 export interface SchedulerLimits {
@@ -17,6 +24,8 @@ export interface SchedulerLimits {
   maxNumBatchedTokens: number;
   /** sarathi: tokens (decodes + prefill chunks) per iteration. */
   chunkSize: number;
+  /** llamacpp: the slots are maxNumSeqs, n_batch is maxNumBatchedTokens, and each slot holds this many tokens (ctx / parallel). */
+  slotContextTokens?: number;
 }
 
 // One prefill chunk of a scheduled batch.
@@ -87,7 +96,8 @@ export class Scheduler {
   /** Forms the next iteration's batch, or null when there is nothing to run. */
   next(): ScheduledBatch | null {
     const batch: ScheduledBatch = { prefills: [], decodes: [], preempted: [], firstScheduled: [] };
-    if (this.limits.policy === 'vllm') {
+    if (this.limits.policy === 'llamacpp') this.fillSlots(batch);
+    else if (this.limits.policy === 'vllm') {
       this.admitPrefills(batch, this.limits.maxNumBatchedTokens, false);
       if (batch.prefills.length === 0) this.scheduleDecodes(batch);
     } else {
@@ -137,6 +147,35 @@ export class Scheduler {
       r.phase = 'finished';
     }
     return { req: r, tokenIndex, finished };
+  }
+
+  /** llama.cpp's step: every generating slot's next token, then prompt tokens up to n_batch. */
+  private fillSlots(batch: ScheduledBatch): void {
+    for (const r of this.running) if (r.phase === 'decode') batch.decodes.push(r);
+    let budget = this.limits.maxNumBatchedTokens - batch.decodes.length;
+    for (const r of this.running) {
+      if (budget <= 0) break;
+      if (r.phase !== 'prefill') continue;
+      const chunk = Math.min(r.prefillTargetTokens - r.kvTokens, budget);
+      batch.prefills.push({ req: r, chunkTokens: chunk, contextTokens: r.kvTokens, completes: r.kvTokens + chunk === r.prefillTargetTokens });
+      budget -= chunk;
+    }
+    // A free slot takes the oldest waiting request; its prompt starts in this step if n_batch has room.
+    while (this.waiting.length > 0 && this.running.length < this.limits.maxNumSeqs) {
+      const r = this.waiting.shift()!;
+      r.kvTokens = 0;
+      r.prefillTargetTokens = r.promptTokens;
+      // The slot's context ends generation (llama-server stops a request at n_ctx_slot without context shift).
+      const slotTokens = this.limits.slotContextTokens ?? Infinity;
+      r.targetOutputTokens = Math.max(1, Math.min(r.targetOutputTokens, slotTokens - r.promptTokens));
+      r.phase = 'prefill';
+      this.running.push(r);
+      batch.firstScheduled.push(r);
+      if (budget <= 0) continue;
+      const chunk = Math.min(r.promptTokens, budget);
+      batch.prefills.push({ req: r, chunkTokens: chunk, contextTokens: 0, completes: chunk === r.promptTokens });
+      budget -= chunk;
+    }
   }
 
   /** FIFO admission of waiting prompts within a token budget; chunked when `chunked`. */

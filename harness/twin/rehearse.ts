@@ -6,10 +6,13 @@ import type { Recipe } from '../recipe/parse.ts';
 import type { RunPlan } from '../capacity/runPlan.ts';
 import { resolveRun } from '../capacity/resolveRun.ts';
 import { loadWorkloadTrace } from '../load/traceFile.ts';
-import { engineConfigOf } from '../sim/engine.ts';
+import { engineConfigOf, type EngineConfig } from '../sim/engine.ts';
 import type { Bracket } from '../capacity/search.ts';
 import type { PrefillFit } from '../metrics/prefill.ts';
-import { simConfigOf } from './simTarget.ts';
+import type { CalibrationFile } from '../runDir/schema.ts';
+import { llamacppEngineOf, llamacppSlotsOf, simConfigOf } from './simTarget.ts';
+import { UserError } from '../util/errors.ts';
+import { calibratedEngine } from './calibrate.ts';
 import { runTwinSearch, type TwinProbe, type TwinSearchResult } from './twinSearch.ts';
 
 export interface Rehearsal extends TwinSearchResult {
@@ -24,6 +27,8 @@ export interface RehearseOptions {
   fit?: PrefillFit;
   earlyStop?: boolean;
   onProbe?: (p: TwinProbe) => void;
+  /** The iteration model fitted to the real run (twin-calibration.json) instead of the roofline. */
+  calibration?: Pick<CalibrationFile, 'model'>;
 }
 
 /** The recipe's run plan as the real run resolves it. */
@@ -31,16 +36,28 @@ export function planOf(recipe: Recipe, runId = `${recipe.name}-twin`): RunPlan {
   return resolveRun(recipe, runId);
 }
 
+/** The target has no twin before its engine has been measured (llama.cpp on a CPU). */
+export class UncalibratedTwin extends UserError {}
+
+/** The engine the twin runs for the recipe's target: its roofline model, or the calibrated one. */
+export function twinEngineOf(recipe: Recipe, calibration?: Pick<CalibrationFile, 'model'>): EngineConfig {
+  if (recipe.target.engine === 'llamacpp') {
+    if (!calibration) throw new UncalibratedTwin(`${recipe.source.file}: the twin has no model of llama.cpp's iteration time until a run has measured one (its profile and a probe)`);
+    return llamacppEngineOf(llamacppSlotsOf(recipe.target), calibration.model);
+  }
+  const engine = engineConfigOf(simConfigOf(recipe.target, recipe.source.file));
+  return calibration ? calibratedEngine(engine, calibration) : engine;
+}
+
 /** Runs the recipe's search on the twin and returns its bracket (the warm start) with the figures. */
 export function rehearse(recipe: Recipe, plan: RunPlan = planOf(recipe), options: RehearseOptions = {}): Rehearsal {
   const t0 = performance.now();
-  const sim = simConfigOf(recipe.target, recipe.source.file);
   const trace = loadWorkloadTrace(recipe.workload, recipe.source.dir, recipe.source.file);
   const result = runTwinSearch({
     plan,
     workload: recipe.workload,
     trace,
-    engine: engineConfigOf(sim),
+    engine: twinEngineOf(recipe, options.calibration),
     fitBounds: recipe.profile.fitBounds,
     fit: options.fit,
     earlyStop: options.earlyStop,

@@ -2,7 +2,9 @@
 // and for vllm / sarathi the same scheduler policy, model, GPU profile, tensor parallelism and
 // batch limits on the roofline cost model (the twin of a GPU deployment). Pure apart from reading
 // the GPU profile file through the sim's config resolver.
-import type { TargetSpec } from '../provision/targetSpec.ts';
+import { LLAMACPP_DEFAULTS, type TargetSpec } from '../provision/targetSpec.ts';
+import type { LinearCostModel } from '../sim/costModel.ts';
+import { engineConfigOf, type EngineConfig } from '../sim/engine.ts';
 import { resolveSimConfig, type SimConfig, type SimServerOptions } from '../sim/config.ts';
 import { UserError } from '../util/errors.ts';
 
@@ -38,4 +40,32 @@ export function simConfigOf(target: TargetSpec, file: string): SimConfig {
     if (err instanceof UserError) throw new UserError(`${file}: the twin cannot model this target: ${err.message}`);
     throw err;
   }
+}
+
+/** llama-server's settings the twin needs: slots (`--parallel`), context (`--ctx-size`) and n_batch. */
+export interface LlamacppSlots {
+  slots: number;
+  ctxSize: number;
+  /** llama.cpp's default n_batch (`-b`) is 2048. */
+  nBatch?: number;
+}
+
+/** The recipe's llama.cpp settings, as the adapter launches the server (its defaults filled in). */
+export function llamacppSlotsOf(target: TargetSpec): LlamacppSlots {
+  return { slots: target.engineArgs.slots ?? LLAMACPP_DEFAULTS.slots, ctxSize: target.engineArgs.ctxSize ?? LLAMACPP_DEFAULTS.ctxSize };
+}
+
+/**
+ * The twin of a llama-server: the fixed-slot scheduler on an iteration model calibrated to it. A CPU
+ * has no roofline in the catalog, so there is no twin before a run has measured one; the catalog
+ * model and GPU profile below only satisfy the engine's types (a calibrated model never reads them).
+ */
+export function llamacppEngineOf(slots: LlamacppSlots, iterationModel: LinearCostModel): EngineConfig {
+  const base = engineConfigOf(resolveSimConfig({ model: 'tiny', scheduler: 'llamacpp', maxNumSeqs: slots.slots, port: 0 }));
+  const slotContextTokens = Math.floor(slots.ctxSize / slots.slots);
+  return {
+    ...base,
+    limits: { ...base.limits, maxNumBatchedTokens: slots.nBatch ?? 2048, slotContextTokens },
+    iterationModel,
+  };
 }

@@ -37,7 +37,7 @@ test('every bad option reported at once, each with flag, value and type', () => 
   const msg = problem({ timeScale: -1, port: 70000, scheduler: 'fifo' as never, faultStallFraction: 2, startDelay: 'soon' });
   assert.match(msg, /--time-scale must be > 0, got -1 \(number\)/);
   assert.match(msg, /--port must be <= 65535, got 70000 \(number\)/);
-  assert.match(msg, /--scheduler must be vllm or sarathi, got "fifo" \(string\)/);
+  assert.match(msg, /--scheduler must be vllm, sarathi or llamacpp, got "fifo" \(string\)/);
   assert.match(msg, /--fault-stall-fraction must be between 0 and 1, got 2 \(number\)/);
   assert.match(msg, /--start-delay must be a duration such as 25ms, 2s or 10m, got "soon" \(string\)/);
 });

@@ -4,7 +4,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readFileSync } from 'node:fs';
 
-const PURE = ['harness/sim/virtualClock.ts', 'harness/twin/virtualProbe.ts', 'harness/twin/virtualProfile.ts', 'harness/twin/judge.ts', 'harness/twin/twinSearch.ts', 'harness/capacity/warmStart.ts'];
+const PURE = ['harness/sim/virtualClock.ts', 'harness/twin/virtualProbe.ts', 'harness/twin/virtualProfile.ts', 'harness/twin/judge.ts', 'harness/twin/twinSearch.ts', 'harness/twin/calibrate.ts', 'harness/capacity/warmStart.ts'];
 const IO = /from ['"](node:)?(fs|net|http|https|child_process|worker_threads|perf_hooks|fs\/promises)['"]|from ['"][^'"]*(server|preciseTimer|runProbe|probeStep|runCapacity|traceFile|wakeAt)\.ts['"]/;
 
 test('pure twin modules import no I/O and no real clock (types excepted)', () => {

@@ -10,6 +10,7 @@ import { withInterrupts } from '../interrupts.ts';
 import { formatDockerRun } from '../../provision/containerSpec.ts';
 import type { RunPlan } from '../../capacity/runPlan.ts';
 import { REPORT_FILES, RUN_FILES } from '../../runDir/layout.ts';
+import type { Rehearsal } from '../../twin/rehearse.ts';
 
 
 // The plan as printed: a trace table is named by its file and size, not dumped row by row.
@@ -51,7 +52,7 @@ export const runCommand = verb({
       return;
     }
     const inventory = args.hosts ? await loadInventory(args.hosts) : undefined;
-    const warmStart = args.rehearse ? await rehearsal(args.recipe, args.resume) : undefined;
+    const rehearsed = args.rehearse ? await rehearsal(args.recipe, args.resume) : undefined;
     const progress = createProgress(process.stderr);
     let started: { runId: string; containerHost: string | null } | null = null;
     const cleanHint = () => cleanCommand(started, args.hosts);
@@ -67,7 +68,8 @@ export const runCommand = verb({
         log: (line) => progress.log(line),
         progress,
         earlyStop: args.earlyStop,
-        warmStart,
+        warmStart: rehearsed?.bracket,
+        recalibrate: rehearsed ? (runDir) => rehearsed.recalibrate(runDir, (line) => progress.log(line)) : undefined,
       });
       if (outcome.status === 'interrupted') {
         process.stderr.write(`fluidcap: run interrupted (${outcome.reason}); data kept in ${outcome.runDir}\n`);
@@ -91,26 +93,56 @@ export const runCommand = verb({
   },
 });
 
-/** The twin's bracket for the recipe (a resumed run's own recipe), printed with what it cost. */
+/**
+ * The twin's bracket for the recipe (a resumed run's own recipe), printed with what it cost, and
+ * how to recalibrate it: once the run has measured its profile and a probe, the twin's iteration
+ * model is fitted to them (twin-calibration.json) and its search gives the warm start's new bracket.
+ */
 async function rehearsal(recipeFile: string | undefined, resumeDir: string | undefined) {
   const { loadRecipe } = await import('../../recipe/load.ts');
   const { resolveRun } = await import('../../capacity/resolveRun.ts');
-  const { rehearse } = await import('../../twin/rehearse.ts');
+  const twin = await import('../../twin/rehearse.ts');
+  const { recalibratedRehearsal } = await import('../../twin/calibrateRun.ts');
+  const { runPaths } = await import('../../runDir/layout.ts');
   let file = recipeFile;
   if (!file && resumeDir) {
     const { readManifest } = await import('../../runDir/read.ts');
-    const { runPaths } = await import('../../runDir/layout.ts');
     const found = readManifest(runPaths(resumeDir).manifest)?.recipeFile;
     if (typeof found !== 'string') throw new UserError(`--rehearse: ${resumeDir} names no recipe file in its manifest`);
     file = found;
   }
   const recipe = await loadRecipe(file!);
-  const r = rehearse(recipe, resolveRun(recipe, `${recipe.name}-rehearsal`));
-  process.stderr.write(
-    `rehearsal on the simulated twin: capacity ${r.capacityQps} QPS, bracket pass ${r.bracket.passQps ?? '-'} / fail ${r.bracket.failQps ?? '-'} QPS, ` +
-      `${r.probes.length} probes in ${r.wallS.toFixed(1)} s (×${r.speedup.toFixed(0)} real time); the search starts there\n`,
-  );
-  return r.bracket;
+  const plan = resolveRun(recipe, `${recipe.name}-rehearsal`);
+  const { rehearse, UncalibratedTwin } = twin;
+  let r: Rehearsal | null = null;
+  try {
+    r = rehearse(recipe, plan);
+    process.stderr.write(
+      `rehearsal on the simulated twin: capacity ${r.capacityQps} QPS, bracket pass ${r.bracket.passQps ?? '-'} / fail ${r.bracket.failQps ?? '-'} QPS, ` +
+        `${r.probes.length} probes in ${r.wallS.toFixed(1)} s (×${r.speedup.toFixed(0)} real time); the search starts there ` +
+        `(uncalibrated twin: the ${recipe.target.gpuProfile ?? 'default'} roofline; it is calibrated to the run after the first probe)\n`,
+    );
+  } catch (err) {
+    if (!(err instanceof UncalibratedTwin)) throw err;
+    process.stderr.write(`rehearsal: ${err.message}; the search starts cold and warm-starts from the twin calibrated to its first probe\n`);
+  }
+  const recalibrate = async (runDir: string, log: (line: string) => void) => {
+    try {
+      const done = await recalibratedRehearsal(recipe, plan, runDir, log);
+      if (!done) return null;
+      const c = done.rehearsal;
+      log(
+        `warm start: the twin calibrated to this run (${RUN_FILES.calibration}) puts capacity at ${c.capacityQps} QPS, ` +
+          `bracket pass ${c.bracket.passQps ?? '-'} / fail ${c.bracket.failQps ?? '-'} QPS (uncalibrated: ${r ? `${r.capacityQps} QPS` : 'none'}); the search continues from there`,
+      );
+      return c.bracket;
+    } catch (err) {
+      // The measurements are kept whatever happens here; only the warm start stays uncalibrated.
+      log(`warm start: calibrating the twin failed (${(err as Error).message}); the search keeps the uncalibrated twin's bracket`);
+      return null;
+    }
+  };
+  return { bracket: r?.bracket, recalibrate };
 }
 
 /** The `fluidcap clean` command that removes what a run may leave behind (null: it launches no container). */
