@@ -18,7 +18,7 @@ export function serveOptions(y: Argv) {
   return y
     .option('model', { type: 'string', default: 'tiny', describe: `catalog name or HF id: ${listModels().join(', ')}` })
     .option('gpu', { type: 'string', default: 'h100-sxm-80gb', describe: `GPU profile: ${listGpuProfiles().join(', ')}` })
-    .option('scheduler', { type: 'string', default: 'vllm', describe: 'vllm (prefill-prioritizing) or sarathi (chunked prefill)' })
+    .option('scheduler', { type: 'string', default: 'vllm', describe: "vllm (prefill-prioritizing), sarathi (chunked prefill) or llamacpp (llama-server's fixed slots)" })
     .option('host', { type: 'string', default: '127.0.0.1', describe: 'address to listen on' })
     .option('port', { type: 'number', default: 8000, describe: 'port; 0 picks a free one (printed on start)' })
     .option('time-scale', { type: 'number', default: 1, describe: 'multiplies every modelled duration (< 1 runs faster than a GPU)' })

@@ -34,6 +34,7 @@ const ALLOWED: Record<string, string[]> = {
 /** Modules that compute without side effects: at run time they may not reach I/O, through any import. */
 const PURE = [
   'metrics/*',
+  'twin/calibrate.ts',
   'capacity/fit.ts', 'capacity/search.ts', 'capacity/earlyStop.ts', 'capacity/decision.ts', 'capacity/sloDecision.ts', 'capacity/profilePlan.ts', 'capacity/cost.ts', 'capacity/runPlan.ts',
   'report/buildReport.ts', 'report/markdown.ts', 'report/html.ts', 'report/svg.ts', 'report/format.ts', 'report/doc.ts', 'report/compareRuns.ts', 'report/runData.ts',
   'report/loadSections.ts', 'report/probeDetail.ts', 'report/csv.ts',
@@ -52,6 +53,7 @@ const IO = /^(node:)?(fs|fs\/promises|net|http|https|http2|child_process|worker_
 const RUN_DIR_NAMES = [
   'manifest.json', 'events.jsonl', 'capacity.json', 'report.md', 'report.html', 'prefill.jsonl', 'fit.json',
   'summary.json', 'plan.json', 'gpu.jsonl', '-qps-', 'timelines.jsonl', 'server-metrics.jsonl', 'server.log',
+  'twin-calibration.json',
 ];
 // Modules that write or read one file inside a directory they are handed keep that file's name.
 const NAME_EXEMPT: Record<string, string[]> = {
