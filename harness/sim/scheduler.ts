@@ -102,14 +102,7 @@ export class Scheduler {
       if (batch.prefills.length === 0) this.scheduleDecodes(batch);
     } else {
       this.scheduleDecodes(batch);
-      let budget = this.limits.chunkSize - batch.decodes.length;
-      for (const r of this.running) {
-        if (budget <= 0) break;
-        if (r.phase !== 'prefill') continue;
-        const chunk = Math.min(r.prefillTargetTokens - r.kvTokens, budget);
-        batch.prefills.push({ req: r, chunkTokens: chunk, contextTokens: r.kvTokens, completes: r.kvTokens + chunk === r.prefillTargetTokens });
-        budget -= chunk;
-      }
+      const budget = this.continuePrefills(batch, this.limits.chunkSize - batch.decodes.length);
       if (budget > 0) this.admitPrefills(batch, budget, true);
     }
     if (batch.prefills.length === 0 && batch.decodes.length === 0) return null;
@@ -149,10 +142,8 @@ export class Scheduler {
     return { req: r, tokenIndex, finished };
   }
 
-  /** llama.cpp's step: every generating slot's next token, then prompt tokens up to n_batch. */
-  private fillSlots(batch: ScheduledBatch): void {
-    for (const r of this.running) if (r.phase === 'decode') batch.decodes.push(r);
-    let budget = this.limits.maxNumBatchedTokens - batch.decodes.length;
+  /** Running requests still in prefill take their next chunks, oldest first, within `budget` tokens; returns what is left. */
+  private continuePrefills(batch: ScheduledBatch, budget: number): number {
     for (const r of this.running) {
       if (budget <= 0) break;
       if (r.phase !== 'prefill') continue;
@@ -160,6 +151,13 @@ export class Scheduler {
       batch.prefills.push({ req: r, chunkTokens: chunk, contextTokens: r.kvTokens, completes: r.kvTokens + chunk === r.prefillTargetTokens });
       budget -= chunk;
     }
+    return budget;
+  }
+
+  /** llama.cpp's step: every generating slot's next token, then prompt tokens up to n_batch. */
+  private fillSlots(batch: ScheduledBatch): void {
+    for (const r of this.running) if (r.phase === 'decode') batch.decodes.push(r);
+    let budget = this.continuePrefills(batch, this.limits.maxNumBatchedTokens - batch.decodes.length);
     // A free slot takes the oldest waiting request; its prompt starts in this step if n_batch has room.
     while (this.waiting.length > 0 && this.running.length < this.limits.maxNumSeqs) {
       const r = this.waiting.shift()!;

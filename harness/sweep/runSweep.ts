@@ -49,11 +49,16 @@ const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 
 /** Loads the sweep file and its base recipe and resolves the plan; throws one UserError listing every problem. */
 export async function prepareSweep(sweepFile: string, inventory: Inventory | undefined): Promise<{ sweep: SweepFile; baseText: string; plan: SweepPlan }> {
+  return loadSweepPlan(sweepFile, (name) => resolveHosts(inventory, name).map((h) => h.name));
+}
+
+/** prepareSweep with the hosts a group stands for given by `hostsOf` (the twin places nothing). */
+export async function loadSweepPlan(sweepFile: string, hostsOf: (name: string) => string[]): Promise<{ sweep: SweepFile; baseText: string; plan: SweepPlan }> {
   const sweep = await loadSweepFile(sweepFile);
   if (!existsSync(sweep.recipeFile)) throw new UserError(`${sweepFile}: recipe must name an existing recipe file, got "${sweep.recipe}" (${sweep.recipeFile} does not exist)`);
   const { text: baseText } = await readYamlFile(sweep.recipeFile);
   const result = planSweep(sweep, baseText, {
-    hostsOf: (name) => resolveHosts(inventory, name).map((h) => h.name),
+    hostsOf,
     modelContext: (m) => findModel(m)?.maxContextTokens ?? null,
     gpuProfiles: listGpuProfiles(),
     fileExists: existsSync,

@@ -8,15 +8,15 @@ import { basename, isAbsolute, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseDocument } from 'yaml';
 import { findModel, modelSizes, type ModelSpec } from '../catalog/models.ts';
-import { listGpuProfiles, loadGpuProfile, type GpuProfile } from '../catalog/gpus.ts';
+import { loadGpuProfile, type GpuProfile } from '../catalog/gpus.ts';
 import { planProbe } from '../load/plan.ts';
 import { loadWorkloadTrace } from '../load/traceFile.ts';
-import { readYamlFile } from '../recipe/load.ts';
 import type { Recipe } from '../recipe/parse.ts';
 import { engineConfigOf } from '../sim/engine.ts';
 import { blocksFor, kvBlocksForMemory } from '../sim/kvCache.ts';
-import { loadSweepFile, type SweepFile } from '../sweep/sweepFile.ts';
-import { planSweep, type PlannedRun } from '../sweep/plan.ts';
+import type { SweepFile } from '../sweep/sweepFile.ts';
+import type { PlannedRun } from '../sweep/plan.ts';
+import { loadSweepPlan } from '../sweep/runSweep.ts';
 import { UserError } from '../util/errors.ts';
 import { planOf } from './rehearse.ts';
 import { simOptionsOf, simConfigOf } from './simTarget.ts';
@@ -144,21 +144,9 @@ export function evaluateOnTwin(run: Pick<PlannedRun, 'config' | 'recipe'>): Twin
 
 /** The sweep file and its configurations' validated recipes, without placing them (the twin needs no hosts). */
 export async function prepareTwinSweep(sweepFile: string): Promise<{ sweep: SweepFile; baseText: string; runs: PlannedRun[] }> {
-  const sweep = await loadSweepFile(sweepFile);
-  if (!existsSync(sweep.recipeFile)) throw new UserError(`${sweepFile}: recipe must name an existing recipe file, got "${sweep.recipe}" (${sweep.recipeFile} does not exist)`);
-  const { text: baseText } = await readYamlFile(sweep.recipeFile);
-  const result = planSweep(sweep, baseText, {
-    // No inventory: a host or group stands for itself (the twin runs nowhere).
-    hostsOf: (name) => [name],
-    modelContext: (m) => findModel(m)?.maxContextTokens ?? null,
-    gpuProfiles: listGpuProfiles(),
-    fileExists: existsSync,
-  });
-  if (!result.ok) {
-    const n = result.problems.length;
-    throw new UserError(`${sweepFile} has ${n} problem${n === 1 ? '' : 's'}:\n  ${result.problems.join('\n  ')}`);
-  }
-  return { sweep, baseText, runs: result.plan.runs };
+  // No inventory: a host or group stands for itself (the twin runs nowhere).
+  const { sweep, baseText, plan } = await loadSweepPlan(sweepFile, (name) => [name]);
+  return { sweep, baseText, runs: plan.runs };
 }
 
 export interface TwinSweepOptions {
