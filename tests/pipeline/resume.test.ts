@@ -5,7 +5,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BIN, FAST_RECIPE, ROOT, childEnv, fluidcap, isAlive, readJson, readJsonl, untilProbeStarted, type CapacityFile } from './support.ts';
@@ -93,7 +93,11 @@ test('Ctrl-C (SIGINT to the process group) during a probe: exit 130, resume comm
   // Its own process group, so the signal reaches fluidcap and the engine together, as from a terminal.
   const run = start(['run', FAST_RECIPE, '--out', outDir], { group: true });
   const runDir = await untilProbeStarted(outDir, 2, run.exited, run.stderr, { timeoutMs: 90_000, pollMs: 25 });
-  await new Promise((r) => setTimeout(r, 400));
+  // Interrupt once the second probe has archived a request, however slowly a loaded machine starts it.
+  const probeDir = events(runDir).find((e) => e.type === 'probe-started' && e.index === 2)!.dir!;
+  const timelines = join(runDir, probeDir, 'timelines.jsonl');
+  const t0 = performance.now();
+  while (!(existsSync(timelines) && statSync(timelines).size > 0) && performance.now() - t0 < 60_000) await new Promise((r) => setTimeout(r, 25));
   process.kill(-run.child.pid!, 'SIGINT');
   const exit = await run.exited;
   assert.is(exit.code, 130, run.stderr().slice(-3000));
