@@ -40,6 +40,8 @@ export function sloDefinitions(slo: Slo): SloDefinition[] {
 /** What one finished probe says about every definition (null: no evidence for that one). */
 export interface PerSloProbe {
   qps: number;
+  /** The probe's number (its directory's prefix); its position in the list when absent. */
+  index?: number;
   verdicts: Record<string, Verdict | null>;
   /** true when the probe's data cannot be trusted for the definitions it gives no verdict (invalid, interrupted, client error). */
   untrusted: boolean;
@@ -49,6 +51,7 @@ export interface PerSloProbe {
 
 /** The fields of a finished probe its per-definition evidence is read from (a subset of summary.json). */
 export interface ProbeFacts {
+  index?: number;
   qps: number;
   valid: boolean;
   validity?: string | null;
@@ -62,6 +65,31 @@ export interface ProbeFacts {
   trustedFails?: readonly string[];
 }
 
+/** A probe's summary.json (the fields read) as the facts its evidence is judged from. */
+export function summaryFacts(s: {
+  index: number;
+  qps: number;
+  valid: boolean;
+  validity?: string | null;
+  interrupted?: boolean;
+  earlyStop: string | null;
+  slo: { results: readonly { name: string; passed: boolean }[] };
+  client?: { verdict: string } | null;
+  clientTrustedFails?: readonly string[];
+}): ProbeFacts {
+  return {
+    index: s.index,
+    qps: s.qps,
+    valid: s.valid,
+    validity: s.validity ?? null,
+    interrupted: s.interrupted ?? false,
+    earlyStop: s.earlyStop,
+    results: s.slo.results,
+    clientInvalid: s.client ? s.client.verdict !== 'valid' : false,
+    trustedFails: s.clientTrustedFails ?? [],
+  };
+}
+
 /** The SLO source an early-stop reason quotes (`SLO "<source>" can no longer pass` or `... allows`). */
 export function stoppingSloSource(reason: string): string | null {
   const m = /SLO "(.*?)" (?:can no longer pass|allows)/.exec(reason);
@@ -73,7 +101,7 @@ export function probeEvidence(defs: readonly SloDefinition[], p: ProbeFacts): Pe
   const verdicts: Record<string, Verdict | null> = {};
   const none = (note: string): PerSloProbe => {
     for (const d of defs) verdicts[d.name] = null;
-    return { qps: p.qps, verdicts, untrusted: true, note };
+    return { index: p.index, qps: p.qps, verdicts, untrusted: true, note };
   };
   if (p.interrupted) return none('interrupted: no verdict');
   if (!p.valid) return none(`invalid: ${p.validity ?? 'its client check failed'}`);
@@ -82,7 +110,7 @@ export function probeEvidence(defs: readonly SloDefinition[], p: ProbeFacts): Pe
     const stopper = src === null ? undefined : defs.find((d) => d.source === src);
     if (!stopper) return none(`stopped early (${p.earlyStop}) naming no SLO definition, so it decides none`);
     for (const d of defs) verdicts[d.name] = d === stopper ? 'fail' : null;
-    return { qps: p.qps, verdicts, untrusted: false, note: `stopped early by ${stopper.name}: no complete sample for the others` };
+    return { index: p.index, qps: p.qps, verdicts, untrusted: false, note: `stopped early by ${stopper.name}: no complete sample for the others` };
   }
   const byName = new Map(p.results.map((r) => [r.name, r.passed]));
   for (const d of defs) {
@@ -91,7 +119,7 @@ export function probeEvidence(defs: readonly SloDefinition[], p: ProbeFacts): Pe
     else if (p.clientInvalid) verdicts[d.name] = !passed && (p.trustedFails ?? []).includes(d.name) ? 'fail' : null;
     else verdicts[d.name] = passed ? 'pass' : 'fail';
   }
-  return { qps: p.qps, verdicts, untrusted: Boolean(p.clientInvalid), note: p.clientInvalid ? `client check failed (${p.validity ?? 'no detail'}): only fails that survive its error count` : null };
+  return { index: p.index, qps: p.qps, verdicts, untrusted: Boolean(p.clientInvalid), note: p.clientInvalid ? `client check failed (${p.validity ?? 'no detail'}): only fails that survive its error count` : null };
 }
 
 /** Why a definition's search ended (search.ts's outcomes) or that it has not. */
@@ -106,7 +134,7 @@ export interface PerSloResult {
   bracket: Bracket;
   outcome: PerSloOutcome;
   reason: string;
-  /** Indexes (into the probe list) of the probes that were evidence for this definition. */
+  /** The probes (their numbers, else positions in the list) that were evidence for this definition. */
   probesUsed: number[];
 }
 
@@ -176,7 +204,7 @@ function judgeDefinitions(
     probes.forEach((p, i) => {
       const v = p.verdicts[d.name];
       if (v === null || v === undefined) return;
-      used.push(i);
+      used.push(p.index ?? i);
       evidence.push({ qps: p.qps, passed: v === 'pass', decision: v, valid: true });
     });
     // The budget is the run's, not this definition's: unlimited here, ended below when spent.
