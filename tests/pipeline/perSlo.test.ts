@@ -119,4 +119,15 @@ test("an early stop fires only for the definitions the probe's rate can still te
   assert.ok(stopped > 0, 'some probe stopped early');
 });
 
+test("the report's measured per-SLO table and its CSV carry capacity.json's perSlo", () => {
+  const md = readFileSync(join(runDir, 'report.md'), 'utf8');
+  const at = md.indexOf('## Capacity per SLO definition, measured');
+  assert.ok(at >= 0, 'the section is missing from report.md');
+  for (const p of capacity.perSlo) assert.ok(md.slice(at).includes(`| ${p.name} | \`${p.source}\` | ${p.capacityQps} |`), `row of ${p.name}`);
+  const csv = readFileSync(join(runDir, 'report-capacity-per-slo-measured.csv'), 'utf8').trim().split('\n');
+  assert.is(csv.length, 1 + capacity.perSlo.length);
+  assert.ok(csv[2].startsWith(`ttft,${capacity.perSlo[1].source},${capacity.perSlo[1].capacityQps},`), csv[2]);
+  assert.ok(readFileSync(join(runDir, 'report.html'), 'utf8').includes('Capacity per SLO definition'));
+});
+
 test.run();
