@@ -21,7 +21,7 @@ const ALLOWED: Record<string, string[]> = {
   provision: ['util'],
   recipe: ['catalog', 'load', 'metrics', 'provision', 'sim', 'util'],
   runDir: ['load', 'metrics', 'provision', 'recipe', 'timeline', 'util'],
-  analyze: ['metrics', 'runDir', 'timeline', 'util'],
+  analyze: ['capacity', 'metrics', 'runDir', 'timeline', 'util'],
   report: ['catalog', 'metrics', 'runDir', 'util'],
   capacity: ['catalog', 'load', 'metrics', 'provision', 'recipe', 'report', 'runDir', 'timeline', 'util'],
   sweep: ['capacity', 'catalog', 'load', 'metrics', 'provision', 'recipe', 'runDir', 'util'],
@@ -34,7 +34,7 @@ const ALLOWED: Record<string, string[]> = {
 /** Modules that compute without side effects: at run time they may not reach I/O, through any import. */
 const PURE = [
   'metrics/*',
-  'capacity/fit.ts', 'capacity/search.ts', 'capacity/earlyStop.ts', 'capacity/decision.ts', 'capacity/sloDecision.ts', 'capacity/profilePlan.ts', 'capacity/cost.ts', 'capacity/runPlan.ts',
+  'capacity/fit.ts', 'capacity/search.ts', 'capacity/perSloSearch.ts', 'capacity/earlyStop.ts', 'capacity/decision.ts', 'capacity/sloDecision.ts', 'capacity/profilePlan.ts', 'capacity/cost.ts', 'capacity/runPlan.ts',
   'report/buildReport.ts', 'report/markdown.ts', 'report/html.ts', 'report/svg.ts', 'report/format.ts', 'report/doc.ts', 'report/compareRuns.ts', 'report/runData.ts',
   'report/loadSections.ts', 'report/probeDetail.ts', 'report/csv.ts',
   'analyze/deadlines.ts', 'analyze/table.ts', 'analyze/requestJson.ts', 'analyze/capacity.ts',
