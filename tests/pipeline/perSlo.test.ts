@@ -130,4 +130,14 @@ test("the report's measured per-SLO table and its CSV carry capacity.json's perS
   assert.ok(readFileSync(join(runDir, 'report.html'), 'utf8').includes('Capacity per SLO definition'));
 });
 
+test('analyze --capacity --json on the run finds the same capacity per definition from the archive', async () => {
+  const r = await fluidcap(['analyze', runDir, '--capacity', '--json'], { timeoutMs: 60_000 });
+  assert.is(r.code, 0, r.stderr.slice(-2000));
+  const per = (JSON.parse(r.stdout) as { summary: { capacity: { perSlo: { name: string; capacityQps: number; bracket: unknown }[] } } }).summary.capacity.perSlo;
+  assert.equal(
+    per.map((p) => [p.name, p.capacityQps, p.bracket]),
+    capacity.perSlo.map((p) => [p.name, p.capacityQps, p.bracket]),
+  );
+});
+
 test.run();
