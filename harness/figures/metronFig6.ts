@@ -1,13 +1,15 @@
 // Metron Fig. 6: the capacity of vLLM and Sarathi-Serve under four SLO definitions (P99 TBT, P50
 // TPOT, P99 TPOT, and P99 fluidity ≥ 0.9), each judged over the same probes on a grid of rates, and
-// the distribution of per-request deadline-miss rates at each system's fluidity capacity. A
-// capacity is the highest grid rate that passes with every lower rate passing too; the next grid
-// rate is its bracket. Pure: request metrics in, files out.
+// the distribution of per-request deadline-miss rates at each system's fluidity capacity. Each SLO
+// definition's capacity comes from the per-SLO search's own rule (capacity/perSloSearch.ts) with the
+// grid's probes as its evidence: the highest passing rate below the lowest failing one, the
+// bracket's ends being grid rates. Pure: request metrics in, files out.
 import type { Chart } from '../report/doc.ts';
 import { toCsv } from '../report/csv.ts';
 import type { RequestMetrics } from '../metrics/request.ts';
 import type { Slo } from '../metrics/slo.ts';
 import { evaluateSlo } from '../metrics/sloCheck.ts';
+import { perSloResults, type PerSloProbe } from '../capacity/perSloSearch.ts';
 import { compareWithPaper, type PaperNumber } from './paperNumbers.ts';
 import { figureArtifacts, type FigureArtifacts } from './output.ts';
 
@@ -52,15 +54,27 @@ export function fig6Slos(tbtDeadlineS: number, ttftSlackS: number, timeScale: nu
   ];
 }
 
-/** Highest passing rate with every lower rate passing, and the first failing rate above it. */
+/**
+ * One definition's capacity on the grid, as the per-SLO search judges evidence: the highest passing
+ * rate below the lowest failing one (null when none passed), that failing rate, and how the search
+ * would have ended on these probes (at-least-max, below-min, or max-probes: the grid ran out).
+ */
+export function gridSearchResult(verdicts: readonly { rateQps: number; passed: boolean }[]): { capacityQps: number | null; failQps: number | null; outcome: string; reason: string } {
+  if (verdicts.length === 0) return { capacityQps: null, failQps: null, outcome: 'no-probes', reason: 'no rate of the grid was probed' };
+  const rates = verdicts.map((v) => v.rateQps);
+  const probes: PerSloProbe[] = verdicts.map((v) => ({ qps: v.rateQps, verdicts: { slo: v.passed ? 'pass' : 'fail' }, untrusted: false, note: null }));
+  const [r] = perSloResults(
+    { qps: { startQps: Math.min(...rates), minQps: Math.min(...rates), maxQps: Math.max(...rates) }, tolerance: 0 },
+    [{ name: 'slo', slo: {}, source: 'slo' }],
+    probes,
+  );
+  return { capacityQps: r.bracket.passQps, failQps: r.bracket.failQps, outcome: r.outcome, reason: r.reason };
+}
+
+/** The capacity and the failing rate above it (gridSearchResult without the outcome). */
 export function gridCapacity(verdicts: readonly { rateQps: number; passed: boolean }[]): { capacityQps: number | null; failQps: number | null } {
-  const sorted = [...verdicts].sort((a, b) => a.rateQps - b.rateQps);
-  let capacityQps: number | null = null;
-  for (const v of sorted) {
-    if (!v.passed) return { capacityQps, failQps: v.rateQps };
-    capacityQps = v.rateQps;
-  }
-  return { capacityQps, failQps: null };
+  const { capacityQps, failQps } = gridSearchResult(verdicts);
+  return { capacityQps, failQps };
 }
 
 /** Per-request share of deadlines missed, as an empirical CDF ([miss rate, fraction of requests ≤ it]); failed requests count as 1. */
@@ -83,7 +97,7 @@ export function metronFig6(input: Fig6Input): FigureArtifacts {
     ),
   );
   const caps = input.systems.flatMap((s) =>
-    slos.map((d) => ({ system: s, slo: d, ...gridCapacity(verdicts.filter((v) => v.system === s && v.slo === d)) })),
+    slos.map((d) => ({ system: s, slo: d, ...gridSearchResult(verdicts.filter((v) => v.system === s && v.slo === d)) })),
   );
   const capChart: Chart = {
     title: 'Capacity under four SLO definitions (Metron Fig. 6)',
@@ -102,7 +116,7 @@ export function metronFig6(input: Fig6Input): FigureArtifacts {
     })),
     hLines: [],
     vLines: [],
-    description: `Highest rate of the grid at which each SLO holds (every lower rate holding too), per system; a missing mark means even the lowest rate failed. SLOs: ${slos.map((d, i) => `${i + 1} = ${d.label}`).join(', ')}.`,
+    description: `Highest rate of the grid at which each SLO holds below the lowest rate at which it fails, per system; a missing mark means even the lowest rate failed. SLOs: ${slos.map((d, i) => `${i + 1} = ${d.label}`).join(', ')}.`,
   };
   const fluidKey = 'fluidity';
   const atCap = input.systems.map((s) => {
@@ -138,8 +152,8 @@ export function metronFig6(input: Fig6Input): FigureArtifacts {
     verdicts.map((v) => [v.system.key, v.slo.key, v.rateQps, v.passed, v.value]),
   );
   const capCsv = toCsv(
-    ['system', 'slo', 'sloText', 'capacityQps', 'failQps'],
-    caps.map((c) => [c.system.key, c.slo.key, c.slo.label, c.capacityQps, c.failQps]),
+    ['system', 'slo', 'sloText', 'capacityQps', 'failQps', 'outcome'],
+    caps.map((c) => [c.system.key, c.slo.key, c.slo.label, c.capacityQps, c.failQps, c.outcome]),
   );
   return figureArtifacts({
     name: 'metron-fig6',
