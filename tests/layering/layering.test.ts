@@ -27,7 +27,7 @@ const ALLOWED: Record<string, string[]> = {
   sweep: ['capacity', 'catalog', 'load', 'metrics', 'provision', 'recipe', 'runDir', 'util'],
   gate: ['report', 'runDir', 'util'],
   twin: ['capacity', 'catalog', 'load', 'metrics', 'provision', 'recipe', 'runDir', 'sim', 'timeline', 'util'],
-  figures: ['capacity', 'metrics', 'provision', 'recipe', 'report', 'runDir', 'timeline', 'util'],
+  figures: ['capacity', 'catalog', 'load', 'metrics', 'provision', 'recipe', 'report', 'runDir', 'timeline', 'util'],
   cli: ['analyze', 'capacity', 'catalog', 'figures', 'gate', 'load', 'metrics', 'provision', 'recipe', 'report', 'runDir', 'sim', 'sweep', 'timeline', 'twin', 'util'],
 };
 
@@ -44,7 +44,7 @@ const PURE = [
   'sweep/expand.ts', 'sweep/placement.ts', 'sweep/plan.ts', 'sweep/sweepReport.ts', 'capacity/warmStart.ts',
   'sim/virtualClock.ts', 'twin/virtualProbe.ts', 'twin/virtualProfile.ts', 'twin/judge.ts', 'twin/twinSearch.ts',
   'gate/decide.ts', 'gate/evidence.ts', 'gate/outputs.ts', 'gate/history.ts',
-  'figures/paperNumbers.ts', 'figures/output.ts', 'figures/metronFig5d.ts', 'figures/metronFig3.ts', 'figures/metronFig6.ts',
+  'figures/paperNumbers.ts', 'figures/output.ts', 'figures/metronFig5d.ts', 'figures/metronFig3.ts', 'figures/metronFig6.ts', 'figures/deepspeedThroughput.ts',
 ];
 const IO = /^(node:)?(fs|fs\/promises|net|http|https|http2|child_process|worker_threads|dgram|tls|readline)$|^(ssh2|node-ssh|dockerode|execa|undici|zx)(\/|$)/;
 
