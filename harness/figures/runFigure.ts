@@ -29,7 +29,7 @@ const PAPER_NUMBERS = join(import.meta.dirname, 'paperNumbers.json');
 const STATE_FILE = 'figure.json';
 
 /** The figures this command draws. */
-export const FIGURES = ['metron-fig5d', 'metron-fig3', 'metron-fig6'] as const;
+export const FIGURES = ['metron-fig5d', 'metron-fig3', 'metron-fig6', 'deepspeed-throughput'] as const;
 export type FigureName = (typeof FIGURES)[number];
 
 export interface FigureOptions {
@@ -141,6 +141,7 @@ function readState(dir: string): State {
 
 /** Runs (or reuses) every system's probe, then writes the figure's files. */
 export async function runFigure(o: FigureOptions): Promise<FigureOutcome> {
+  if (o.name === 'deepspeed-throughput' && !o.resumeDir) return (await import('./deepspeedRun.ts')).runDeepspeedThroughput(o);
   const now = o.now ?? (() => new Date());
   let dir: string;
   let state: State;
