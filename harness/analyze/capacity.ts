@@ -5,10 +5,10 @@
 //  - an early-stopped probe holds only the requests before its stop. It proves a fail only for an
 //    SLO at least as strict as the one that stopped it (every request's value can only be worse
 //    and the allowed failures no more), and never proves a pass.
-// Capacity follows the search's rule: the highest passing rate with every lower evidence passing.
+// Capacity follows the search's rule (capacity/perSloSearch.ts, search.ts): the highest pass below the lowest fail.
 // Pure: probe verdicts and statuses in, the answer out.
 import type { Slo } from '../metrics/slo.ts';
-import { sloDefinitions, stoppingSloSource } from '../capacity/perSloSearch.ts';
+import { perSloResults, sloDefinitions, stoppingSloSource } from '../capacity/perSloSearch.ts';
 
 export { stoppingSloSource };
 
@@ -137,15 +137,14 @@ export function capacityFromArchive(i: ArchiveCapacityInputs): ArchiveCapacity {
   const byRate = new Map<number, ProbeEvidence>();
   for (const p of probes) if (p.evidence !== 'none') byRate.set(p.qps, p);
   const evidence = [...byRate.values()].sort((a, b) => a.qps - b.qps);
-  let passQps: number | null = null;
-  let failQps: number | null = null;
-  for (const e of evidence) {
-    if (e.evidence === 'fail') {
-      failQps = e.qps;
-      break;
-    }
-    passQps = e.qps;
-  }
+  // The bracket by the run's own rule (search.ts via the per-SLO search): the lowest fail, and the
+  // highest pass below it; every probe that is evidence counts, a repeated rate's fail included.
+  const [judged] = perSloResults(
+    { qps: { startQps: 1, minQps: 0, maxQps: Infinity }, tolerance: i.tolerance ?? 0 },
+    [{ name: 'slo', slo: i.slo, source: '' }],
+    probes.filter((p) => p.evidence !== 'none').map((p) => ({ qps: p.qps, verdicts: { slo: p.evidence === 'pass' ? 'pass' : 'fail' }, untrusted: false, note: null })),
+  );
+  const { passQps, failQps } = judged.bracket;
   for (const e of evidence) {
     if (failQps !== null && e.qps > failQps && e.evidence === 'pass') e.why = `passes, but above the fail at ${failQps} QPS, so it does not raise the capacity`;
   }
