@@ -142,6 +142,7 @@ function readState(dir: string): State {
 /** Runs (or reuses) every system's probe, then writes the figure's files. */
 export async function runFigure(o: FigureOptions): Promise<FigureOutcome> {
   if (o.name === 'deepspeed-throughput' && !o.resumeDir) return (await import('./deepspeedRun.ts')).runDeepspeedThroughput(o);
+  if ((o.name === 'metron-fig6' || o.resumeDir) && (await import('./metronFig6Search.ts')).fig6SearchOwns(o)) return (await import('./metronFig6Search.ts')).runFig6Search(o);
   const now = o.now ?? (() => new Date());
   let dir: string;
   let state: State;
