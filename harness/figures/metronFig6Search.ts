@@ -14,7 +14,7 @@ import { computeRequestMetrics, type RequestMetrics } from '../metrics/request.t
 import { predictPrefillS } from '../metrics/prefill.ts';
 import { isTimelineRecord } from '../report/probeDetail.ts';
 import { readJsonFile, readJsonLines, writeJsonFile } from '../runDir/jsonFiles.ts';
-import { readFit } from '../runDir/read.ts';
+import { findProbeDir, readFit } from '../runDir/read.ts';
 import { runPaths } from '../runDir/layout.ts';
 import type { CapacityJson, ProbeSummary } from '../runDir/schema.ts';
 import type { Inventory } from '../provision/inventory.ts';
@@ -29,7 +29,7 @@ const STATE_FILE = 'figure.json';
 const PAPER_TBT_DEADLINE_S = 0.025;
 const PAPER_TTFT_SLACK_S = 0.3;
 /** The search's settings in the paper's time: wide enough for both systems, fine enough to tell them apart. */
-export const FIG6_SEARCH = { minQps: 0.5, maxQps: 64, tolerance: 0.15, maxProbes: 10 } as const;
+export const FIG6_SEARCH: { minQps: number; maxQps: number; tolerance: number; maxProbes: number } = { minQps: 0.5, maxQps: 64, tolerance: 0.15, maxProbes: 10 };
 
 const SYSTEMS = [
   { key: 'vllm', label: 'vLLM', recipe: 'llama3-8b-h100-vllm' },
@@ -170,7 +170,7 @@ export async function runFig6Search(o: Fig6SearchOptions): Promise<{ dir: string
       const rel = relative(dir, runDir);
       const capacity = readJsonFile(runPaths(runDir).capacity) as CapacityJson;
       const defs = sloDefinitions(capacity.slo);
-      const summaries = capacity.probes.map((p) => readJsonFile(join(runDir, p.dir, 'summary.json')) as ProbeSummary);
+      const summaries = capacity.probes.map((p) => readJsonFile(probeFiles(runDir, p).summary) as ProbeSummary);
       for (const s of summaries) {
         const e = probeEvidence(defs, summaryFacts(s));
         for (const d of defs) {
@@ -203,6 +203,13 @@ export async function runFig6Search(o: Fig6SearchOptions): Promise<{ dir: string
   return { dir, status: 'completed', artifacts: [artifacts], runSeconds: state.runSeconds };
 }
 
+// A finished probe's files, wherever its directory is.
+function probeFiles(runDir: string, p: { index: number; qps: number }) {
+  const found = findProbeDir(runDir, p);
+  if (!found) throw new UserError(`${runDir}: the directory of probe ${p.index} at ${p.qps} QPS is missing`);
+  return found;
+}
+
 // The evaluated requests of the probe that passed the fluidity SLO at `qps` (engine rate), with the run's fit and deadlines.
 function metricsAt(runDir: string, capacity: CapacityJson, summaries: ProbeSummary[], qps: number, scale: number): RequestMetrics[] {
   const defs = sloDefinitions(capacity.slo);
@@ -211,7 +218,7 @@ function metricsAt(runDir: string, capacity: CapacityJson, summaries: ProbeSumma
   const fit = readFit(runPaths(runDir).fit);
   const slackS = capacity.slo.fluidity?.ttftSlackS ?? PAPER_TTFT_SLACK_S * scale;
   const tbtDeadlineS = capacity.slo.fluidity?.tbtDeadlineS ?? PAPER_TBT_DEADLINE_S * scale;
-  return readJsonLines(join(runDir, s.dir, 'timelines.jsonl'))
+  return readJsonLines(probeFiles(runDir, s).timelines)
     .filter(isTimelineRecord)
     .filter((r) => r.warmup !== true)
     .map((r) => {
