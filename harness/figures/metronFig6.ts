@@ -241,14 +241,16 @@ export function metronFig6Measured(input: Fig6MeasuredInput): FigureArtifacts {
   const ours: Record<string, number | null> = {};
   for (const s of input.systems) for (const d of slos) ours[`${s.key}.capacity.${d.key}`] = capOf(s, d.key)?.capacityQps ?? null;
   const rows = compareWithPaper(input.paperNumbers, ours, input.paperName);
+  // The run's reason quotes its own (engine) rates; say so when they differ from the paper's.
+  const why = (c: Fig6MeasuredCapacity) => (input.timeScale === 1 ? c.reason : `${c.reason} [the run's words: its rates are the engine's, × ${input.timeScale} for the paper's]`);
   const capText = (c: Fig6MeasuredCapacity | null) =>
     c === null
       ? 'not measured'
       : c.outcome === 'below-min'
-        ? `below ${c.failQps} QPS (${c.reason})`
+        ? `below ${c.failQps} QPS (${why(c)})`
         : c.passQps === null
-          ? `no capacity measured (${c.outcome}: ${c.reason})`
-          : `${c.outcome === 'at-least-max' ? 'at least ' : ''}${c.capacityQps} QPS (bracket ${c.passQps}–${c.failQps ?? '—'}, ${c.outcome}, ${c.probesUsed} probes)${c.outcome === 'converged' || c.outcome === 'at-least-max' ? '' : `: ${c.reason}`}`;
+          ? `no capacity measured (${c.outcome}: ${why(c)})`
+          : `${c.outcome === 'at-least-max' ? 'at least ' : ''}${c.capacityQps} QPS (bracket ${c.passQps}–${c.failQps ?? '—'}, ${c.outcome}, ${c.probesUsed} probes)${c.outcome === 'converged' || c.outcome === 'at-least-max' ? '' : `: ${why(c)}`}`;
   const notes = [
     ...input.setup,
     'Each SLO definition has its own bracket and bisection (the run\u2019s per-SLO search): it reuses every probe that is evidence for it (an early-stopped probe only for the definition that stopped it) and probes where it must, so each capacity is measured to the search\u2019s tolerance rather than read off a grid.',

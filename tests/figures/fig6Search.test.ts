@@ -48,7 +48,7 @@ test('metronFig6Measured: a mark per measured capacity; a search without a pass 
   assert.match(a.summary[0], /fluidity P99 → none \(invalid-probes\)/);
   assert.match(a.summary[0], /TPOT P99 → below 0\.5/);
   assert.match(a.summary[0], /TPOT P50 → ≥ 8/);
-  assert.match(file('README.md'), /no capacity measured \(invalid-probes: why invalid-probes\)/);
+  assert.match(file('README.md'), /no capacity measured \(invalid-probes: why invalid-probes \[the run's words: its rates are the engine's, × 0\.5 for the paper's\]\)/);
 });
 
 test('the search mode draws metron-fig6 unless --grid is given, and resumes only its own directories', () => {
