@@ -19,7 +19,7 @@ import { requestJson } from './requestJson.ts';
 import { formatTable, verdictWord, type ProbeReport } from './table.ts';
 import { SloDecisionAccumulator, statisticsOfDecision } from '../capacity/sloDecision.ts';
 import { DEFAULT_DECISION } from '../capacity/decision.ts';
-import { capacityFromArchive, formatArchiveCapacity, type ArchiveCapacity } from './capacity.ts';
+import { capacityFromArchive, formatArchiveCapacity, perSloFromArchive, type ArchiveCapacity, type ArchivePerSlo } from './capacity.ts';
 
 /** What to analyse and how. */
 export interface AnalyzeOptions {
@@ -42,7 +42,7 @@ export interface AnalyzeDeps {
 /** Result for the CLI: what was printed and the exit code to set (0 clean, 1 some bad lines). */
 export interface AnalyzeOutcome {
   probes: ProbeReport[];
-  capacity: ArchiveCapacity | null;
+  capacity: (ArchiveCapacity & { perSlo: ArchivePerSlo[] }) | null;
   badLines: number;
   exitCode: 0 | 1;
 }
@@ -155,18 +155,21 @@ export async function analyzeTarget(opts: AnalyzeOptions, deps: AnalyzeDeps): Pr
   if (badLines > 0) deps.warn(`${badLines} bad line${badLines === 1 ? '' : 's'} skipped; the metrics cover the ${records} valid requests`);
 
   const { slo, firstTokenDeadline, tbtDeadlineS, ttftSlackS } = plan();
-  const capacity = opts.capacity
-    ? capacityFromArchive({
+  const archive = opts.capacity
+    ? {
         probes: files.probes.map((f) => {
           const r = reports.find((x) => x.file === f.displayPath);
-          return { probe: f.probe, qps: f.qps, passed: r ? r.summary.slo.passed : null, ...f.status };
+          const passedBy = r ? Object.fromEntries(r.summary.slo.results.map((x) => [x.name, x.passed])) : undefined;
+          return { probe: f.probe, qps: f.qps, passed: r ? r.summary.slo.passed : null, passedBy, ...f.status };
         }),
         runSlo: files.runSlo,
         slo,
         firstTokenDeadlineChanged: opts.overrides.ttftDeadlineS !== undefined,
         tolerance: files.tolerance,
-      })
+      }
     : null;
+  // Under several SLO entries, each also on its own, as the run's per-SLO search judged them.
+  const capacity = archive ? { ...capacityFromArchive(archive), perSlo: perSloFromArchive(archive) } : null;
   if (opts.json) {
     const summary = {
       target: files.target,
@@ -192,6 +195,11 @@ export async function analyzeTarget(opts: AnalyzeOptions, deps: AnalyzeDeps): Pr
     ];
     await out.add(formatTable(reports, header).join('\n') + '\n');
     if (capacity) await out.add(['', ...formatArchiveCapacity(capacity)].join('\n') + '\n');
+    for (const p of capacity?.perSlo ?? []) {
+      const lines = formatArchiveCapacity(p);
+      lines[0] = lines[0].replace('under this SLO', `under ${p.name} alone ("${p.source}")`);
+      await out.add(['', ...lines].join('\n') + '\n');
+    }
   }
   await out.flush();
   return { probes: reports, capacity, badLines, exitCode: badLines > 0 ? 1 : 0 };

@@ -5,9 +5,12 @@
 //  - an early-stopped probe holds only the requests before its stop. It proves a fail only for an
 //    SLO at least as strict as the one that stopped it (every request's value can only be worse
 //    and the allowed failures no more), and never proves a pass.
-// Capacity follows the search's rule: the highest passing rate with every lower evidence passing.
+// Capacity follows the search's rule (capacity/perSloSearch.ts, search.ts): the highest pass below the lowest fail.
 // Pure: probe verdicts and statuses in, the answer out.
 import type { Slo } from '../metrics/slo.ts';
+import { perSloResults, sloDefinitions, stoppingSloSource } from '../capacity/perSloSearch.ts';
+
+export { stoppingSloSource };
 
 /** One archived probe as analyze re-judged it. */
 export interface ProbeVerdictInput {
@@ -15,6 +18,8 @@ export interface ProbeVerdictInput {
   qps: number | null;
   /** Under the new SLO; null when nothing was evaluated. */
   passed: boolean | null;
+  /** Each entry of the new SLO on its own (by name); absent: only the combined verdict is known. */
+  passedBy?: Record<string, boolean>;
   valid: boolean | null;
   validity: string | null;
   earlyStop: string | null;
@@ -59,11 +64,31 @@ export interface ArchiveCapacity {
   needsProbing: NeededProbe[];
 }
 
-/** The SLO source an early-stop reason quotes (`SLO "<source>" can no longer pass` or `... allows`). */
-export function stoppingSloSource(reason: string): string | null {
-  const m = /SLO "(.*)" (?:can no longer pass|allows)/.exec(reason);
-  return m ? m[1] : null;
+/** One SLO entry's own capacity from the archive (the run's per-SLO search, redone on the probes). */
+export interface ArchivePerSlo extends ArchiveCapacity {
+  name: string;
+  source: string;
 }
+
+/**
+ * Capacity under each entry of `slo` on its own, when it has several (capacity/perSloSearch.ts's
+ * definitions): each is judged as a new SLO of its own, so an early-stopped probe is a fail only for
+ * an entry at least as strict as the one that stopped it, and no evidence for the others.
+ */
+export function perSloFromArchive(i: ArchiveCapacityInputs): ArchivePerSlo[] {
+  const defs = sloDefinitions(i.slo);
+  if (defs.length < 2) return [];
+  return defs.map((d) => ({
+    name: d.name,
+    source: d.source,
+    ...capacityFromArchive({
+      ...i,
+      slo: d.slo,
+      probes: i.probes.map((p) => ({ ...p, passed: p.passedBy?.[d.name] ?? (p.passed === null ? null : p.passed ? true : null) })),
+    }),
+  }));
+}
+
 
 // Whether `next` fails whenever `prev` failed on the same requests (see the header).
 function atLeastAsStrict(prev: Slo, next: Slo, name: keyof Slo, dpChanged: boolean): boolean {
@@ -91,6 +116,9 @@ function judge(p: ProbeVerdictInput & { qps: number }, i: ArchiveCapacityInputs)
       return { ...base, evidence: 'fail', why: `stopped early under ${name} "${src}"; this SLO is at least as strict, so it fails too` };
     }
     const under = src ? `under "${src}"` : `(${p.earlyStop})`;
+    if (!p.passed && name && i.slo[name] === undefined) {
+      return { ...base, evidence: 'none', why: `early-stopped ${under}, which this SLO does not judge: the requests it never sent could still decide it` };
+    }
     return {
       ...base,
       evidence: 'none',
@@ -109,15 +137,14 @@ export function capacityFromArchive(i: ArchiveCapacityInputs): ArchiveCapacity {
   const byRate = new Map<number, ProbeEvidence>();
   for (const p of probes) if (p.evidence !== 'none') byRate.set(p.qps, p);
   const evidence = [...byRate.values()].sort((a, b) => a.qps - b.qps);
-  let passQps: number | null = null;
-  let failQps: number | null = null;
-  for (const e of evidence) {
-    if (e.evidence === 'fail') {
-      failQps = e.qps;
-      break;
-    }
-    passQps = e.qps;
-  }
+  // The bracket by the run's own rule (search.ts via the per-SLO search): the lowest fail, and the
+  // highest pass below it; every probe that is evidence counts, a repeated rate's fail included.
+  const [judged] = perSloResults(
+    { qps: { startQps: 1, minQps: 0, maxQps: Infinity }, tolerance: i.tolerance ?? 0 },
+    [{ name: 'slo', slo: i.slo, source: '' }],
+    probes.filter((p) => p.evidence !== 'none').map((p) => ({ qps: p.qps, verdicts: { slo: p.evidence === 'pass' ? 'pass' : 'fail' }, untrusted: false, note: null })),
+  );
+  const { passQps, failQps } = judged.bracket;
   for (const e of evidence) {
     if (failQps !== null && e.qps > failQps && e.evidence === 'pass') e.why = `passes, but above the fail at ${failQps} QPS, so it does not raise the capacity`;
   }

@@ -43,6 +43,8 @@ export interface ProbeStepInput {
   runDir: string;
   signal?: AbortSignal;
   earlyStop: boolean;
+  /** The SLO entries the early stop may fire for (default: the whole SLO); none: no early stop. */
+  earlyStopSlo?: Slo;
   onProgress?: (p: ProbeProgress) => void;
   log: (line: string) => void;
   /** The engine's prompt format, sizing and cache-off fields, measured once per run (tokenizeCalibration.ts). */
@@ -69,8 +71,9 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
   const warmupRequests = Math.floor(plan.probe.warmupFraction * probePlan.requests.length);
   const { tbtDeadlineS } = fluidityDeadlines(plan.slo);
   const minRequests = plannedRequests(plan.probe, qps) - warmupRequests;
-  const early = input.earlyStop
-    ? makeProbeStop(plan.slo, { requests: probePlan.requests, warmupRequests, rateQps: qps, fit, minRequests }, DEFAULT_DECISION)
+  const stopSlo = input.earlyStopSlo ?? plan.slo;
+  const early = input.earlyStop && Object.keys(stopSlo).length > 0
+    ? makeProbeStop(stopSlo, { requests: probePlan.requests, warmupRequests, rateQps: qps, fit, minRequests }, DEFAULT_DECISION)
     : undefined;
   let engineDied: string | null = null;
   const abort = new AbortController();
@@ -128,9 +131,13 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
   const clientErrorS = result.clientHealth.clientErrorS;
   let valid = result.clientHealth.verdict === 'valid';
   let validity = result.clientHealth.reason;
+  let clientTrustedFails: string[] | undefined;
   if (!valid && !summary.slo.passed) {
     const loosened = loosenSlo(plan.slo, clientErrorS);
-    if (!evaluateSlo(metricsUnder(records, loosened, fit), loosened).passed) {
+    const looseEval = evaluateSlo(metricsUnder(records, loosened, fit), loosened);
+    // Per SLO entry, for the capacity of each definition: only its own fail can be trusted.
+    clientTrustedFails = looseEval.results.filter((r) => !r.passed).map((r) => r.name);
+    if (!looseEval.passed) {
       valid = true;
       validity = `${result.clientHealth.reason}; the fail is trusted: it persists with every deadline loosened by ${(clientErrorS * 1000).toFixed(3)} ms`;
     }
@@ -184,6 +191,8 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
     serverMetrics: summarizeServerMetrics(paths.serverMetrics),
     seed: probePlan.seed,
     engineDied,
+    earlyStopFor: early ? Object.keys(stopSlo) : [],
+    ...(clientTrustedFails ? { clientTrustedFails } : {}),
   };
   writeJsonFile(paths.summary, out);
   return out;

@@ -24,6 +24,7 @@ import { runProfile } from './profiler.ts';
 import { plannedRequests, probeOutcome, runProbeStep } from './probeStep.ts';
 import { reclaimProbes } from './resume.ts';
 import { bracketOf, nextProbe, type Bracket, type ProbeVerdict, type SearchDecision } from './search.ts';
+import { nextPerSloProbe, probeEvidence, sloDefinitions, summaryFacts, type PerSloResult } from './perSloSearch.ts';
 import { warmNextProbe } from './warmStart.ts';
 import { capacityCost, runCost } from './cost.ts';
 import type { PrefillFit } from '../metrics/prefill.ts';
@@ -244,7 +245,7 @@ async function runOpened(opts: RunOptions, opened: OpenedRun, now: () => Date): 
       reason = result.interrupted;
     } else {
       const decision = result.decision;
-      capacity = buildCapacity(plan, decision, result.summaries, runId, engineUp.totalS + (performance.now() - engineUp.sinceMs) / 1000);
+      capacity = buildCapacity(plan, decision, result.perSlo, result.summaries, runId, engineUp.totalS + (performance.now() - engineUp.sinceMs) / 1000);
       writeJsonFile(paths.capacity, capacity);
       journal.append({ type: 'search-finished', capacityQps: capacity.capacityQps, reason: capacity.reason });
       status = 'completed';
@@ -337,7 +338,8 @@ async function search(
   { history, plan, session, runDir, journal, opts, prompts }: RunContext,
   fit: PrefillFit,
 ): Promise<
-  { decision: Extract<SearchDecision, { done: true }>; summaries: ProbeSummary[]; interrupted: null } | { interrupted: string; decision?: never; summaries?: never }
+  | { decision: Extract<SearchDecision, { done: true }>; perSlo: PerSloResult[]; summaries: ProbeSummary[]; interrupted: null }
+  | { interrupted: string; decision?: never; perSlo?: never; summaries?: never }
 > {
   const reclaimed = reclaimProbes(runDir, history, journal, opts.log);
   const summaries = reclaimed.summaries;
@@ -346,6 +348,8 @@ async function search(
   const earlyStop = opts.earlyStop ?? plan.probe.earlyStop;
   let warm = opts.warmStart;
   let recalibrated = false;
+  // Each SLO entry also gets its own bracket (perSloSearch.ts); the combined search stays the headline.
+  const defs = sloDefinitions(plan.slo);
   for (;;) {
     const verdicts: ProbeVerdict[] = summaries.map((s) => ({ qps: s.qps, passed: s.passed, valid: s.valid, reason: s.valid ? undefined : s.validity ?? s.client.reason }));
     if (opts.recalibrate && !recalibrated && summaries.some((s) => s.valid)) {
@@ -357,14 +361,17 @@ async function search(
       }
     }
     const decision = warm ? warmNextProbe(plan.search, verdicts, warm) : nextProbe(plan.search, verdicts);
-    if (decision.done) return { decision, summaries, interrupted: null };
+    const step = nextPerSloProbe(plan.search, decision, defs, summaries.map((s) => probeEvidence(defs, summaryFacts(s))));
+    if (step.done && decision.done) return { decision, perSlo: step.perSlo, summaries, interrupted: null };
+    if (step.done) throw new Error('the per-SLO search ended before the combined search');
     if (opts.signal?.aborted) return { interrupted: 'interrupted by signal' };
     usedIndex += 1;
     const index = usedIndex;
-    const qps = decision.qps;
+    const qps = step.qps;
     const probe = probePaths(runDir, index, qps);
     journal.append({ type: 'probe-started', index, qps, dir: probe.rel });
-    opts.progress?.phase('search', `probe ${index} (${decision.phase}) at ${qps} QPS`, { planned: plannedRequests(plan.probe, qps), qps });
+    const forWhom = defs.length > 1 ? ` for ${step.forSearches.join(', ')}` : '';
+    opts.progress?.phase('search', `probe ${index} (${step.phase}${forWhom}) at ${qps} QPS`, { planned: plannedRequests(plan.probe, qps), qps });
     const summary = await runProbeStep({
       index,
       qps,
@@ -374,6 +381,7 @@ async function search(
       runDir,
       signal: opts.signal,
       earlyStop,
+      earlyStopSlo: step.earlyStopSlo,
       log: opts.log,
       prompts,
       onProgress: (p) => opts.progress?.update({ done: p.ended, total: p.planned, elapsedS: p.elapsedS }),
@@ -394,10 +402,17 @@ async function search(
     journal.append({ type: 'probe-finished', ...probeOutcome(summary) });
     opts.log(
       `probe ${index}: ${qps} QPS ${summary.valid ? (summary.passed ? 'PASS' : 'FAIL') : 'INVALID'}` +
-        ` (${summary.requests} requests, ${summary.durationS.toFixed(1)} s${summary.earlyStop ? `, stopped early: ${summary.earlyStop}` : ''})`,
+        ` (${summary.requests} requests, ${summary.durationS.toFixed(1)} s${summary.earlyStop ? `, stopped early: ${summary.earlyStop}` : ''})` +
+        (defs.length > 1 ? `; per SLO: ${perSloLine(defs, summary)}` : ''),
     );
     summaries.push(summary);
   }
+}
+
+// Each definition's verdict on a probe, or '—' where the probe is no evidence for it.
+function perSloLine(defs: ReturnType<typeof sloDefinitions>, summary: ProbeSummary): string {
+  const e = probeEvidence(defs, summaryFacts(summary));
+  return defs.map((d) => `${d.name} ${e.verdicts[d.name] ?? '—'}`).join(', ');
 }
 
 /** A write the results disk refused is an infrastructure fault (exit 3), not a bug. */
@@ -431,6 +446,7 @@ function capacityUnder(summaries: ProbeSummary[], passed: (s: ProbeSummary) => b
 function buildCapacity(
   plan: RunPlan,
   d: Extract<SearchDecision, { done: true }>,
+  perSlo: PerSloResult[],
   summaries: ProbeSummary[],
   runId: string,
   engineUpS: number,
@@ -468,6 +484,7 @@ function buildCapacity(
     probes: summaries.map(probeOutcome),
     baselines: plan.baselines,
     baselineCapacityQps,
+    perSlo: perSlo.map(({ name, source, capacityQps, bracket, outcome, reason, probesUsed }) => ({ name, source, capacityQps, bracket, outcome, reason, probesUsed })),
     fluidTokenRateAtCapacity: atCapacity?.metrics.fluidRate ?? null,
     warmupFraction: plan.probe.warmupFraction,
     probeTimeS: summaries.reduce((t, s) => t + s.durationS, 0),

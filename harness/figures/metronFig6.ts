@@ -1,13 +1,15 @@
 // Metron Fig. 6: the capacity of vLLM and Sarathi-Serve under four SLO definitions (P99 TBT, P50
 // TPOT, P99 TPOT, and P99 fluidity ≥ 0.9), each judged over the same probes on a grid of rates, and
-// the distribution of per-request deadline-miss rates at each system's fluidity capacity. A
-// capacity is the highest grid rate that passes with every lower rate passing too; the next grid
-// rate is its bracket. Pure: request metrics in, files out.
+// the distribution of per-request deadline-miss rates at each system's fluidity capacity. Each SLO
+// definition's capacity comes from the per-SLO search's own rule (capacity/perSloSearch.ts) with the
+// grid's probes as its evidence: the highest passing rate below the lowest failing one, the
+// bracket's ends being grid rates. Pure: request metrics in, files out.
 import type { Chart } from '../report/doc.ts';
 import { toCsv } from '../report/csv.ts';
 import type { RequestMetrics } from '../metrics/request.ts';
 import type { Slo } from '../metrics/slo.ts';
 import { evaluateSlo } from '../metrics/sloCheck.ts';
+import { perSloResults, type PerSloProbe } from '../capacity/perSloSearch.ts';
 import { compareWithPaper, type PaperNumber } from './paperNumbers.ts';
 import { figureArtifacts, type FigureArtifacts } from './output.ts';
 
@@ -52,15 +54,27 @@ export function fig6Slos(tbtDeadlineS: number, ttftSlackS: number, timeScale: nu
   ];
 }
 
-/** Highest passing rate with every lower rate passing, and the first failing rate above it. */
+/**
+ * One definition's capacity on the grid, as the per-SLO search judges evidence: the highest passing
+ * rate below the lowest failing one (null when none passed), that failing rate, and how the search
+ * would have ended on these probes (at-least-max, below-min, or max-probes: the grid ran out).
+ */
+export function gridSearchResult(verdicts: readonly { rateQps: number; passed: boolean }[]): { capacityQps: number | null; failQps: number | null; outcome: string; reason: string } {
+  if (verdicts.length === 0) return { capacityQps: null, failQps: null, outcome: 'no-probes', reason: 'no rate of the grid was probed' };
+  const rates = verdicts.map((v) => v.rateQps);
+  const probes: PerSloProbe[] = verdicts.map((v) => ({ qps: v.rateQps, verdicts: { slo: v.passed ? 'pass' : 'fail' }, untrusted: false, note: null }));
+  const [r] = perSloResults(
+    { qps: { startQps: Math.min(...rates), minQps: Math.min(...rates), maxQps: Math.max(...rates) }, tolerance: 0 },
+    [{ name: 'slo', slo: {}, source: 'slo' }],
+    probes,
+  );
+  return { capacityQps: r.bracket.passQps, failQps: r.bracket.failQps, outcome: r.outcome, reason: r.reason };
+}
+
+/** The capacity and the failing rate above it (gridSearchResult without the outcome). */
 export function gridCapacity(verdicts: readonly { rateQps: number; passed: boolean }[]): { capacityQps: number | null; failQps: number | null } {
-  const sorted = [...verdicts].sort((a, b) => a.rateQps - b.rateQps);
-  let capacityQps: number | null = null;
-  for (const v of sorted) {
-    if (!v.passed) return { capacityQps, failQps: v.rateQps };
-    capacityQps = v.rateQps;
-  }
-  return { capacityQps, failQps: null };
+  const { capacityQps, failQps } = gridSearchResult(verdicts);
+  return { capacityQps, failQps };
 }
 
 /** Per-request share of deadlines missed, as an empirical CDF ([miss rate, fraction of requests ≤ it]); failed requests count as 1. */
@@ -83,7 +97,7 @@ export function metronFig6(input: Fig6Input): FigureArtifacts {
     ),
   );
   const caps = input.systems.flatMap((s) =>
-    slos.map((d) => ({ system: s, slo: d, ...gridCapacity(verdicts.filter((v) => v.system === s && v.slo === d)) })),
+    slos.map((d) => ({ system: s, slo: d, ...gridSearchResult(verdicts.filter((v) => v.system === s && v.slo === d)) })),
   );
   const capChart: Chart = {
     title: 'Capacity under four SLO definitions (Metron Fig. 6)',
@@ -102,7 +116,7 @@ export function metronFig6(input: Fig6Input): FigureArtifacts {
     })),
     hLines: [],
     vLines: [],
-    description: `Highest rate of the grid at which each SLO holds (every lower rate holding too), per system; a missing mark means even the lowest rate failed. SLOs: ${slos.map((d, i) => `${i + 1} = ${d.label}`).join(', ')}.`,
+    description: `Highest rate of the grid at which each SLO holds below the lowest rate at which it fails, per system; a missing mark means even the lowest rate failed. SLOs: ${slos.map((d, i) => `${i + 1} = ${d.label}`).join(', ')}.`,
   };
   const fluidKey = 'fluidity';
   const atCap = input.systems.map((s) => {
@@ -138,8 +152,8 @@ export function metronFig6(input: Fig6Input): FigureArtifacts {
     verdicts.map((v) => [v.system.key, v.slo.key, v.rateQps, v.passed, v.value]),
   );
   const capCsv = toCsv(
-    ['system', 'slo', 'sloText', 'capacityQps', 'failQps'],
-    caps.map((c) => [c.system.key, c.slo.key, c.slo.label, c.capacityQps, c.failQps]),
+    ['system', 'slo', 'sloText', 'capacityQps', 'failQps', 'outcome'],
+    caps.map((c) => [c.system.key, c.slo.key, c.slo.label, c.capacityQps, c.failQps, c.outcome]),
   );
   return figureArtifacts({
     name: 'metron-fig6',
@@ -149,5 +163,120 @@ export function metronFig6(input: Fig6Input): FigureArtifacts {
     rows,
     notes,
     summary: input.systems.map((s) => `${s.label}: ${slos.map((d) => `${d.label} → ${caps.find((c) => c.system === s && c.slo === d)!.capacityQps ?? 'below grid'}`).join('; ')}`),
+  });
+}
+
+// A capacity in a few words: the number, or why there is none.
+function shortCap(c: Fig6MeasuredCapacity | null): string {
+  if (c === null) return 'not measured';
+  if (c.outcome === 'below-min') return `below ${c.failQps}`;
+  if (c.passQps === null) return `none (${c.outcome})`;
+  return `${c.outcome === 'at-least-max' ? '≥ ' : ''}${c.capacityQps}${c.outcome === 'converged' || c.outcome === 'at-least-max' ? '' : ` (${c.outcome})`}`;
+}
+
+/** One SLO definition's capacity as a run's per-SLO search measured it, in the paper's time. */
+export interface Fig6MeasuredCapacity {
+  /** 0 when even the search's minimum rate failed. */
+  capacityQps: number;
+  passQps: number | null;
+  failQps: number | null;
+  outcome: string;
+  reason: string;
+  /** Probes that were evidence for it. */
+  probesUsed: number;
+  /** The run directory it was measured in (relative to the figure's directory). */
+  run: string;
+}
+
+export interface Fig6MeasuredSystem {
+  key: 'vllm' | 'sarathi';
+  label: string;
+  /** By fig6Slos key. */
+  capacities: Record<string, Fig6MeasuredCapacity>;
+  /** The evaluated requests of the probe at the fluidity capacity (run to its end), or none. */
+  atFluidityCapacity: RequestMetrics[];
+  /** Every probe's verdict for each definition it could judge (paper time): what verdicts.csv lists. */
+  verdicts: { slo: string; run: string; probe: number; rateQps: number; verdict: 'pass' | 'fail' | 'no evidence'; why: string | null }[];
+}
+
+export interface Fig6MeasuredInput extends Omit<Fig6Input, 'systems'> {
+  systems: Fig6MeasuredSystem[];
+}
+
+/**
+ * Metron Fig. 6 from measured capacities: each SLO definition bracketed and bisected by its own
+ * search (capacity.json perSlo), instead of read off a grid of rates.
+ */
+export function metronFig6Measured(input: Fig6MeasuredInput): FigureArtifacts {
+  const slos = fig6Slos(input.tbtDeadlineS, input.ttftSlackS, input.timeScale);
+  const capOf = (s: Fig6MeasuredSystem, key: string) => s.capacities[key] ?? null;
+  const capChart: Chart = {
+    title: 'Capacity under four SLO definitions (Metron Fig. 6), each searched on its own',
+    xLabel: `SLO (${slos.map((d, i) => `${i + 1} ${d.short}`).join(', ')})`,
+    yLabel: 'capacity (QPS)',
+    xScale: 'linear',
+    series: input.systems.map((s) => ({
+      name: s.label,
+      kind: 'points' as const,
+      color: COLORS[s.key],
+      points: slos.flatMap((d, i) => {
+        const c = capOf(s, d.key);
+        return c === null || c.passQps === null ? [] : [[i + 1, c.capacityQps] as [number, number]];
+      }),
+    })),
+    hLines: [],
+    vLines: [],
+    description: `Each SLO definition's capacity as its own bracket-and-bisect search measured it (the highest passing rate below its lowest failing one), per system; a missing mark means even the search's lowest rate failed. SLOs: ${slos.map((d, i) => `${i + 1} = ${d.label}`).join(', ')}.`,
+  };
+  const cdfChart: Chart = {
+    title: 'Per-request deadline-miss rate at fluidity capacity',
+    xLabel: 'share of the request\u2019s deadlines missed',
+    yLabel: 'fraction of requests ≤ x',
+    xScale: 'linear',
+    series: input.systems.map((s) => ({ name: `${s.label} @ ${capOf(s, 'fluidity')?.capacityQps ?? '—'} QPS`, kind: 'line' as const, color: COLORS[s.key], points: missRateCdf(s.atFluidityCapacity) })),
+    hLines: [{ y: 0.99, label: 'P99' }],
+    vLines: [{ x: 0.1, label: 'fluidity 0.9' }],
+    description: 'Empirical CDF over the requests of the probe at each system\u2019s fluidity capacity of the share of its token deadlines missed (a failed request counts as 1).',
+  };
+  const ours: Record<string, number | null> = {};
+  for (const s of input.systems) for (const d of slos) ours[`${s.key}.capacity.${d.key}`] = capOf(s, d.key)?.capacityQps ?? null;
+  const rows = compareWithPaper(input.paperNumbers, ours, input.paperName);
+  // The run's reason quotes its own (engine) rates; say so when they differ from the paper's.
+  const why = (c: Fig6MeasuredCapacity) => (input.timeScale === 1 ? c.reason : `${c.reason} [the run's words: its rates are the engine's, × ${input.timeScale} for the paper's]`);
+  const capText = (c: Fig6MeasuredCapacity | null) =>
+    c === null
+      ? 'not measured'
+      : c.outcome === 'below-min'
+        ? `below ${c.failQps} QPS (${why(c)})`
+        : c.passQps === null
+          ? `no capacity measured (${c.outcome}: ${why(c)})`
+          : `${c.outcome === 'at-least-max' ? 'at least ' : ''}${c.capacityQps} QPS (bracket ${c.passQps}–${c.failQps ?? '—'}, ${c.outcome}, ${c.probesUsed} probes)${c.outcome === 'converged' || c.outcome === 'at-least-max' ? '' : `: ${why(c)}`}`;
+  const notes = [
+    ...input.setup,
+    'Each SLO definition has its own bracket and bisection (the run\u2019s per-SLO search): it reuses every probe that is evidence for it (an early-stopped probe only for the definition that stopped it) and probes where it must, so each capacity is measured to the search\u2019s tolerance rather than read off a grid.',
+    `Thresholds in the paper's time; the engine ran at time scale ${input.timeScale}, so each was measured × ${input.timeScale} and every rate ÷ ${input.timeScale} (rates here are in the paper's time).`,
+    ...input.systems.flatMap((s) => slos.map((d) => `${s.label}, ${d.label}: ${capText(capOf(s, d.key))}.`)),
+  ];
+  const capCsv = toCsv(
+    ['system', 'slo', 'sloText', 'capacityQps', 'failQps', 'outcome', 'passQps', 'probesUsed', 'run', 'reason'],
+    input.systems.flatMap((s) =>
+      slos.map((d) => {
+        const c = capOf(s, d.key);
+        return [s.key, d.key, d.label, c && c.passQps !== null ? c.capacityQps : null, c?.failQps ?? null, c?.outcome ?? 'not-measured', c?.passQps ?? null, c?.probesUsed ?? null, c?.run ?? null, c?.reason ?? null];
+      }),
+    ),
+  );
+  const verdictCsv = toCsv(
+    ['system', 'slo', 'rateQps', 'verdict', 'run', 'probe', 'why'],
+    input.systems.flatMap((s) => s.verdicts.map((v) => [s.key, v.slo, v.rateQps, v.verdict, v.run, v.probe, v.why])),
+  );
+  return figureArtifacts({
+    name: 'metron-fig6',
+    title: 'Metron Fig. 6: capacity under four SLO definitions, each measured by its own search',
+    charts: [{ base: 'capacity', alt: 'capacity', chart: capChart }, { base: 'miss-rate-cdf', alt: 'miss-rate distribution', chart: cdfChart }],
+    tables: [{ file: 'capacity-by-slo.csv', text: capCsv }, { file: 'verdicts.csv', text: verdictCsv }],
+    rows,
+    notes,
+    summary: input.systems.map((s) => `${s.label}: ${slos.map((d) => `${d.short} → ${shortCap(capOf(s, d.key))}`).join('; ')}`),
   });
 }

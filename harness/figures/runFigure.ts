@@ -30,7 +30,7 @@ const PAPER_NUMBERS = join(import.meta.dirname, 'paperNumbers.json');
 const STATE_FILE = 'figure.json';
 
 /** The figures this command draws. */
-export const FIGURES = ['metron-fig5d', 'metron-fig3', 'metron-fig6', 'vidur-fig5', 'vidur-fig6'] as const;
+export const FIGURES = ['metron-fig5d', 'metron-fig3', 'metron-fig6', 'vidur-fig5', 'vidur-fig6', 'deepspeed-throughput'] as const;
 export type FigureName = (typeof FIGURES)[number];
 
 export interface FigureOptions {
@@ -86,7 +86,7 @@ export const DEFAULT_GRID = [2, 4, 6, 8, 10, 12];
 /** Checks the figure's name and numbers before anything starts. */
 export function checkFigureOptions(o: Pick<FigureOptions, 'name' | 'timeScale' | 'rateQps' | 'requests' | 'grid'>): FigureName {
   if (!(FIGURES as readonly string[]).includes(o.name)) {
-    throw new UserError(`figure name must be one of ${FIGURES.join(', ')}, got ${describeValue(o.name)} (deepspeed-throughput is not built yet)`);
+    throw new UserError(`figure name must be one of ${FIGURES.join(', ')}, got ${describeValue(o.name)}`);
   }
   if (!(o.timeScale > 0 && o.timeScale <= 1)) throw new UserError(`--time-scale must be > 0 and <= 1, got ${describeValue(o.timeScale)}`);
   if (!(o.rateQps > 0 && Number.isFinite(o.rateQps))) throw new UserError(`--qps must be a rate > 0, got ${describeValue(o.rateQps)}`);
@@ -144,6 +144,8 @@ function readState(dir: string): State {
 
 /** Runs (or reuses) every system's probe, then writes the figure's files. */
 export async function runFigure(o: FigureOptions): Promise<FigureOutcome> {
+  if (o.name === 'deepspeed-throughput' && !o.resumeDir) return (await import('./deepspeedRun.ts')).runDeepspeedThroughput(o);
+  if ((o.name === 'metron-fig6' || o.resumeDir) && (await import('./metronFig6Search.ts')).fig6SearchOwns(o)) return (await import('./metronFig6Search.ts')).runFig6Search(o);
   const now = o.now ?? (() => new Date());
   if (o.name === 'vidur-fig5' || o.name === 'vidur-fig6') {
     // Evaluated on the twin in seconds: nothing to resume, no engine to place on a host.

@@ -25,6 +25,7 @@ export function buildReport(data: RunReportData): Block[] {
     ...probeSection(data),
     ...latencySection(data),
     ...aroundCapacitySection(data),
+    ...perSloSection(data),
     ...baselineSection(data),
     ...fluidRateSection(data),
     ...fitSection(data),
@@ -239,6 +240,52 @@ function sloChart(d: RunReportData, label: string): Chart | null {
     vLines: d.capacity.capacityQps > 0 ? [{ x: d.capacity.capacityQps, label: `capacity ${fmtNum(d.capacity.capacityQps)} QPS` }] : [],
     description: `Each probe's ${label} against its request rate; green passed, red failed, grey invalid; the horizontal line is the SLO threshold and the vertical line the capacity.`,
   };
+}
+
+// Each SLO entry's own bracket and bisection (capacity.json perSlo): measured, not read off the probes.
+function perSloSection(d: RunReportData): Block[] {
+  const per = d.capacity.perSlo;
+  if (!per || per.length < 2) return [];
+  const out: Block[] = [heading(2, 'Capacity per SLO definition, measured')];
+  const capText = (p: (typeof per)[number]) =>
+    p.outcome === 'at-least-max' ? `≥ ${fmtNum(p.capacityQps)}` : p.outcome === 'below-min' ? `< ${fmtNum(p.bracket.failQps ?? 0)}` : fmtNum(p.capacityQps);
+  const rows: Inline[][] = per.map((p) => [
+    p.name,
+    { code: p.source },
+    capText(p),
+    `${p.bracket.passQps === null ? NONE : fmtNum(p.bracket.passQps)} – ${p.bracket.failQps === null ? NONE : fmtNum(p.bracket.failQps)}`,
+    p.outcome,
+    String(p.probesUsed.length),
+  ]);
+  out.push(
+    table(['definition', 'SLO', 'capacity (QPS)', 'bracket pass – fail (QPS)', 'outcome', 'probes used'], rows, [false, false, true, true, false, true], {
+      name: 'capacityPerSlo',
+      columns: ['definition', 'slo', 'capacityQps', 'passQps', 'failQps', 'outcome', 'reason', 'probesUsed'],
+      rows: per.map((p) => [p.name, p.source, p.capacityQps, p.bracket.passQps, p.bracket.failQps, p.outcome, p.reason, p.probesUsed.join(' ')]),
+    }),
+  );
+  const chart: Chart = {
+    title: 'Capacity per SLO definition',
+    xLabel: `SLO definition (${per.map((p, i) => `${i + 1} ${p.name}`).join(', ')})`,
+    yLabel: 'request rate (QPS)',
+    xScale: 'linear',
+    series: [
+      { name: 'highest pass (capacity)', kind: 'points', color: PASS, points: per.flatMap((p, i) => (p.bracket.passQps === null ? [] : [[i + 1, p.bracket.passQps] as [number, number]])) },
+      { name: 'lowest fail', kind: 'points', color: FAIL, points: per.flatMap((p, i) => (p.bracket.failQps === null ? [] : [[i + 1, p.bracket.failQps] as [number, number]])) },
+    ].filter((s) => s.points.length > 0) as Chart['series'],
+    hLines: d.capacity.capacityQps > 0 ? [{ y: d.capacity.capacityQps, label: `all together ${fmtNum(d.capacity.capacityQps)} QPS` }] : [],
+    vLines: [],
+    description: `Each SLO definition's own bracket: its highest passing rate (its capacity, green) and lowest failing rate (red); the horizontal line is the capacity under all of them together (the run's headline).`,
+  };
+  out.push({ kind: 'chart', chart });
+  out.push(
+    para(
+      'Each definition was bracketed and bisected on its own, reusing every probe that was evidence for it: a probe stopped early counts only as a fail of the definition that stopped it, and an invalid one for none. ',
+      'The run\u2019s headline capacity is the combined verdict (all definitions at once). ',
+      ...per.filter((p) => p.outcome !== 'converged').map((p) => `${p.name}: ${p.reason}. `),
+    ),
+  );
+  return out;
 }
 
 function baselineSection(d: RunReportData): Block[] {

@@ -93,6 +93,8 @@ export interface ReportCapacity {
   tolerance: number | null;
   /** null when the run recorded no baseline SLO verdicts. */
   baselineCapacityQps: Record<string, number | null> | null;
+  /** Each SLO entry's own search (capacity.json perSlo); null in runs from before it existed. */
+  perSlo: ReportPerSlo[] | null;
   fluidRate: ReportFluidRate | null;
   warmupFraction: number | null;
   probeTimeS: number | null;
@@ -196,6 +198,17 @@ export interface RunReportData {
 
 type Json = Record<string, unknown>;
 const num = (v: unknown): number | null => (typeof v === 'number' && !Number.isNaN(v) ? v : null);
+/** One SLO entry's measured capacity (capacity.json perSlo). */
+export interface ReportPerSlo {
+  name: string;
+  source: string;
+  capacityQps: number;
+  bracket: { passQps: number | null; failQps: number | null };
+  outcome: string;
+  reason: string;
+  probesUsed: number[];
+}
+
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 const bool = (v: unknown): boolean | null => (typeof v === 'boolean' ? v : null);
 const obj = (v: unknown): Json => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
@@ -223,6 +236,21 @@ export function toReportCapacity(raw: unknown, target: ReportTarget | null): Rep
       : null,
     tolerance: num(c.tolerance),
     baselineCapacityQps: caps ? Object.fromEntries(Object.entries(caps).map(([k, v]) => [k, num(v)])) : null,
+    perSlo: Array.isArray(c.perSlo)
+      ? c.perSlo.map((raw) => {
+          const e = obj(raw);
+          const b = obj(e.bracket);
+          return {
+            name: str(e.name) ?? '?',
+            source: str(e.source) ?? '',
+            capacityQps: num(e.capacityQps) ?? 0,
+            bracket: { passQps: num(b.passQps), failQps: num(b.failQps) },
+            outcome: str(e.outcome) ?? '?',
+            reason: str(e.reason) ?? '',
+            probesUsed: arr(e.probesUsed).flatMap((i) => (typeof i === 'number' ? [i] : [])),
+          };
+        })
+      : null,
     fluidRate: f
       ? {
           tokensPerS: num(f.tokensPerS),

@@ -53,6 +53,7 @@ export const REPORT_CSV = {
   probes: 'report-probes.csv',
   latencyByRate: 'report-latency-by-rate.csv',
   capacityBySlo: 'report-capacity-by-slo.csv',
+  capacityPerSlo: 'report-capacity-per-slo-measured.csv',
   fluidityByDeadline: 'report-fluidity-by-tbt-deadline.csv',
   tokenAccounting: 'report-token-accounting.csv',
   fitCoefficients: 'report-fit.csv',

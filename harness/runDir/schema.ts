@@ -247,6 +247,10 @@ export interface ProbeSummary {
   serverMetrics: ServerMetricsSummary | null;
   seed: number;
   engineDied: string | null;
+  /** The SLO entries the probe's early stop could fire for (absent in older runs: all of them). */
+  earlyStopFor?: string[];
+  /** When the client check failed: the SLO entries whose fail persists with every deadline loosened by the client's error. */
+  clientTrustedFails?: string[];
 }
 
 /** Peaks of one probe's gpu.jsonl (nvidia-smi samples of the target's GPUs). */
@@ -270,6 +274,20 @@ export interface CapacityCost {
   outputTokensPerS: number;
   /** Dollars per million output tokens at capacity; null when nothing is generated (capacity 0). */
   usdPerMillionOutputTokens: number | null;
+}
+
+/** One SLO definition's own search (capacity/perSloSearch.ts): capacity.json's `perSlo` entry. */
+export interface PerSloCapacity {
+  /** The SLO entry's name as the recipe names it (fluidity, ttft, tbt, tpot, e2e, schedulingDelay). */
+  name: string;
+  source: string;
+  capacityQps: number;
+  bracket: { passQps: number | null; failQps: number | null };
+  /** How its search ended (search.ts's outcomes). */
+  outcome: string;
+  reason: string;
+  /** The probes (their numbers) that were evidence for it. */
+  probesUsed: number[];
 }
 
 /** capacity.json: the search's result (SPEC §4). */
@@ -296,6 +314,8 @@ export interface CapacityJson {
   baselines: Record<string, Slo>;
   /** Capacity under each baseline SLO: highest probed rate that passed it with every lower probed rate passing too. */
   baselineCapacityQps: Record<string, number | null>;
+  /** Each SLO entry of the recipe searched on its own (absent in older runs); capacityQps above stays the combined verdict. */
+  perSlo?: PerSloCapacity[];
   fluidTokenRateAtCapacity: FluidRateResult | null;
   warmupFraction: number;
   probeTimeS: number;

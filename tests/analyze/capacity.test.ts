@@ -8,7 +8,7 @@ import { execFile } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { capacityFromArchive, stoppingSloSource, type ProbeVerdictInput } from '../../harness/analyze/capacity.ts';
+import { capacityFromArchive, perSloFromArchive, stoppingSloSource, type ProbeVerdictInput } from '../../harness/analyze/capacity.ts';
 import type { Slo } from '../../harness/metrics/slo.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
@@ -44,6 +44,35 @@ test('the SLO an early-stop reason quotes', () => {
   assert.is(stoppingSloSource(STOP), 'fluidity p99 >= 0.9 (50ms)');
   assert.is(stoppingSloSource('queueing diverges: ... wait longer than SLO "ttft p90 <= 2s" allows (1 failing + 9 projected > 8 allowed of 864)'), 'ttft p90 <= 2s');
   assert.is(stoppingSloSource('cancelled'), null);
+});
+
+test('per SLO entry: each has its own bracket; an early stop is a fail only for the entry it names', () => {
+  const two: Slo = { ...RUN_SLO, ttft: { percentile: 50, maxS: 1, source: 'ttft p50 <= 1s' } };
+  const TTFT_STOP = 'SLO "ttft p50 <= 1s" can no longer pass: 66 failing requests already exceed the 65 allowed of 130 (nearest-rank percentile)';
+  const both = (qps: number, f: boolean, t: boolean, o: Partial<ProbeVerdictInput> = {}) => probe(qps, f && t, { passedBy: { fluidity: f, ttft: t }, ...o });
+  const probes = [
+    both(12, true, true),
+    both(24, false, false, { earlyStop: STOP.replace('fluidity p99 >= 0.9 (50ms)', RUN_SLO.fluidity!.source) }),
+    both(24, false, true),
+    both(48, false, false, { earlyStop: TTFT_STOP }),
+    both(18, true, true),
+    both(36, false, true),
+    both(42, true, false, { earlyStop: TTFT_STOP }),
+    both(30, false, true, { valid: false, validity: 'client error 40 ms > tolerance' }),
+  ];
+  const per = perSloFromArchive({ probes, runSlo: two, slo: two, firstTokenDeadlineChanged: false, tolerance: 0.25 });
+  assert.equal(per.map((p) => [p.name, p.capacityQps, p.bracket]), [
+    ['fluidity', 18, { passQps: 18, failQps: 24 }],
+    ['ttft', 36, { passQps: 36, failQps: 42 }],
+  ]);
+  const ttft = per[1];
+  // The fluidity stop at 24 is no evidence for ttft; the probe run to its end at 24 passes it.
+  assert.equal(ttft.probes.filter((p) => p.qps === 24).map((p) => p.evidence), ['none', 'pass']);
+  assert.match(ttft.probes.find((p) => p.qps === 48)!.why, /at least as strict/);
+  assert.match(per[0].probes.find((p) => p.qps === 48)!.why, /which this SLO does not judge/);
+  assert.equal(ttft.probes.find((p) => p.qps === 30)!.evidence, 'none');
+  // One entry: nothing per SLO (the combined answer is that entry's).
+  assert.equal(perSloFromArchive({ probes, runSlo: two, slo: RUN_SLO, firstTokenDeadlineChanged: false, tolerance: 0.25 }), []);
 });
 
 test('the run SLO itself: an early-stopped fail is a fail, and the bracket is that of the search', () => {

@@ -124,7 +124,7 @@ test('a figure that does not exist exits 2 naming the choices', async () => {
     ),
   );
   assert.is(r.code, 2);
-  assert.match(r.stderr, /figure name must be one of metron-fig5d, metron-fig3, metron-fig6, vidur-fig5, vidur-fig6, got "metron-fig9"/);
+  assert.match(r.stderr, /figure name must be one of metron-fig5d, metron-fig3, metron-fig6, vidur-fig5, vidur-fig6, deepspeed-throughput, got "metron-fig9"/);
   assert.not.match(r.stderr, /^\s+at /m);
 });
 

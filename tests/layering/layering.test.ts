@@ -27,7 +27,7 @@ const ALLOWED: Record<string, string[]> = {
   sweep: ['capacity', 'catalog', 'load', 'metrics', 'provision', 'recipe', 'runDir', 'util'],
   gate: ['report', 'runDir', 'util'],
   twin: ['capacity', 'catalog', 'load', 'metrics', 'provision', 'recipe', 'report', 'runDir', 'sim', 'sweep', 'timeline', 'util'],
-  figures: ['capacity', 'catalog', 'metrics', 'provision', 'recipe', 'report', 'runDir', 'sweep', 'timeline', 'twin', 'util'],
+  figures: ['capacity', 'catalog', 'load', 'metrics', 'provision', 'recipe', 'report', 'runDir', 'sweep', 'timeline', 'twin', 'util'],
   cli: ['analyze', 'capacity', 'catalog', 'figures', 'gate', 'load', 'metrics', 'provision', 'recipe', 'report', 'runDir', 'sim', 'sweep', 'timeline', 'twin', 'util'],
 };
 
@@ -35,7 +35,7 @@ const ALLOWED: Record<string, string[]> = {
 const PURE = [
   'metrics/*',
   'twin/calibrate.ts',
-  'capacity/fit.ts', 'capacity/search.ts', 'capacity/earlyStop.ts', 'capacity/decision.ts', 'capacity/sloDecision.ts', 'capacity/profilePlan.ts', 'capacity/cost.ts', 'capacity/runPlan.ts',
+  'capacity/fit.ts', 'capacity/search.ts', 'capacity/perSloSearch.ts', 'capacity/earlyStop.ts', 'capacity/decision.ts', 'capacity/sloDecision.ts', 'capacity/profilePlan.ts', 'capacity/cost.ts', 'capacity/runPlan.ts',
   'report/buildReport.ts', 'report/markdown.ts', 'report/html.ts', 'report/svg.ts', 'report/format.ts', 'report/doc.ts', 'report/compareRuns.ts', 'report/runData.ts',
   'report/loadSections.ts', 'report/probeDetail.ts', 'report/csv.ts',
   'analyze/deadlines.ts', 'analyze/table.ts', 'analyze/requestJson.ts', 'analyze/capacity.ts',
@@ -45,7 +45,7 @@ const PURE = [
   'sweep/expand.ts', 'sweep/placement.ts', 'sweep/plan.ts', 'sweep/sweepReport.ts', 'capacity/warmStart.ts',
   'sim/virtualClock.ts', 'twin/virtualProbe.ts', 'twin/virtualProfile.ts', 'twin/judge.ts', 'twin/twinSearch.ts', 'twin/twinSweepRank.ts',
   'gate/decide.ts', 'gate/evidence.ts', 'gate/outputs.ts', 'gate/history.ts',
-  'figures/paperNumbers.ts', 'figures/output.ts', 'figures/metronFig5d.ts', 'figures/metronFig3.ts', 'figures/metronFig6.ts', 'figures/vidurFigs.ts',
+  'figures/paperNumbers.ts', 'figures/output.ts', 'figures/metronFig5d.ts', 'figures/metronFig3.ts', 'figures/metronFig6.ts', 'figures/vidurFigs.ts', 'figures/deepspeedThroughput.ts',
 ];
 const IO = /^(node:)?(fs|fs\/promises|net|http|https|http2|child_process|worker_threads|dgram|tls|readline)$|^(ssh2|node-ssh|dockerode|execa|undici|zx)(\/|$)/;
 

@@ -6,10 +6,10 @@ import { withInterrupts } from '../interrupts.ts';
 
 export const figureCommand = verb({
   command: 'figure [name]',
-  describe: 'draw a paper figure (metron-fig5d, metron-fig3, metron-fig6 from probes run for it; vidur-fig5, vidur-fig6 from a sweep on the twin)',
+  describe: 'draw a paper figure (metron-fig5d, metron-fig3 from probes run for it; metron-fig6 from a capacity search per SLO definition; vidur-fig5, vidur-fig6 from a sweep on the twin; deepspeed-throughput from batches sent at once)',
   builder: (y) =>
     y
-      .positional('name', { type: 'string', describe: 'metron-fig5d | metron-fig3 | metron-fig6 | vidur-fig5 | vidur-fig6' })
+      .positional('name', { type: 'string', describe: 'metron-fig5d | metron-fig3 | metron-fig6 | vidur-fig5 | vidur-fig6 | deepspeed-throughput' })
       .option('hosts', { type: 'string', describe: 'inventory YAML: run the paper recipes on these GPU hosts instead of the simulated engine' })
       .option('out', { type: 'string', default: 'results', describe: 'directory that receives the figure directory' })
       .option('resume', { type: 'string', describe: 'continue an interrupted figure directory (finished runs are reused)' })
@@ -22,7 +22,7 @@ export const figureCommand = verb({
     const { runFigure, checkFigureOptions } = await import('../../figures/runFigure.ts');
     const { loadInventory } = await import('../../provision/inventory.ts');
     const { UserError } = await import('../../util/errors.ts');
-    if (!args.name && !args.resume) throw new UserError('figure needs a name (metron-fig5d, metron-fig3, metron-fig6, vidur-fig5, vidur-fig6) or --resume <figureDir>');
+    if (!args.name && !args.resume) throw new UserError('figure needs a name (metron-fig5d, metron-fig3, metron-fig6, vidur-fig5, vidur-fig6, deepspeed-throughput) or --resume <figureDir>');
     if (args.sweep !== undefined && !args.name?.startsWith('vidur-')) throw new UserError(`--sweep is for vidur-fig5 and vidur-fig6, got figure ${JSON.stringify(args.name ?? '')}`);
     const grid = args.grid === undefined ? undefined : args.grid.split(',').map((r) => Number(r.trim()));
     const requests = args.requests ?? (args.name === 'metron-fig6' ? 100 : 200);
