@@ -150,7 +150,8 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
   const baselines: ProbeSummary['baselines'] = {};
   for (const [name, slo] of Object.entries(plan.baselines)) {
     const ev = evaluateSlo(metrics, slo);
-    baselines[name] = { passed: ev.passed, results: ev.results };
+    // The baselines are decided by the same sequential test as the recipe's SLO.
+    baselines[name] = { passed: ev.passed, results: ev.results, statistics: probeDecision(metrics, slo, DEFAULT_DECISION, minRequests) };
   }
   const interrupted = result.cancelled || engineDied !== null;
   // Whatever the requests showed, they measured an engine that was going away: no verdict.

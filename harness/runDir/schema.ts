@@ -237,7 +237,8 @@ export interface ProbeSummary {
   /** The recipe SLO's headline value (fluidity at its percentile, else the first SLO's value). */
   sloValue: number | null;
   slo: SloEvaluation;
-  baselines: Record<string, { passed: boolean; results: SloEvaluation['results'] }>;
+  /** Each baseline SLO's nearest-rank verdict and statistical decision (statistics absent in older runs). */
+  baselines: Record<string, { passed: boolean; results: SloEvaluation['results']; statistics?: ProbeStatistics }>;
   metrics: Omit<RequestSummary, 'slo'>;
   client: ProbeResult['clientHealth'];
   tokenDrift: ProbeResult['tokenDrift'];

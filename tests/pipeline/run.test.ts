@@ -64,6 +64,12 @@ test('every probe states its statistical decision; the decided bracket rests on 
     assert.ok(p.statistics!.confidence >= 0 && p.statistics!.confidence <= 1);
     assert.match(p.statistics!.evidence, / misses in \d+ requests/);
   }
+  // The baseline SLOs are decided by the same test, in each probe's summary.
+  for (const p of c.probes) {
+    const summary = readJson<{ baselines: Record<string, { statistics?: Stats }> }>(join(runDir, p.dir, 'summary.json'));
+    assert.ok(Object.keys(summary.baselines).length > 0, `probe ${p.index} has no baselines`);
+    for (const [name, b] of Object.entries(summary.baselines)) assert.ok(b.statistics && ['pass', 'fail', 'undecided'].includes(b.statistics.decision), `probe ${p.index} baseline ${name}`);
+  }
   const { passQps, failQps } = c.decidedBracket;
   const decidedAt = (qps: number, d: string) => (c.probes as { qps: number; valid: boolean; statistics?: Stats }[]).some((p) => p.qps === qps && p.valid && p.statistics?.decision === d);
   if (passQps !== null) assert.ok(decidedAt(passQps, 'pass'), `no decided pass at ${passQps}`);
