@@ -15,6 +15,7 @@ import { parseArgs } from 'node:util';
 import { planProbe } from '../harness/load/plan.ts';
 import { runProbe } from '../harness/load/runProbe.ts';
 import { workloadSchema } from '../harness/load/workloadSpec.ts';
+import { readThreadCpu, threadCpuSince } from '../harness/load/threadCpu.ts';
 
 const { values } = parseArgs({
   options: {
@@ -65,7 +66,9 @@ try {
       const plan = planProbe({ workload, rateQps: streams / Number(values['ramp-s']), requests: streams, maxContextTokens: 1 << 20 });
       const dir = mkdtempSync(join(tmpdir(), 'fluidcap-bench-'));
       try {
+        const mainCpuBefore = readThreadCpu();
         const r = await runProbe(plan, { outDir: dir, baseUrl, model: values.model, workers, metricsUrl: false, requestTimeoutS: 600, stallTimeoutS: 60 });
+        const mainCpu = threadCpuSince(mainCpuBefore, readThreadCpu());
         const { readFileSync } = await import('node:fs');
         let tokens = 0;
         let first = Infinity;
@@ -97,6 +100,8 @@ try {
             // CPU the receiving threads ran, per received chunk: the per-read cost of the receive path.
             tailInRampShare,
             receiveThreadRunMs: toMs(h.cpuWait?.runS), receiveThreadRunnableWaitMs: toMs(h.cpuWait?.runnableWaitS),
+            // The main thread decodes and writes each finished request: on one core it competes with the receiver.
+            mainThreadRunMs: mainCpu ? toMs(mainCpu.runNs / 1e9) : null,
             receiveCpuUsPerChunk: h.cpuWait && rme ? Math.round((h.cpuWait.runS / rme.samples) * 1e7) / 10 : null,
             gc: h.gc ? { pauses: h.gc.pauses, totalMs: toMs(h.gc.totalS), maxMs: toMs(h.gc.maxS), tailInGcShare: h.gc.tailInGcShare } : null,
             ok: r.byStatus.ok, planned: r.planned, verdict: h.verdict, load1: Math.round(loadavg()[0] * 100) / 100,

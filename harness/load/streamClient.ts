@@ -1,5 +1,5 @@
 // The streaming HTTP client, on raw sockets (net, or tls for https) with its own HTTP/1.1 writer
-// and response reader (httpResponse.ts). Hot path per read: take process.hrtime.bigint(), run the
+// and response reader (httpResponse.ts). Hot path per read: read the clock (probeClock.ts), run the
 // byte-level framing (chunk sizes only; data is copied, never looked at), note where the body now
 // ends — nothing else, and nothing allocated: plain-TCP reads land in one preallocated buffer
 // (net's `onread`). node:http did a stream push, a Buffer and an event emit per read, 13-17 µs of
@@ -9,6 +9,7 @@
 import net from 'node:net';
 import tls from 'node:tls';
 import { HttpResponseReader } from './httpResponse.ts';
+import { probeClock } from './probeClock.ts';
 import type { EndReason, RawExchange } from './exchange.ts';
 
 export interface StreamClientOptions {
@@ -84,6 +85,7 @@ export class StreamClient {
   private readonly authorization: string | null;
   private readonly timeoutNs: number;
   private readonly stallNs: number;
+  private readonly now: () => number;
 
   constructor(private readonly options: StreamClientOptions) {
     this.base = new URL(options.baseUrl);
@@ -99,6 +101,7 @@ export class StreamClient {
     } else if (this.base.username) {
       this.authorization = `Basic ${Buffer.from(`${decodeURIComponent(this.base.username)}:${decodeURIComponent(this.base.password)}`).toString('base64')}`;
     } else this.authorization = null;
+    this.now = probeClock(options.startNs);
     this.timeoutNs = options.requestTimeoutS * 1e9;
     this.stallNs = options.stallTimeoutS * 1e9;
   }
@@ -118,7 +121,6 @@ export class StreamClient {
    * once, only if fired.
    */
   prepare(out: OutgoingRequest, onEnd: (raw: RawExchange) => void, retryOf?: { sentNs: number }): PreparedSend {
-    const startNs = this.options.startNs;
     const bodyBytes = Buffer.byteLength(out.body);
     const head = this.head(out.path, bodyBytes);
     const wire = Buffer.allocUnsafe(Buffer.byteLength(head, 'latin1') + bodyBytes);
@@ -126,9 +128,11 @@ export class StreamClient {
     // A retry goes out on a connection of its own, never on another pooled one the server may have closed as well.
     const conn = (retryOf ? null : this.takeIdle()) ?? this.connect();
     const reused = conn.served > 0;
-    const reader = new HttpResponseReader();
-    let times = new Float64Array(256);
-    let readEnd = new Int32Array(256);
+    // Sized for the whole answer up front (an SSE event is ~100-250 bytes per token), so the body
+    // buffer rarely grows during the stream.
+    const reader = new HttpResponseReader(Math.min(1 << 20, Math.max(4096, out.maxTokens * 256)));
+    let times = new Float64Array(Math.min(1 << 16, out.maxTokens + 8));
+    let readEnd = new Int32Array(times.length);
     let reads = 0;
     let fired = false;
     let done = false;
@@ -145,7 +149,7 @@ export class StreamClient {
         this.active.delete(entry);
         if (reason === 'end') this.release(conn, reader);
         else this.discard(conn);
-        const endNs = Number(process.hrtime.bigint() - startNs);
+        const endNs = this.now();
         const started = reader.state !== 'head';
         onEnd({
           id: out.id,
@@ -181,7 +185,7 @@ export class StreamClient {
     conn.user = {
       bytes: (buf, n) => {
         // The receive timestamp comes first, before anything touches the bytes.
-        const t = Number(process.hrtime.bigint() - startNs);
+        const t = this.now();
         if (!fired) {
           earlyError ??= 'the server sent bytes before the request';
           this.discard(conn);
@@ -232,7 +236,7 @@ export class StreamClient {
           return;
         }
         fired = true;
-        entry.lastReadNs = Number(process.hrtime.bigint() - startNs);
+        entry.lastReadNs = this.now();
         entry.sentNs = retryOf?.sentNs ?? entry.lastReadNs;
         this.active.add(entry);
         this.ensureSweeper();
@@ -277,7 +281,7 @@ export class StreamClient {
 
   /** The most recently used idle connection still alive and within the server's keep-alive hint. */
   private takeIdle(): Conn | null {
-    const now = Number(process.hrtime.bigint() - this.options.startNs);
+    const now = this.now();
     while (this.idle.length > 0) {
       const c = this.idle.pop()!;
       if (!c.gone && now < c.idleUntilNs) return c;
@@ -335,7 +339,7 @@ export class StreamClient {
     const hintS = reader.keepAliveTimeoutS;
     if (hintS !== null && hintS <= 1) return this.discard(conn);
     conn.served++;
-    conn.idleUntilNs = hintS === null ? Infinity : Number(process.hrtime.bigint() - this.options.startNs) + (hintS - 1) * 1e9;
+    conn.idleUntilNs = hintS === null ? Infinity : this.now() + (hintS - 1) * 1e9;
     this.idle.push(conn);
   }
 
@@ -355,7 +359,7 @@ export class StreamClient {
         this.sweeper = null;
         return;
       }
-      const now = Number(process.hrtime.bigint() - this.options.startNs);
+      const now = this.now();
       for (const a of [...this.active]) {
         if (now - a.sentNs > this.timeoutNs) a.finish('timeout', `no complete answer within the request timeout of ${this.options.requestTimeoutS}s`);
         else if (now - a.lastReadNs > this.stallNs) a.finish('stall', `stalled: no bytes for ${this.options.stallTimeoutS}s`);
