@@ -133,6 +133,7 @@ export class HttpResponseReader {
       if (this.status >= 100 && this.status < 200 && this.status !== 101) {
         this.headLength = 0;
         this.headers.clear();
+        this.state = 'head';
         i--; // the loop's i++ resumes right after this head
         continue;
       }
