@@ -7,7 +7,7 @@ import { startDispatch, type Dispatch, type DispatchOptions } from './dispatcher
 import type { PlannedRequest } from './plan.ts';
 import type { ToWorker, FromWorker, ReceiverToDecoder } from './workerProtocol.ts';
 import { readThreadCpu, threadCpuSince } from './threadCpu.ts';
-import { watchGcPauses } from './gcPauses.ts';
+import { collectGarbageNow, watchGcPauses } from './gcPauses.ts';
 
 const port = parentPort!;
 let dispatch: Dispatch | null = null;
@@ -18,6 +18,7 @@ port.on('message', (m: ToWorker) => {
   else if (m.type === 'stop') dispatch?.stop(m.reason);
 });
 
+collectGarbageNow();
 post({ type: 'ready' });
 
 function start(requests: PlannedRequest[], options: DispatchOptions, decoder: MessagePort): void {
