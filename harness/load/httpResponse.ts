@@ -251,13 +251,16 @@ export class HttpResponseReader {
       grown.set(this.body.subarray(0, this.bodyLength));
       this.body = grown;
     }
-    // Buffer's copy takes offsets, so no view object is made per read.
-    copyBytes.call(src, this.body, this.bodyLength, from, to);
+    // A typical read (one event, a few hundred bytes) is copied byte by byte: set() or Buffer's
+    // copy would make a view object per read, which was most of what the receive path allocated.
+    const body = this.body;
+    if (n <= 1024) {
+      let j = this.bodyLength;
+      for (let i = from; i < to; i++) body[j++] = src[i];
+    } else body.set(src.subarray(from, to), this.bodyLength);
     this.bodyLength += n;
   }
 }
-
-const copyBytes = Buffer.prototype.copy as (this: Uint8Array, target: Uint8Array, targetStart: number, sourceStart: number, sourceEnd: number) => number;
 
 function hexValue(c: number): number {
   if (c >= 48 && c <= 57) return c - 48;
