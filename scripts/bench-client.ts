@@ -6,7 +6,10 @@
 // Options: --streams 100,500 --workers 1,2 --output 200 --time-scale 1 --model tiny; --url URL
 // measures an engine that is already up (one that stamps fluidcap_emit_ns, e.g. `fluidcap sim
 // serve` pinned to its own core, as ../shared/bench/README.md runs the yardsticks) instead of
-// starting one; --json prints one JSON object per row. Keep runs short on a shared machine.
+// starting one; --json prints one JSON object per row (streams, workers, tokensPerS,
+// recvMinusEmitMs p50/p99/max, dispatchLagP99Ms, verdict, and where the CPU went: the receiving
+// threads' run and runnable-wait time and CPU per chunk, the main thread's and the whole process's
+// CPU, GC pauses). Keep runs short on a shared machine.
 import { startLocalSim, type LocalEngine } from '../harness/provision/localProcess.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, setPriority, tmpdir } from 'node:os';
@@ -15,6 +18,7 @@ import { parseArgs } from 'node:util';
 import { planProbe } from '../harness/load/plan.ts';
 import { runProbe } from '../harness/load/runProbe.ts';
 import { workloadSchema } from '../harness/load/workloadSpec.ts';
+import { readThreadCpu, threadCpuSince } from '../harness/load/threadCpu.ts';
 
 const { values } = parseArgs({
   options: {
@@ -65,7 +69,11 @@ try {
       const plan = planProbe({ workload, rateQps: streams / Number(values['ramp-s']), requests: streams, maxContextTokens: 1 << 20 });
       const dir = mkdtempSync(join(tmpdir(), 'fluidcap-bench-'));
       try {
+        const mainCpuBefore = readThreadCpu();
+        const processCpuBefore = process.cpuUsage();
         const r = await runProbe(plan, { outDir: dir, baseUrl, model: values.model, workers, metricsUrl: false, requestTimeoutS: 600, stallTimeoutS: 60 });
+        const mainCpu = threadCpuSince(mainCpuBefore, readThreadCpu());
+        const processCpu = process.cpuUsage(processCpuBefore);
         const { readFileSync } = await import('node:fs');
         let tokens = 0;
         let first = Infinity;
@@ -97,6 +105,10 @@ try {
             // CPU the receiving threads ran, per received chunk: the per-read cost of the receive path.
             tailInRampShare,
             receiveThreadRunMs: toMs(h.cpuWait?.runS), receiveThreadRunnableWaitMs: toMs(h.cpuWait?.runnableWaitS),
+            // The main thread decodes and writes each finished request: on one core it competes with the receiver.
+            mainThreadRunMs: mainCpu ? toMs(mainCpu.runNs / 1e9) : null,
+            // Every thread of the client process (receivers, decoder, main, V8's helpers), user + system.
+            processCpuMs: Math.round((processCpu.user + processCpu.system) / 1e3),
             receiveCpuUsPerChunk: h.cpuWait && rme ? Math.round((h.cpuWait.runS / rme.samples) * 1e7) / 10 : null,
             gc: h.gc ? { pauses: h.gc.pauses, totalMs: toMs(h.gc.totalS), maxMs: toMs(h.gc.maxS), tailInGcShare: h.gc.tailInGcShare } : null,
             ok: r.byStatus.ok, planned: r.planned, verdict: h.verdict, load1: Math.round(loadavg()[0] * 100) / 100,

@@ -2,6 +2,8 @@
 // on a receiving loop delays every read that arrives during it, so the client-health figures say
 // how much of the receive − emit tail such pauses explain.
 import { PerformanceObserver, performance } from 'node:perf_hooks';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 
 /** Starts recording; stop() returns [start ns after probe start, duration ns] pairs, flattened. */
 export function watchGcPauses(probeStartNs: bigint): { stop(): Float64Array } {
@@ -20,4 +22,22 @@ export function watchGcPauses(probeStartNs: bigint): { stop(): Float64Array } {
       return Float64Array.from(pauses);
     },
   };
+}
+
+/**
+ * Runs a full collection now, on the calling thread: a receiving worker does it once before the
+ * probe's clock starts, because what loading its modules left behind was otherwise collected by a
+ * mark-compact during the ramp (measured at 100 streams: a 2-3 ms marking step plus 1-2 ms of
+ * finalisation ~0.4 s in, with every stream receiving; gone with this, and half the scavenges too).
+ * Workers cannot be given --expose-gc, so the flag is set at run time and `gc` taken from a new
+ * context, where V8 then installs it. False when that is refused.
+ */
+export function collectGarbageNow(): boolean {
+  try {
+    setFlagsFromString('--expose-gc');
+    (runInNewContext('gc') as () => void)();
+    return true;
+  } catch {
+    return false;
+  }
 }

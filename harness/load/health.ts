@@ -11,7 +11,7 @@ export interface ClientHealth {
   dispatchLagP99S: number | null;
   dispatchLagMaxS: number | null;
   /** Receive time minus the engine's emit time per chunk; null when the engine sends no `fluidcap_emit_ns`. */
-  recvMinusEmit: { p50S: number; p99S: number; maxS: number; samples: number; p99OfTbtDeadline?: number } | null;
+  recvMinusEmit: { p50S: number; p99S: number; maxS: number; samples: number; p50OfTbtDeadline?: number; p99OfTbtDeadline?: number; maxOfTbtDeadline?: number } | null;
   /** The error compared with the tolerance: max(receive − emit p99 (or loop delay p99 without it), dispatch lag p99). */
   clientErrorS: number;
   toleranceS: number;
@@ -58,8 +58,13 @@ export function judgeClientHealth(input: {
   const lag = input.dispatchLagS.length > 0 ? percentiles(input.dispatchLagS, [99, 100]) : null;
   const rme = input.recvMinusEmitNs.length > 0 ? percentiles(input.recvMinusEmitNs, [50, 99, 100]) : null;
   const recvMinusEmit: ClientHealth['recvMinusEmit'] = rme ? { p50S: round(rme[50] / 1e9), p99S: round(rme[99] / 1e9), maxS: round(rme[100] / 1e9), samples: input.recvMinusEmitNs.length } : null;
-  // How much of a TBT deadline the client's own p99 error takes up.
-  if (recvMinusEmit && input.tbtDeadlineS) recvMinusEmit.p99OfTbtDeadline = Math.round((recvMinusEmit.p99S / input.tbtDeadlineS) * 1000) / 1000;
+  // How much of a TBT deadline the client's own error takes up, typically, at p99 and at worst.
+  const ofDeadline = (s: number) => Math.round((s / input.tbtDeadlineS!) * 1000) / 1000;
+  if (recvMinusEmit && input.tbtDeadlineS) {
+    recvMinusEmit.p50OfTbtDeadline = ofDeadline(recvMinusEmit.p50S);
+    recvMinusEmit.p99OfTbtDeadline = ofDeadline(recvMinusEmit.p99S);
+    recvMinusEmit.maxOfTbtDeadline = ofDeadline(recvMinusEmit.maxS);
+  }
   const timingErrorS = recvMinusEmit ? recvMinusEmit.p99S : eldP99S;
   const lagP99S = lag ? lag[99] : 0;
   const clientErrorS = Math.max(timingErrorS, lagP99S);
@@ -76,9 +81,15 @@ export function judgeClientHealth(input: {
         })()
       : null;
   const contention = cpuWait && cpuWait.runnableWaitS > 0 ? `; its receiving threads waited ${ms(cpuWait.waitPerWakeS)} per wake-up for a CPU (${Math.round(cpuWait.runnableWaitS * 1000)} ms waiting, ${Math.round(cpuWait.runS * 1000)} ms running)` : '';
+  const share = (f: number | undefined) => `${((f ?? 0) * 100).toFixed(1)}%`;
+  const spread = recvMinusEmit
+    ? `; receive−emit p50/p99/max ${ms(recvMinusEmit.p50S)} / ${ms(recvMinusEmit.p99S)} / ${ms(recvMinusEmit.maxS)}${
+        input.tbtDeadlineS ? ` = ${share(recvMinusEmit.p50OfTbtDeadline)} / ${share(recvMinusEmit.p99OfTbtDeadline)} / ${share(recvMinusEmit.maxOfTbtDeadline)} of the ${ms(input.tbtDeadlineS)} TBT deadline` : ''
+      }`
+    : '';
   const reason = valid
-    ? `client error ${ms(clientErrorS)} within tolerance ${ms(input.toleranceS)} (${what} ${ms(timingErrorS)}, dispatch lag p99 ${ms(lagP99S)})`
-    : `client error ${ms(clientErrorS)} exceeds tolerance ${ms(input.toleranceS)} (${what} ${ms(timingErrorS)}, dispatch lag p99 ${ms(lagP99S)}${contention}): numbers from this probe are not trusted`;
+    ? `client error ${ms(clientErrorS)} within tolerance ${ms(input.toleranceS)} (${what} ${ms(timingErrorS)}, dispatch lag p99 ${ms(lagP99S)}${spread})`
+    : `client error ${ms(clientErrorS)} exceeds tolerance ${ms(input.toleranceS)} (${what} ${ms(timingErrorS)}, dispatch lag p99 ${ms(lagP99S)}${spread}${contention}): numbers from this probe are not trusted`;
   return {
     eventLoopDelayP99S: round(eldP99S),
     eventLoopDelayMaxS: round(eldMaxS),

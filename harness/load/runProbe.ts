@@ -1,8 +1,9 @@
-// Runs one load probe from its plan: receiving workers send on schedule, this thread decodes each
-// finished exchange and appends its timeline line at once, scrapes /metrics, calls the early-stop
-// hook, and returns counts, client health and token drift. A probe ends when every planned request
+// Runs one load probe from its plan: receiving workers send on schedule, a decoding worker at the
+// lowest CPU priority decodes each finished exchange, this thread appends its timeline line at
+// once, scrapes /metrics, calls the early-stop hook, and returns counts, client health and token
+// drift. A probe ends when every planned request
 // has ended, or at an early stop / abort (in flight → `cancelled`, everything received kept).
-import { Worker } from 'node:worker_threads';
+import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
@@ -16,7 +17,7 @@ import { defaultClientToleranceS, judgeClientHealth, judgeTokenDrift, type Clien
 import type { RawExchange } from './exchange.ts';
 import { planPromptContent, type PlannedRequest, type ProbePlan } from './plan.ts';
 import type { PromptContent, PromptOptions } from './prompt.ts';
-import type { FromWorker, ToWorker } from './workerProtocol.ts';
+import type { FromDecoder, FromWorker, ToDecoder, ToWorker } from './workerProtocol.ts';
 import { readThreadCpu, threadCpuSince, type ThreadCpu } from './threadCpu.ts';
 import { watchGcPauses } from './gcPauses.ts';
 
@@ -131,7 +132,7 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
   // Workers boot first (tsx compiles them), so the clock starts only once all can send.
   const shares: PlannedRequest[][] = Array.from({ length: Math.max(1, workerCount) }, () => []);
   plan.requests.forEach((r, i) => shares[i % shares.length].push(r));
-  const workers = workerCount > 0 ? await Promise.all(shares.map(() => bootWorker())) : [];
+  const [decoder, ...workers] = workerCount > 0 ? await Promise.all([bootWorker('decode'), ...shares.map(() => bootWorker('receive'))]) : [];
   const mainEld = monitorEventLoopDelay({ resolution: 1 });
   mainEld.enable();
   const startNs = process.hrtime.bigint() + 20_000_000n;
@@ -162,15 +163,19 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
   };
   const onEnd = (raw: RawExchange) => {
     const { record, recvMinusEmitNs, recvNs } = decodeExchange(raw, startNs);
-    if (raw.index < warmupCount) record.warmup = true;
+    accept(raw.index, record, raw.sentNs === null ? null : raw.sentNs - raw.scheduledNs - raw.slotWaitNs, recvMinusEmitNs, recvNs);
+  };
+  const accept = (index: number, record: TimelineRecord, lagNs: number | null, recvMinusEmitNs: ArrayLike<number>, recvNs: ArrayLike<number>) => {
+    if (endedIds.has(record.id)) return;
+    if (index < warmupCount) record.warmup = true;
     keep(record);
     records.push(record);
     endedIds.add(record.id);
     byStatus[record.status]++;
     if (record.retried) retried++;
-    if (raw.sentNs !== null) lagS.push(Math.max(0, (raw.sentNs - raw.scheduledNs - raw.slotWaitNs) / 1e9));
-    for (const v of recvMinusEmitNs) rme.push(v);
-    for (const v of recvNs) rmeRecvNs.push(v);
+    if (lagNs !== null) lagS.push(Math.max(0, lagNs / 1e9));
+    for (let i = 0; i < recvMinusEmitNs.length; i++) rme.push(recvMinusEmitNs[i]);
+    for (let i = 0; i < recvNs.length; i++) rmeRecvNs.push(recvNs[i]);
     if (earlyStop === null && options.shouldStop) {
       const now = elapsedS();
       let scheduled = 0;
@@ -209,14 +214,18 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
       if (cancelled) d.stop('cancelled by the user');
       notSent = (await d.done).unsent;
     } else {
+      // Each receiving worker hands its exchanges to the decoder over a channel of its own.
+      const channels = workers.map(() => new MessageChannel());
+      const drained = decode(decoder!, startNs, channels.map((c) => c.port2), accept);
       const results = await Promise.all(
         workers.map((w, i) => {
           // Slots are split evenly; the remainder goes to the first workers so the total is the cap.
           const opts = dispatchOptions(workers.length);
           if (options.concurrency !== undefined) opts.concurrency = Math.max(1, Math.floor(options.concurrency / workers.length) + (i < options.concurrency % workers.length ? 1 : 0));
-          return runShare(w, shares[i], opts, { onSent, onEnd }, stops, cancelled);
+          return runShare(w, shares[i], opts, channels[i].port1, onSent, stops, cancelled);
         }),
       );
+      await drained;
       for (const r of results) {
         notSent += r.unsent;
         eldP99Ns.push(r.eldP99Ns);
@@ -227,13 +236,13 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
     }
   } finally {
     options.signal?.removeEventListener('abort', onAbort);
-    await Promise.all(workers.map((w) => w.terminate()));
+    await Promise.all([...workers, ...(decoder ? [decoder] : [])].map((w) => w.terminate()));
     mainEld.disable();
-    // A worker that died leaves requests sent but never ended: they are written as errors, not lost.
+    // A worker that died leaves requests sent but never decoded: they are written as errors, not lost.
     for (const id of sentIds) {
       if (endedIds.has(id)) continue;
       const r = plan.requests.find((p) => p.id === id)!;
-      const record: TimelineRecord = { id, scheduledS: r.scheduledS, sentS: r.scheduledS, promptTokens: r.promptTokens, maxTokens: r.maxTokens, outputTokens: 0, chunks: [], status: 'error', httpStatus: null, error: 'receiving worker exited before the request ended' };
+      const record: TimelineRecord = { id, scheduledS: r.scheduledS, sentS: r.scheduledS, promptTokens: r.promptTokens, maxTokens: r.maxTokens, outputTokens: 0, chunks: [], status: 'error', httpStatus: null, error: 'a receiving or decoding worker exited before the request was recorded' };
       keep(record);
       records.push(record);
       byStatus.error++;
@@ -292,10 +301,10 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
 
 const WORKER_URL = new URL('./workerEntry.mjs', import.meta.url);
 
-/** Starts a receiving worker and waits until it has loaded. */
-function bootWorker(): Promise<Worker> {
+/** Starts a receiving or the decoding worker and waits until it has loaded. */
+function bootWorker(role: 'receive' | 'decode'): Promise<Worker> {
   return new Promise((resolve, reject) => {
-    const w = new Worker(WORKER_URL);
+    const w = new Worker(WORKER_URL, { workerData: { role } });
     const onError = (e: Error) => reject(e);
     w.once('error', onError);
     w.once('message', (m: FromWorker) => {
@@ -306,29 +315,50 @@ function bootWorker(): Promise<Worker> {
   });
 }
 
-/** Hands a worker its share and relays its messages until it finishes (or dies). */
+/**
+ * Starts the decoding worker on the receivers' ports and passes each decoded record on; resolves
+ * once every receiver is done and all it handed over is decoded, or when the decoder dies.
+ */
+function decode(
+  decoder: Worker,
+  startNs: bigint,
+  receivers: MessagePort[],
+  accept: (index: number, record: TimelineRecord, lagNs: number | null, recvMinusEmitNs: Float64Array, recvNs: Float64Array) => void,
+): Promise<void> {
+  return new Promise((resolve) => {
+    decoder.on('message', (m: FromDecoder) => {
+      if (m.type === 'decoded') accept(m.index, m.record, m.lagNs, m.recvMinusEmitNs, m.recvNs);
+      else if (m.type === 'drained') resolve();
+    });
+    decoder.on('error', () => resolve());
+    decoder.on('exit', () => resolve());
+    const start: ToDecoder = { type: 'start', startNs, receivers };
+    decoder.postMessage(start, receivers);
+  });
+}
+
+/** Hands a worker its share and its decoder port, and relays its messages until it finishes (or dies). */
 function runShare(
   w: Worker,
   share: PlannedRequest[],
   options: DispatchOptions,
-  hooks: { onSent(id: string): void; onEnd(raw: RawExchange): void },
+  decoderPort: MessagePort,
+  onSent: (id: string) => void,
   stops: ((reason: string) => void)[],
   alreadyCancelled: boolean,
 ): Promise<{ unsent: number; eldP99Ns: number; eldMaxNs: number; cpu: ThreadCpu | null; gcPauses: Float64Array }> {
   return new Promise((resolve) => {
     let finished = false;
     let sentHere = 0;
-    const post = (m: ToWorker) => w.postMessage(m);
+    const post = (m: ToWorker, transfer: MessagePort[] = []) => w.postMessage(m, transfer);
     stops.push((reason) => {
       if (!finished) post({ type: 'stop', reason });
     });
     w.on('message', (m: FromWorker) => {
       if (m.type === 'sent') {
         sentHere++;
-        hooks.onSent(m.id);
-      }
-      else if (m.type === 'end') hooks.onEnd(m.raw);
-      else if (m.type === 'finished') {
+        onSent(m.id);
+      } else if (m.type === 'finished') {
         finished = true;
         resolve({ unsent: m.unsent, eldP99Ns: m.eldP99Ns, eldMaxNs: m.eldMaxNs, cpu: m.cpu, gcPauses: m.gcPauses });
       }
@@ -340,7 +370,7 @@ function runShare(
     };
     w.on('error', onGone);
     w.on('exit', onGone);
-    post({ type: 'start', requests: share, options });
+    post({ type: 'start', requests: share, options, decoder: decoderPort }, [decoderPort]);
     if (alreadyCancelled) post({ type: 'stop', reason: 'cancelled by the user' });
   });
 }

@@ -37,7 +37,6 @@ export async function sendOne(request: SendOneRequest, options: SendOneOptions):
     requestTimeoutS: options.requestTimeoutS ?? 300,
     stallTimeoutS: options.stallTimeoutS ?? 60,
     startNs,
-    maxSockets: 1,
   });
   const prompt: PromptOptions = { ...options, seed: options.seed ?? 0 };
   const body = requestBody(prompt, request.index, request.promptTokens, request.maxTokens);

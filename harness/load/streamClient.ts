@@ -1,8 +1,15 @@
-// The streaming HTTP client. Hot path per read: take process.hrtime.bigint(), copy the bytes into
-// the request's buffer, refresh the stall clock — nothing else. Decoding happens after the request ends (decode.ts),
-// on another thread when workers are used. Failures end as data in the RawExchange; it never throws.
-import http from 'node:http';
-import https from 'node:https';
+// The streaming HTTP client, on raw sockets (net, or tls for https) with its own HTTP/1.1 writer
+// and response reader (httpResponse.ts). Hot path per read: read the clock (probeClock.ts), run the
+// byte-level framing (chunk sizes only; data is copied, never looked at), note where the body now
+// ends — nothing else, and nothing allocated: plain-TCP reads land in one preallocated buffer
+// (net's `onread`). node:http did a stream push, a Buffer and an event emit per read, 13-17 µs of
+// CPU per chunk against 7-8 µs for a raw-socket floor. Decoding happens after the request ends
+// (decode.ts), on another thread when workers are used. Failures end as data in the RawExchange;
+// it never throws.
+import net from 'node:net';
+import tls from 'node:tls';
+import { HttpResponseReader } from './httpResponse.ts';
+import { probeClock } from './probeClock.ts';
 import type { EndReason, RawExchange } from './exchange.ts';
 
 export interface StreamClientOptions {
@@ -14,7 +21,6 @@ export interface StreamClientOptions {
   stallTimeoutS: number;
   /** The probe's start on this process's monotonic clock; all times are ns after it. */
   startNs: bigint;
-  maxSockets?: number;
 }
 
 /** What to send: the planned request, its path and its already-built body. */
@@ -35,30 +41,67 @@ export interface PreparedSend {
   abandon(): void;
 }
 
+/** What a connection tells the request that currently holds it. */
+interface ConnUser {
+  bytes(buf: Uint8Array, n: number): void;
+  eof(): void;
+  error(e: Error): void;
+}
+
+/** One keep-alive connection; `user` is the request on it (null while idle in the pool). */
+interface Conn {
+  socket: net.Socket;
+  user: ConnUser | null;
+  /** Responses completed on it: a request on a connection with one or more "reused" it. */
+  served: number;
+  /** Monotonic ns (probe clock) after which an idle connection is not reused (the server's Keep-Alive hint). */
+  idleUntilNs: number;
+  gone: boolean;
+}
+
 interface Active {
-  req: http.ClientRequest;
   sentNs: number;
   lastReadNs: number;
   finish: (reason: EndReason, error: string | null) => void;
 }
 
-/** Sends streamed requests over one keep-alive agent and times every read; see the file comment. */
+// Plain-TCP reads of every connection land here and are consumed before the next read.
+const READ_BUFFER_BYTES = 256 * 1024;
+const MAX_IDLE_CONNECTIONS = 1024;
+
+/** Sends streamed requests over pooled keep-alive connections and times every read; see the file comment. */
 export class StreamClient {
-  private readonly agent: http.Agent;
   private readonly active = new Set<Active>();
-  private readonly unfired = new Set<http.ClientRequest>();
-  private readonly targets = new Map<string, http.RequestOptions>();
+  private readonly unfired = new Set<{ conn: Conn }>();
+  private readonly idle: Conn[] = [];
+  private readonly heads = new Map<string, string>();
+  private readonly readBuffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
   private sweeper: NodeJS.Timeout | null = null;
   private readonly base: URL;
-  private readonly transport: typeof http | typeof https;
+  private readonly secure: boolean;
+  private readonly host: string;
+  private readonly port: number;
+  private readonly hostHeader: string;
+  private readonly authorization: string | null;
   private readonly timeoutNs: number;
   private readonly stallNs: number;
+  private readonly now: () => number;
 
   constructor(private readonly options: StreamClientOptions) {
     this.base = new URL(options.baseUrl);
-    this.transport = this.base.protocol === 'https:' ? https : http;
-    const AgentClass = this.base.protocol === 'https:' ? https.Agent : http.Agent;
-    this.agent = new AgentClass({ keepAlive: true, maxSockets: options.maxSockets ?? 100_000, maxFreeSockets: 1024, scheduling: 'lifo' });
+    if (this.base.protocol !== 'http:' && this.base.protocol !== 'https:') throw new Error(`base URL ${JSON.stringify(options.baseUrl)}: protocol ${this.base.protocol} is neither http: nor https:`);
+    this.secure = this.base.protocol === 'https:';
+    this.host = this.base.hostname.replace(/^\[|\]$/g, '');
+    this.port = this.base.port ? Number(this.base.port) : this.secure ? 443 : 80;
+    this.hostHeader = this.base.host;
+    if (options.apiKey !== undefined && options.apiKey !== '') {
+      // A header value may not contain line breaks (they would end the header and start another).
+      if (/[\r\n\0]/.test(options.apiKey)) throw new Error('the API key contains a line break or NUL, which cannot be sent in an HTTP header');
+      this.authorization = `Bearer ${options.apiKey}`;
+    } else if (this.base.username) {
+      this.authorization = `Basic ${Buffer.from(`${decodeURIComponent(this.base.username)}:${decodeURIComponent(this.base.password)}`).toString('base64')}`;
+    } else this.authorization = null;
+    this.now = probeClock(options.startNs);
     this.timeoutNs = options.requestTimeoutS * 1e9;
     this.stallNs = options.stallTimeoutS * 1e9;
   }
@@ -73,57 +116,53 @@ export class StreamClient {
   }
 
   /**
-   * Builds the request and lets the agent give it a socket (connecting if none is free) without
-   * writing anything; fire() then only writes. Measured here: building a ClientRequest on a loop
-   * that was idle for 15 ms took ~180-230 µs (30 µs when warm), so doing it at the send instant
-   * put the bytes on the wire ~0.5 ms after `sentNs`. `onEnd` is called once, only if fired.
+   * Builds the request's bytes and takes a connection for it (connecting if none is idle) without
+   * writing anything; fire() then only writes, so the bytes leave at `sentNs`. `onEnd` is called
+   * once, only if fired.
    */
   prepare(out: OutgoingRequest, onEnd: (raw: RawExchange) => void, retryOf?: { sentNs: number }): PreparedSend {
-    const startNs = this.options.startNs;
-    // Each read is copied into one growing buffer and its time into a growing typed array, so the
-    // read's Buffer dies young: keeping every Buffer made the worker's scavenges take up to 14 ms.
-    let buf = new Uint8Array(4096);
-    let times = new Float64Array(64);
-    let readEnd = new Int32Array(64);
+    const bodyBytes = Buffer.byteLength(out.body);
+    const head = this.head(out.path, bodyBytes);
+    const wire = Buffer.allocUnsafe(Buffer.byteLength(head, 'latin1') + bodyBytes);
+    wire.write(out.body, wire.write(head, 0, 'latin1'), 'utf8');
+    // A retry goes out on a connection of its own, never on another pooled one the server may have closed as well.
+    const conn = (retryOf ? null : this.takeIdle()) ?? this.connect();
+    const reused = conn.served > 0;
+    // Sized for the whole answer up front (an SSE event is ~100-250 bytes per token), so the body
+    // buffer rarely grows during the stream.
+    const reader = new HttpResponseReader(Math.min(1 << 20, Math.max(4096, out.maxTokens * 256)));
+    let times = new Float64Array(Math.min(1 << 16, out.maxTokens + 8));
+    let readEnd = new Int32Array(times.length);
     let reads = 0;
-    let bytes = 0;
-    let httpStatus: number | null = null;
-    let contentType: string | null = null;
     let fired = false;
     let done = false;
     let earlyError: string | null = null;
-    const headers: Record<string, string | number> = {
-      'content-type': 'application/json',
-      accept: 'text/event-stream',
-      'content-length': Buffer.byteLength(out.body),
-    };
-    if (this.options.apiKey) headers.authorization = `Bearer ${this.options.apiKey}`;
-    // A retry goes out on a connection of its own (agent: false), never on another pooled socket
-    // that the server may have closed as well.
-    const req = this.transport.request({ ...this.target(out.path), method: 'POST', agent: retryOf ? false : this.agent, headers });
-    this.unfired.add(req);
+    const slot = { conn };
+    this.unfired.add(slot);
+
     const entry: Active = {
-      req,
       sentNs: 0,
       lastReadNs: 0,
       finish: (reason, error) => {
         if (done || !fired) return;
         done = true;
         this.active.delete(entry);
-        if (reason !== 'end') req.destroy();
-        const endNs = Number(process.hrtime.bigint() - startNs);
+        if (reason === 'end') this.release(conn, reader);
+        else this.discard(conn);
+        const endNs = this.now();
+        const started = reader.state !== 'head';
         onEnd({
           id: out.id,
           index: out.index,
           scheduledNs: out.scheduledNs,
           sentNs: entry.sentNs,
           slotWaitNs: out.slotWaitNs,
-          httpStatus,
-          contentType,
-          // Views on this request's own ArrayBuffers (never Node's shared pool): transferable as they are.
+          httpStatus: started ? reader.status : null,
+          contentType: started ? (reader.headers.get('content-type') ?? null) : null,
+          // Views on this request's own ArrayBuffers (never a shared pool): transferable as they are.
           readNs: times.subarray(0, reads),
           readEnd: readEnd.subarray(0, reads),
-          bytes: buf.subarray(0, bytes),
+          bytes: reader.body.subarray(0, reader.bodyLength),
           endNs,
           endReason: reason,
           error,
@@ -133,64 +172,80 @@ export class StreamClient {
         });
       },
     };
-    req.on('response', (res) => {
-      httpStatus = res.statusCode ?? null;
-      contentType = (res.headers['content-type'] as string | undefined) ?? null;
-      res.on('data', (b: Buffer) => {
+    // The server closed a reused connection before answering: it never read the request (its idle
+    // timeout crossed our write), so send it again at once on a fresh connection. Its send time
+    // stays the first one and TTFT still counts from the plan.
+    const closedUnread = () => !done && fired && !retryOf && reused && !reader.started;
+    const retry = () => {
+      done = true;
+      this.active.delete(entry);
+      this.discard(conn);
+      this.prepare(out, onEnd, { sentNs: entry.sentNs }).fire();
+    };
+    conn.user = {
+      bytes: (buf, n) => {
         // The receive timestamp comes first, before anything touches the bytes.
-        const t = Number(process.hrtime.bigint() - startNs);
-        if (reads === times.length) {
-          times = grow(times, new Float64Array(reads * 2));
-          readEnd = grow(readEnd, new Int32Array(reads * 2));
+        const t = this.now();
+        if (!fired) {
+          earlyError ??= 'the server sent bytes before the request';
+          this.discard(conn);
+          return;
         }
-        if (bytes + b.length > buf.length) buf = grow(buf, new Uint8Array(Math.max(buf.length * 2, bytes + b.length)));
-        buf.set(b, bytes);
-        bytes += b.length;
-        times[reads] = t;
-        readEnd[reads++] = bytes;
+        if (done) return;
+        const before = reader.bodyLength;
+        reader.feed(buf, 0, n);
         entry.lastReadNs = t;
-      });
-      res.on('end', () => entry.finish('end', null));
-      res.on('error', (e) => entry.finish('error', describeError(e)));
-      res.on('close', () => {
-        if (!res.complete) entry.finish('error', 'connection closed mid-response');
-      });
-    });
-    req.on('error', (e) => {
-      if (!fired) {
-        earlyError ??= describeError(e);
-        return;
-      }
-      if (!done && !retryOf && req.reusedSocket && httpStatus === null && bytes === 0 && closedUnread(e)) {
-        // The server closed the pooled keep-alive connection as the request went out (its idle
-        // timeout crossed our write), so it never read the request: send it again at once on a
-        // fresh connection. Its send time stays the first one and TTFT still counts from the plan.
-        done = true;
-        this.active.delete(entry);
-        this.prepare(out, onEnd, { sentNs: entry.sentNs }).fire();
-        return;
-      }
-      entry.finish('error', describeError(e));
-    });
+        if (reader.bodyLength > before) {
+          if (reads === times.length) {
+            times = grow(times, new Float64Array(reads * 2));
+            readEnd = grow(readEnd, new Int32Array(reads * 2));
+          }
+          times[reads] = t;
+          readEnd[reads++] = reader.bodyLength;
+        }
+        if (reader.state === 'done') entry.finish('end', null);
+        else if (reader.state === 'failed') entry.finish('error', `malformed HTTP response: ${reader.error}`);
+      },
+      eof: () => {
+        if (!fired) {
+          earlyError ??= 'the server closed the connection before the request was sent';
+          return;
+        }
+        if (closedUnread()) return retry();
+        if (reader.eof()) entry.finish('end', null);
+        else entry.finish('error', reader.started ? 'connection closed mid-response' : 'connection closed before any response');
+      },
+      error: (e) => {
+        if (!fired) {
+          earlyError ??= describeError(e);
+          return;
+        }
+        if (closedUnread() && isCloseCrossing(e)) return retry();
+        entry.finish('error', describeError(e));
+      },
+    };
     return {
       fire: () => {
-        if (fired || !this.unfired.delete(req)) return;
-        if (earlyError !== null) {
+        if (fired || !this.unfired.delete(slot)) return;
+        if (earlyError !== null || conn.gone) {
           // Nothing was written (e.g. a keep-alive socket the server closed while we held it), so
           // sending afresh is safe; a failure of that send is the request's result.
+          conn.user = null;
+          this.discard(conn);
           this.prepare(out, onEnd).fire();
           return;
         }
         fired = true;
-        entry.lastReadNs = Number(process.hrtime.bigint() - startNs);
+        entry.lastReadNs = this.now();
         entry.sentNs = retryOf?.sentNs ?? entry.lastReadNs;
         this.active.add(entry);
         this.ensureSweeper();
-        req.end(out.body);
+        conn.socket.write(wire);
       },
       abandon: () => {
-        if (fired || !this.unfired.delete(req)) return;
-        req.destroy();
+        if (fired || !this.unfired.delete(slot)) return;
+        conn.user = null;
+        this.discard(conn);
       },
     };
   }
@@ -203,23 +258,95 @@ export class StreamClient {
   /** Cancels what is left, drops what was prepared, and releases sockets and the sweeper. */
   close(): void {
     this.cancelAll('client closed');
-    for (const req of this.unfired) req.destroy();
+    for (const slot of this.unfired) {
+      slot.conn.user = null;
+      this.discard(slot.conn);
+    }
     this.unfired.clear();
+    for (const c of this.idle.splice(0)) this.discard(c);
     if (this.sweeper) clearInterval(this.sweeper);
     this.sweeper = null;
-    this.agent.destroy();
   }
 
-  /** Host, port and path for an API path, computed once (a `new URL` cost ~55 µs on a cold loop). */
-  private target(path: string): http.RequestOptions {
-    let t = this.targets.get(path);
-    if (!t) {
+  /** The request head for an API path, built once per path. */
+  private head(path: string, contentLength: number): string {
+    let h = this.heads.get(path);
+    if (h === undefined) {
       const url = new URL(joinPath(this.base.pathname, path), this.base);
-      t = { protocol: url.protocol, hostname: url.hostname.replace(/^\[|\]$/g, ''), port: url.port || undefined, path: url.pathname + url.search };
-      if (url.username) t.auth = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
-      this.targets.set(path, t);
+      h = `POST ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${this.hostHeader}\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\n${this.authorization ? `Authorization: ${this.authorization}\r\n` : ''}Content-Length: `;
+      this.heads.set(path, h);
     }
-    return t;
+    return `${h}${contentLength}\r\n\r\n`;
+  }
+
+  /** The most recently used idle connection still alive and within the server's keep-alive hint. */
+  private takeIdle(): Conn | null {
+    const now = this.now();
+    while (this.idle.length > 0) {
+      const c = this.idle.pop()!;
+      if (!c.gone && now < c.idleUntilNs) return c;
+      this.discard(c);
+    }
+    return null;
+  }
+
+  private connect(): Conn {
+    const conn: Conn = { socket: null as unknown as net.Socket, user: null, served: 0, idleUntilNs: Infinity, gone: false };
+    if (this.secure) {
+      conn.socket = tls.connect({ host: this.host, port: this.port, servername: net.isIP(this.host) ? undefined : this.host, ALPNProtocols: ['http/1.1'] });
+      conn.socket.on('data', (b: Buffer) => {
+        if (conn.user) conn.user.bytes(b, b.length);
+        else this.discard(conn);
+      });
+    } else {
+      conn.socket = net.connect({
+        host: this.host,
+        port: this.port,
+        onread: {
+          buffer: this.readBuffer,
+          callback: (n: number, buf: Uint8Array) => {
+            if (conn.user) conn.user.bytes(buf, n);
+            else this.discard(conn); // bytes on an idle connection: it is out of step, never reuse it
+            return true;
+          },
+        },
+      });
+    }
+    conn.socket.setNoDelay(true);
+    conn.socket.on('end', () => {
+      conn.gone = true;
+      conn.user?.eof();
+    });
+    conn.socket.on('error', (e) => {
+      conn.gone = true;
+      conn.user?.error(e);
+    });
+    conn.socket.on('close', () => {
+      conn.gone = true;
+      const i = this.idle.indexOf(conn);
+      if (i >= 0) this.idle.splice(i, 1);
+      conn.user?.eof();
+    });
+    return conn;
+  }
+
+  /** After a complete response: back to the pool when the server allows reuse, else closed. */
+  private release(conn: Conn, reader: HttpResponseReader): void {
+    conn.user = null;
+    if (conn.gone || !reader.reusable || this.idle.length >= MAX_IDLE_CONNECTIONS) return this.discard(conn);
+    // As node:http's agent: a `Keep-Alive: timeout=N` hint retires the connection 1 s before the
+    // server would (N = 1 means never reuse); without a hint the stale-connection retry covers it.
+    const hintS = reader.keepAliveTimeoutS;
+    if (hintS !== null && hintS <= 1) return this.discard(conn);
+    conn.served++;
+    conn.idleUntilNs = hintS === null ? Infinity : this.now() + (hintS - 1) * 1e9;
+    this.idle.push(conn);
+  }
+
+  private discard(conn: Conn): void {
+    conn.user = null;
+    conn.gone = true;
+    conn.socket.destroy();
   }
 
   /** One timer checks every request's deadlines, so the per-read path never touches a timer. */
@@ -232,7 +359,7 @@ export class StreamClient {
         this.sweeper = null;
         return;
       }
-      const now = Number(process.hrtime.bigint() - this.options.startNs);
+      const now = this.now();
       for (const a of [...this.active]) {
         if (now - a.sentNs > this.timeoutNs) a.finish('timeout', `no complete answer within the request timeout of ${this.options.requestTimeoutS}s`);
         else if (now - a.lastReadNs > this.stallNs) a.finish('stall', `stalled: no bytes for ${this.options.stallTimeoutS}s`);
@@ -249,13 +376,13 @@ function joinPath(basePath: string, path: string): string {
 }
 
 /** Copies `from` into the larger `to` and returns `to`. */
-function grow<T extends Uint8Array | Int32Array | Float64Array>(from: T, to: T): T {
+function grow<T extends Int32Array | Float64Array>(from: T, to: T): T {
   to.set(from as never);
   return to;
 }
 
 /** A connection reset or broken pipe before any response byte: what a close crossing a request looks like. */
-function closedUnread(e: Error): boolean {
+function isCloseCrossing(e: Error): boolean {
   const code = (e as NodeJS.ErrnoException).code;
   return code === 'ECONNRESET' || code === 'EPIPE';
 }

@@ -1,12 +1,15 @@
-// Worker-thread entry. In the compiled dist/, probeWorker.js sits beside this file and runs as is;
-// beside the TypeScript sources, tsx is registered first, so the worker runs the same way whether
+// Worker-thread entry for a probe's receiving workers (workerData.role 'receive') and its decoding
+// worker ('decode'). In the compiled dist/, the .js modules sit beside this file and run as they
+// are; beside the TypeScript sources, tsx is registered first, so workers run the same way whether
 // the parent was started from dist/, by bin/fluidcap.js through tsx, or by the tests.
 import { existsSync } from 'node:fs';
+import { workerData } from 'node:worker_threads';
 
-if (existsSync(new URL('./probeWorker.js', import.meta.url))) {
-  await import('./probeWorker.js');
+const name = workerData?.role === 'decode' ? 'decodeWorker' : 'probeWorker';
+if (existsSync(new URL(`./${name}.js`, import.meta.url))) {
+  await import(`./${name}.js`);
 } else {
   const { register } = await import('tsx/esm/api');
   register();
-  await import('./probeWorker.ts');
+  await import(`./${name}.ts`);
 }

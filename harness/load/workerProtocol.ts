@@ -1,15 +1,31 @@
-// Messages between runProbe (main thread) and its receiving workers.
+// Messages between runProbe (main thread), its receiving workers and its decoding worker.
+import type { MessagePort } from 'node:worker_threads';
 import type { DispatchOptions } from './dispatcher.ts';
 import type { RawExchange } from './exchange.ts';
 import type { PlannedRequest } from './plan.ts';
 import type { ThreadCpu } from './threadCpu.ts';
+import type { TimelineRecord } from '../timeline/record.ts';
 
-/** Main → worker: start a share of the plan, or stop (cancel in flight, send nothing more). */
-export type ToWorker = { type: 'start'; requests: PlannedRequest[]; options: DispatchOptions } | { type: 'stop'; reason: string };
+/**
+ * Main → receiving worker: start a share of the plan, handing each ended exchange to `decoder`,
+ * or stop (cancel in flight, send nothing more).
+ */
+export type ToWorker = { type: 'start'; requests: PlannedRequest[]; options: DispatchOptions; decoder: MessagePort } | { type: 'stop'; reason: string };
 
-/** Worker → main: a request went out, a request ended, or the share is finished (with event-loop delay). */
+/** Receiving worker → main: ready, a request went out, or the share is finished (with its loop's health). */
 export type FromWorker =
   | { type: 'ready' }
   | { type: 'sent'; id: string }
-  | { type: 'end'; raw: RawExchange }
   | { type: 'finished'; unsent: number; eldP50Ns: number; eldP99Ns: number; eldMaxNs: number; cpu: ThreadCpu | null; gcPauses: Float64Array };
+
+/** Receiving worker → decoding worker: an ended exchange (buffers transferred), or no more. */
+export type ReceiverToDecoder = { type: 'raw'; raw: RawExchange } | { type: 'done' };
+
+/** Main → decoding worker: the probe's start and one port per receiving worker. */
+export type ToDecoder = { type: 'start'; startNs: bigint; receivers: MessagePort[] };
+
+/** Decoding worker → main: a decoded record with its client-timing samples, or every receiver is done. */
+export type FromDecoder =
+  | { type: 'ready' }
+  | { type: 'decoded'; index: number; record: TimelineRecord; lagNs: number | null; recvMinusEmitNs: Float64Array; recvNs: Float64Array }
+  | { type: 'drained' };

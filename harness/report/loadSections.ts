@@ -237,7 +237,7 @@ export function tokenAccountingSection(d: RunReportData): Block[] {
   const ddS = d.capacity.slo.fluidity?.tbtDeadlineS ?? null;
   out.push(
     table(
-      ['#', 'rate (QPS)', 'token counts', 'multi-token chunks', 'retried', 'receive − emit p50', 'receive − emit p99', 'p99 / TBT deadline', 'cached prompt tokens'],
+      ['#', 'rate (QPS)', 'token counts', 'multi-token chunks', 'retried', 'receive − emit p50', 'receive − emit p99', 'p99 / TBT deadline', 'receive − emit max', 'max / TBT deadline', 'cached prompt tokens'],
       probes.map((p) => [
         String(p.index),
         fmtNum(p.qps),
@@ -247,12 +247,14 @@ export function tokenAccountingSection(d: RunReportData): Block[] {
         fmtSeconds(p.recvMinusEmit?.p50S),
         fmtSeconds(p.recvMinusEmit?.p99S),
         fmtPct(p.recvMinusEmit?.p99OfTbtDeadline ?? (p.recvMinusEmit?.p99S != null && ddS ? p.recvMinusEmit.p99S / ddS : null)),
+        fmtSeconds(p.recvMinusEmit?.maxS),
+        fmtPct(p.recvMinusEmit?.maxOfTbtDeadline ?? (p.recvMinusEmit?.maxS != null && ddS ? p.recvMinusEmit.maxS / ddS : null)),
         fmtNum(p.serverMetrics?.cachedPromptTokens ?? null),
       ]),
-      [true, true, false, true, true, true, true, true, true],
+      [true, true, false, true, true, true, true, true, true, true, true],
       {
         name: 'tokenAccounting',
-        columns: ['probe', 'rateQps', 'tokenCounts', 'multiTokenChunks', 'retried', 'recvMinusEmitP50S', 'recvMinusEmitP99S', 'recvMinusEmitP99OfTbtDeadline', 'cachedPromptTokens', 'tokenCountsNote'],
+        columns: ['probe', 'rateQps', 'tokenCounts', 'multiTokenChunks', 'retried', 'recvMinusEmitP50S', 'recvMinusEmitP99S', 'recvMinusEmitP99OfTbtDeadline', 'recvMinusEmitMaxS', 'recvMinusEmitMaxOfTbtDeadline', 'cachedPromptTokens', 'tokenCountsNote'],
         rows: probes.map((p) => [
           p.index,
           p.qps,
@@ -262,6 +264,8 @@ export function tokenAccountingSection(d: RunReportData): Block[] {
           p.recvMinusEmit?.p50S ?? null,
           p.recvMinusEmit?.p99S ?? null,
           p.recvMinusEmit?.p99OfTbtDeadline ?? null,
+          p.recvMinusEmit?.maxS ?? null,
+          p.recvMinusEmit?.maxOfTbtDeadline ?? null,
           p.serverMetrics?.cachedPromptTokens ?? null,
           p.tokenCounts?.note ?? null,
         ]),
@@ -272,7 +276,7 @@ export function tokenAccountingSection(d: RunReportData): Block[] {
     ['Token counts: the engine’s reported usage against the planned prompt and output lengths (', { code: 'ok' }, ', ', { code: 'drift' }, ' makes a probe invalid, ', { code: 'unmeasured' }, ' when the engine reports no usage).'],
     ['Multi-token chunks: streamed chunks that carried more than one token; each adds zero-length gaps to the TBT samples.'],
     ['Retried: requests sent again on a fresh connection because their reused connection closed unread.'],
-    ['Receive − emit: the time from the engine stamping a chunk to the client reading it, the client’s own delay; its p99 as a share of the TBT deadline says how much of a deadline it could eat.'],
+    ['Receive − emit: the time from the engine stamping a chunk to the client reading it, the client’s own delay; its p99 and max as shares of the TBT deadline say how much of a deadline it could eat.'],
     ['Cached prompt tokens: growth of the engine’s prompt-cache hit counter during the probe; 0 witnesses that no prompt was served from cache, “—” that the engine does not expose it.'],
   ];
   out.push({ kind: 'list', items });

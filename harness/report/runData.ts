@@ -151,8 +151,8 @@ export interface ReportProbe {
   tokenCounts: { verdict: string | null; note: string | null; multiTokenChunks: number | null } | null;
   /** Requests sent again on a fresh connection. */
   retried: number | null;
-  /** Receive − emit of the streamed chunks (the client's own delay), and its p99 over the TBT deadline. */
-  recvMinusEmit: { p50S: number | null; p99S: number | null; p99OfTbtDeadline: number | null } | null;
+  /** Receive − emit of the streamed chunks (the client's own delay), and its p99 and max over the TBT deadline. */
+  recvMinusEmit: { p50S: number | null; p99S: number | null; maxS: number | null; p99OfTbtDeadline: number | null; maxOfTbtDeadline: number | null } | null;
   /** The engine's gauges over the probe's time; [] when not scraped. */
   series: ServerSample[];
   /** Figures from the probe's timelines; loaded only for the probes around capacity. */
@@ -396,7 +396,7 @@ export function toReportProbe(
     recvMinusEmit: has(obj(s.client).recvMinusEmit)
       ? (() => {
           const r = obj(obj(s.client).recvMinusEmit);
-          return { p50S: num(r.p50S), p99S: num(r.p99S), p99OfTbtDeadline: num(r.p99OfTbtDeadline) };
+          return { p50S: num(r.p50S), p99S: num(r.p99S), maxS: num(r.maxS), p99OfTbtDeadline: num(r.p99OfTbtDeadline), maxOfTbtDeadline: num(r.maxOfTbtDeadline) };
         })()
       : null,
     series: extra.series ?? [],

@@ -4,6 +4,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { mkdtempSync, rmSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sendOne } from '../../harness/load/sendOne.ts';
@@ -172,6 +173,86 @@ test('idle-close-hinted timeout=1: the agent does not reuse the connection at al
   } finally {
     client.close();
     await server.close();
+  }
+});
+
+/** Two requests one after the other on one client: the server's view of each. */
+async function twoInARow(behaviour: Misbehaviour, o: TestServerOptions = {}) {
+  const server = await startTestServer({ behaviour, tokenIntervalMs: 2, ...o });
+  const startNs = process.hrtime.bigint();
+  const client = new StreamClient({ baseUrl: server.url, requestTimeoutS: 5, stallTimeoutS: 2, startNs });
+  const send = (o: OutgoingRequest) => new Promise<RawExchange>((resolve) => client.send(o, resolve));
+  try {
+    const records = [decodeExchange(await send(out('a', 0)), startNs).record, decodeExchange(await send(out('b', 0)), startNs).record];
+    return { records, served: server.served, connections: server.connections, droppedUnread: server.droppedUnread };
+  } finally {
+    client.close();
+    await server.close();
+  }
+}
+
+test('keep-alive: a well-behaved server gets the second request on the first connection', async () => {
+  const r = await twoInARow('none');
+  assert.equal(r.records.map((x) => x.status), ['ok', 'ok'], String(r.records.map((x) => x.error)));
+  assert.equal(r.records.map((x) => x.outputTokens), [4, 4]);
+  assert.is(r.connections, 1);
+  assert.equal(r.served.map((x) => x.reusedConnection), [false, true]);
+});
+
+for (const behaviour of ['connection-close', 'close-delimited'] as const) {
+  test(`${behaviour}: the connection is never reused, so the second request needs no retry`, async () => {
+    const r = await twoInARow(behaviour);
+    assert.equal(r.records.map((x) => x.status), ['ok', 'ok'], String(r.records.map((x) => x.error)));
+    assert.equal(r.records.map((x) => x.outputTokens), [4, 4]);
+    assert.is(r.connections, 2);
+    assert.equal(r.served.map((x) => x.reusedConnection), [false, false]);
+    assert.equal(r.records.map((x) => x.retried), [undefined, undefined]);
+    assert.is(r.droppedUnread, 0);
+  });
+}
+
+/** A throwaway self-signed certificate for 127.0.0.1 (null when openssl is not installed). */
+function selfSigned(): { key: string; cert: string } | null {
+  const dir = mkdtempSync(join(tmpdir(), 'fluidcap-tls-'));
+  try {
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', join(dir, 'k.pem'), '-out', join(dir, 'c.pem')], { stdio: 'ignore' });
+    return { key: readFileSync(join(dir, 'k.pem'), 'utf8'), cert: readFileSync(join(dir, 'c.pem'), 'utf8') };
+  } catch {
+    return null;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+test('HTTPS: events split anywhere arrive exact over TLS, the connection is reused, and an untrusted certificate is refused by default', async () => {
+  const pem = selfSigned();
+  if (!pem) {
+    console.log('SKIP: openssl is not installed, so no certificate for the HTTPS test');
+    return;
+  }
+  // First as shipped: a self-signed certificate is not trusted.
+  const server = await startTestServer({ tls: pem, tokenIntervalMs: 2 });
+  try {
+    const refused = await sendOne({ promptTokens: 4, maxTokens: 4, index: 1 }, { baseUrl: server.url, model: 'm', api: 'completions', format: 'token-ids', requestTimeoutS: 5, stallTimeoutS: 2 });
+    assert.is(refused.record.status, 'error');
+    assert.match(String(refused.record.error), /self[- ]signed|SELF_SIGNED/i);
+    assert.is(server.served.length, 0);
+  } finally {
+    await server.close();
+  }
+  // Then trusting it for this test only, to check the framing over TLS.
+  const before = process.env.NODE_TLS_REJECT_UNAUTHORIZED;
+  process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0';
+  try {
+    const split = await once('split-anywhere', { tls: pem });
+    assertTrue(split.record, split.served);
+    const two = await twoInARow('none', { tls: pem });
+    assert.equal(two.records.map((x) => x.status), ['ok', 'ok'], String(two.records.map((x) => x.error)));
+    assert.is(two.connections, 1);
+    assert.equal(two.served.map((x) => x.reusedConnection), [false, true]);
+  } finally {
+    if (before === undefined) delete process.env.NODE_TLS_REJECT_UNAUTHORIZED;
+    else process.env.NODE_TLS_REJECT_UNAUTHORIZED = before;
   }
 });
 

@@ -112,8 +112,8 @@ test("engine gauges over each probe's time, one line per probe", () => {
 test('token accounting: drift, multi-token chunks, retries, receive − emit against the deadline, cached prompt tokens, prompt notes', () => {
   writeReports(dir);
   const md = readFileSync(join(dir, 'report.md'), 'utf8');
-  assert.match(md, '| 2 | 4 | drift | 10 | 0 | 0.2 ms | 0.7 ms | 2.8% | 0 |');
-  assert.match(md, '| 3 | 3 | ok | 15 | 2 | 0.2 ms | 0.7 ms | 2.8% | 0 |');
+  assert.match(md, '| 2 | 4 | drift | 10 | 0 | 0.2 ms | 0.7 ms | 2.8% | 1.1 ms | 4.4% | 0 |');
+  assert.match(md, '| 3 | 3 | ok | 15 | 2 | 0.2 ms | 0.7 ms | 2.8% | 1.1 ms | 4.4% | 0 |');
   assert.match(md, 'Probe 2 at 4 QPS, token counts drift: 3 prompts of 90 drift beyond 5% \\<x>.');
   assert.match(md, 'Prompts: token-ids, engine prompt cache off.');
   assert.match(md, '- token-id prompts: the server adds 0 tokens to each');

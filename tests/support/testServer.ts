@@ -2,13 +2,15 @@
 // (ephemeral port), HTTP/1.1 written by hand so that framing, keep-alive and usage reporting can
 // each be bent one way at a time, as real servers and gateways bend them. It knows the true number
 // of tokens it sent in every event and stamps each event with `fluidcap_emit_ns` (this process's
-// monotonic clock), so tests can check token counts, TPOT and client timing exactly.
+// monotonic clock), so tests can check token counts, TPOT and client timing exactly. Plain HTTP,
+// or HTTPS when given a key and certificate.
 //
 // Every response streams `max_tokens` tokens (token k's text is " ü<k>", two UTF-8 bytes in each)
 // on /v1/completions or /v1/chat/completions, one event per `tokenIntervalMs`; `/health` answers
 // 200 and anything else 404. Usage follows `stream_options.include_usage` unless the behaviour
 // says otherwise.
 import net from 'node:net';
+import tls from 'node:tls';
 import type { AddressInfo } from 'node:net';
 
 /** One way of misbehaving; 'none' is a well-behaved vLLM-like server. */
@@ -63,6 +65,8 @@ export interface TestServerOptions {
   keepAliveHint?: string;
   /** lying-usage: the completion_tokens reported (default 1e9). */
   lieCompletionTokens?: number;
+  /** Serve HTTPS with this key and certificate (PEM) instead of plain HTTP. */
+  tls?: { key: string; cert: string };
 }
 
 /** What the server did for one request, the ground truth tests compare the client with. */
@@ -108,7 +112,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     timers.add(t);
   };
 
-  const server = net.createServer((socket) => {
+  const onConnection = (socket: net.Socket) => {
     const connection = ++state.connections;
     sockets.add(socket);
     socket.setNoDelay(true);
@@ -164,7 +168,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       pending = pending.length === 0 ? b : Buffer.concat([pending, b]);
       tryRequest();
     });
-  });
+  };
+  const server = options.tls ? tls.createServer(options.tls, onConnection) : net.createServer(onConnection);
 
   function respond(
     socket: net.Socket,
@@ -293,7 +298,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}`,
     served,
     get droppedUnread() {
       return state.droppedUnread;
