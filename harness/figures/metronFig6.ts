@@ -99,41 +99,20 @@ export function metronFig6(input: Fig6Input): FigureArtifacts {
   const caps = input.systems.flatMap((s) =>
     slos.map((d) => ({ system: s, slo: d, ...gridSearchResult(verdicts.filter((v) => v.system === s && v.slo === d)) })),
   );
-  const capChart: Chart = {
-    title: 'Capacity under four SLO definitions (Metron Fig. 6)',
-    // The thresholds are in the description, the README and capacity-by-slo.csv; the axis only names the SLOs.
-    xLabel: `SLO (${slos.map((d, i) => `${i + 1} ${d.short}`).join(', ')})`,
-    yLabel: 'capacity (QPS)',
-    xScale: 'linear',
-    series: input.systems.map((s) => ({
-      name: s.label,
-      kind: 'points' as const,
-      color: COLORS[s.key],
-      points: slos.flatMap((d, i) => {
-        const c = caps.find((x) => x.system === s && x.slo === d)!;
-        return c.capacityQps === null ? [] : [[i + 1, c.capacityQps] as [number, number]];
-      }),
-    })),
-    hLines: [],
-    vLines: [],
-    description: `Highest rate of the grid at which each SLO holds below the lowest rate at which it fails, per system; a missing mark means even the lowest rate failed. SLOs: ${slos.map((d, i) => `${i + 1} = ${d.label}`).join(', ')}.`,
-  };
+  const capChart = capacityChart(
+    'Capacity under four SLO definitions (Metron Fig. 6)',
+    input.systems,
+    slos,
+    (s, d) => caps.find((x) => x.system === s && x.slo === d)!.capacityQps,
+    `Highest rate of the grid at which each SLO holds below the lowest rate at which it fails, per system; a missing mark means even the lowest rate failed. SLOs: ${slos.map((d, i) => `${i + 1} = ${d.label}`).join(', ')}.`,
+  );
   const fluidKey = 'fluidity';
   const atCap = input.systems.map((s) => {
     const c = caps.find((x) => x.system === s && x.slo.key === fluidKey)!;
     const probe = s.probes.find((p) => p.rateQps === c.capacityQps) ?? null;
     return { s, rateQps: c.capacityQps, cdf: probe ? missRateCdf(probe.metrics) : [] };
   });
-  const cdfChart: Chart = {
-    title: 'Per-request deadline-miss rate at fluidity capacity',
-    xLabel: 'share of the request\u2019s deadlines missed',
-    yLabel: 'fraction of requests ≤ x',
-    xScale: 'linear',
-    series: atCap.map(({ s, rateQps, cdf }) => ({ name: `${s.label} @ ${rateQps ?? '—'} QPS`, kind: 'line' as const, color: COLORS[s.key], points: cdf })),
-    hLines: [{ y: 0.99, label: 'P99' }],
-    vLines: [{ x: 0.1, label: 'fluidity 0.9' }],
-    description: 'Empirical CDF over the requests of the probe at each system\u2019s fluidity capacity of the share of its token deadlines missed (a failed request counts as 1).',
-  };
+  const cdfChart = missRateChart(atCap.map(({ s, rateQps, cdf }) => ({ system: s, rateQps, cdf })));
   const ours: Record<string, number | null> = {};
   for (const c of caps) ours[`${c.system.key}.capacity.${c.slo.key}`] = c.capacityQps;
   const rows = compareWithPaper(input.paperNumbers, ours, input.paperName);
@@ -210,34 +189,17 @@ export interface Fig6MeasuredInput extends Omit<Fig6Input, 'systems'> {
 export function metronFig6Measured(input: Fig6MeasuredInput): FigureArtifacts {
   const slos = fig6Slos(input.tbtDeadlineS, input.ttftSlackS, input.timeScale);
   const capOf = (s: Fig6MeasuredSystem, key: string) => s.capacities[key] ?? null;
-  const capChart: Chart = {
-    title: 'Capacity under four SLO definitions (Metron Fig. 6), each searched on its own',
-    xLabel: `SLO (${slos.map((d, i) => `${i + 1} ${d.short}`).join(', ')})`,
-    yLabel: 'capacity (QPS)',
-    xScale: 'linear',
-    series: input.systems.map((s) => ({
-      name: s.label,
-      kind: 'points' as const,
-      color: COLORS[s.key],
-      points: slos.flatMap((d, i) => {
-        const c = capOf(s, d.key);
-        return c === null || c.passQps === null ? [] : [[i + 1, c.capacityQps] as [number, number]];
-      }),
-    })),
-    hLines: [],
-    vLines: [],
-    description: `Each SLO definition's capacity as its own bracket-and-bisect search measured it (the highest passing rate below its lowest failing one), per system; a missing mark means even the search's lowest rate failed. SLOs: ${slos.map((d, i) => `${i + 1} = ${d.label}`).join(', ')}.`,
-  };
-  const cdfChart: Chart = {
-    title: 'Per-request deadline-miss rate at fluidity capacity',
-    xLabel: 'share of the request\u2019s deadlines missed',
-    yLabel: 'fraction of requests ≤ x',
-    xScale: 'linear',
-    series: input.systems.map((s) => ({ name: `${s.label} @ ${capOf(s, 'fluidity')?.capacityQps ?? '—'} QPS`, kind: 'line' as const, color: COLORS[s.key], points: missRateCdf(s.atFluidityCapacity) })),
-    hLines: [{ y: 0.99, label: 'P99' }],
-    vLines: [{ x: 0.1, label: 'fluidity 0.9' }],
-    description: 'Empirical CDF over the requests of the probe at each system\u2019s fluidity capacity of the share of its token deadlines missed (a failed request counts as 1).',
-  };
+  const capChart = capacityChart(
+    'Capacity under four SLO definitions (Metron Fig. 6), each searched on its own',
+    input.systems,
+    slos,
+    (s, d) => {
+      const c = capOf(s, d.key);
+      return c === null || c.passQps === null ? null : c.capacityQps;
+    },
+    `Each SLO definition's capacity as its own bracket-and-bisect search measured it (the highest passing rate below its lowest failing one), per system; a missing mark means even the search's lowest rate failed. SLOs: ${slos.map((d, i) => `${i + 1} = ${d.label}`).join(', ')}.`,
+  );
+  const cdfChart = missRateChart(input.systems.map((s) => ({ system: s, rateQps: capOf(s, 'fluidity')?.capacityQps ?? null, cdf: missRateCdf(s.atFluidityCapacity) })));
   const ours: Record<string, number | null> = {};
   for (const s of input.systems) for (const d of slos) ours[`${s.key}.capacity.${d.key}`] = capOf(s, d.key)?.capacityQps ?? null;
   const rows = compareWithPaper(input.paperNumbers, ours, input.paperName);
@@ -279,4 +241,47 @@ export function metronFig6Measured(input: Fig6MeasuredInput): FigureArtifacts {
     notes,
     summary: input.systems.map((s) => `${s.label}: ${slos.map((d) => `${d.short} → ${shortCap(capOf(s, d.key))}`).join('; ')}`),
   });
+}
+
+// Capacity by SLO definition, one series of points per system (a null capacity draws no mark).
+function capacityChart<S extends { label: string; key: string }, D extends { short: string }>(
+  title: string,
+  systems: readonly S[],
+  slos: readonly D[],
+  capacityOf: (s: S, d: D) => number | null,
+  description: string,
+): Chart {
+  return {
+    title,
+    // The thresholds are in the description, the README and capacity-by-slo.csv; the axis only names the SLOs.
+    xLabel: `SLO (${slos.map((d, i) => `${i + 1} ${d.short}`).join(', ')})`,
+    yLabel: 'capacity (QPS)',
+    xScale: 'linear',
+    series: systems.map((s) => ({
+      name: s.label,
+      kind: 'points' as const,
+      color: COLORS[s.key as keyof typeof COLORS],
+      points: slos.flatMap((d, i) => {
+        const c = capacityOf(s, d);
+        return c === null ? [] : [[i + 1, c] as [number, number]];
+      }),
+    })),
+    hLines: [],
+    vLines: [],
+    description,
+  };
+}
+
+// The CDF of each request's share of deadlines missed, at each system's fluidity capacity.
+function missRateChart(series: readonly { system: { label: string; key: string }; rateQps: number | null; cdf: [number, number][] }[]): Chart {
+  return {
+    title: 'Per-request deadline-miss rate at fluidity capacity',
+    xLabel: 'share of the request\u2019s deadlines missed',
+    yLabel: 'fraction of requests ≤ x',
+    xScale: 'linear',
+    series: series.map(({ system, rateQps, cdf }) => ({ name: `${system.label} @ ${rateQps ?? '—'} QPS`, kind: 'line' as const, color: COLORS[system.key as keyof typeof COLORS], points: cdf })),
+    hLines: [{ y: 0.99, label: 'P99' }],
+    vLines: [{ x: 0.1, label: 'fluidity 0.9' }],
+    description: 'Empirical CDF over the requests of the probe at each system\u2019s fluidity capacity of the share of its token deadlines missed (a failed request counts as 1).',
+  };
 }

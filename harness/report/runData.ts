@@ -3,7 +3,7 @@
 // figure that may be missing is `null` here and the renderer says it is absent; nothing past this
 // module guesses at the shape of a file. Pure: the converters take parsed JSON (loadRun reads it).
 import type { Slo } from '../metrics/slo.ts';
-import type { GpuTelemetrySummary, PrefillLine, ProbeStatistics, ServerMetricsSummary } from '../runDir/schema.ts';
+import type { GpuTelemetrySummary, PerSloCapacity, PrefillLine, ProbeStatistics, ServerMetricsSummary } from '../runDir/schema.ts';
 import type { ProbeDetail } from './probeDetail.ts';
 
 /** What the run was: recipe, engine, model and GPUs, each resolved from capacity.json, else the manifest. */
@@ -199,15 +199,7 @@ export interface RunReportData {
 type Json = Record<string, unknown>;
 const num = (v: unknown): number | null => (typeof v === 'number' && !Number.isNaN(v) ? v : null);
 /** One SLO entry's measured capacity (capacity.json perSlo). */
-export interface ReportPerSlo {
-  name: string;
-  source: string;
-  capacityQps: number;
-  bracket: { passQps: number | null; failQps: number | null };
-  outcome: string;
-  reason: string;
-  probesUsed: number[];
-}
+export type ReportPerSlo = PerSloCapacity;
 
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 const bool = (v: unknown): boolean | null => (typeof v === 'boolean' ? v : null);
