@@ -19,7 +19,7 @@ import { planPromptContent, type PlannedRequest, type ProbePlan } from './plan.t
 import type { PromptContent, PromptOptions } from './prompt.ts';
 import type { FromDecoder, FromWorker, ToDecoder, ToWorker } from './workerProtocol.ts';
 import { readThreadCpu, threadCpuSince, type ThreadCpu } from './threadCpu.ts';
-import { watchGcPauses } from './gcPauses.ts';
+import { startWorkersWithYoungGeneration, watchGcPauses } from './gcPauses.ts';
 
 /** What the early-stop hook sees each time a request ends (records: read-only, live). */
 export interface ProbeProgress {
@@ -300,9 +300,14 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
 }
 
 const WORKER_URL = new URL('./workerEntry.mjs', import.meta.url);
+// Room for a probe's allocation in a receiver's young generation (gcPauses.ts); V8's own start is 1 MB.
+const WORKER_SEMI_SPACE_MB = 32;
 
 /** Starts a receiving or the decoding worker and waits until it has loaded. */
 function bootWorker(role: 'receive' | 'decode'): Promise<Worker> {
+  // A worker's isolate is made on its own thread after this returns, so the flag stays set for all
+  // of them (the decoder's larger young generation costs only memory).
+  startWorkersWithYoungGeneration(WORKER_SEMI_SPACE_MB);
   return new Promise((resolve, reject) => {
     const w = new Worker(WORKER_URL, { workerData: { role } });
     const onError = (e: Error) => reject(e);
