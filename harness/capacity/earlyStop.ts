@@ -312,10 +312,13 @@ export function makeProbeStop(slo: Slo, plan: DecisionStopPlan, params: Decision
   let reason: string | null = null;
   const hook = (progress: ProbeProgress): string | null => {
     if (reason) return reason;
-    // Both see every progress report: each keeps its own incremental state.
+    // The sequential test is asked only once the sample's fail is certain: it reads the runner's
+    // append-only records from where it left off, so starting late loses nothing, and a probe
+    // that passes never pays for it.
     const certain = early(progress);
+    if (certain === null) return null;
     const decided = statistical(progress);
-    if (certain !== null && decided !== null && statistical.current()?.decision === 'fail') reason = `${certain}; ${decided}`;
+    if (decided !== null && statistical.current()?.decision === 'fail') reason = `${certain}; ${decided}`;
     return reason;
   };
   return Object.assign(hook, { decided: () => (reason ? statistical.current() : null) });
