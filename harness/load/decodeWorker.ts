@@ -39,11 +39,13 @@ function listen(receiver: MessagePort): void {
   };
   receiver.on('message', (m: ReceiverToDecoder) => {
     if (m.type === 'done') return end();
-    const { record, recvMinusEmitNs, recvNs } = decodeExchange(m.raw, startNs);
-    const rme = Float64Array.from(recvMinusEmitNs);
-    const recv = Float64Array.from(recvNs);
-    const lagNs = m.raw.sentNs === null ? null : m.raw.sentNs - m.raw.scheduledNs - m.raw.slotWaitNs;
-    post({ type: 'decoded', index: m.raw.index, record, lagNs, recvMinusEmitNs: rme, recvNs: recv }, [rme.buffer, recv.buffer]);
+    for (const raw of m.raws) {
+      const { record, recvMinusEmitNs, recvNs } = decodeExchange(raw, startNs);
+      const rme = Float64Array.from(recvMinusEmitNs);
+      const recv = Float64Array.from(recvNs);
+      const lagNs = raw.sentNs === null ? null : raw.sentNs - raw.scheduledNs - raw.slotWaitNs;
+      post({ type: 'decoded', index: raw.index, record, lagNs, recvMinusEmitNs: rme, recvNs: recv }, [rme.buffer, recv.buffer]);
+    }
   });
   // A receiving worker that died closes its end: what it never handed over is not waited for.
   receiver.on('close', end);

@@ -30,12 +30,16 @@ export function watchGcPauses(probeStartNs: bigint): { stop(): Float64Array } {
  * mark-compact during the ramp (measured at 100 streams: a 2-3 ms marking step plus 1-2 ms of
  * finalisation ~0.4 s in, with every stream receiving; gone with this, and half the scavenges too).
  * Workers cannot be given --expose-gc, so the flag is set at run time and `gc` taken from a new
- * context, where V8 then installs it. False when that is refused.
+ * context, where V8 then installs it. A 'minor' collection empties only the young generation
+ * (and, unlike a major one, keeps compiled code that refers to objects now dead). False when refused.
  */
-export function collectGarbageNow(): boolean {
+export function collectGarbageNow(type: 'major' | 'minor' = 'major'): boolean {
   try {
     setFlagsFromString('--expose-gc');
-    (runInNewContext('gc') as () => void)();
+    const gc = runInNewContext('gc') as (options?: { type: 'minor' }) => void;
+    // Node 20's V8 reads any options object as a young-generation collection: only gc() is a full one.
+    if (type === 'major') gc();
+    else gc({ type: 'minor' });
     return true;
   } catch {
     return false;

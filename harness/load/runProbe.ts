@@ -20,6 +20,8 @@ import type { PromptContent, PromptOptions } from './prompt.ts';
 import type { FromDecoder, FromWorker, ToDecoder, ToWorker } from './workerProtocol.ts';
 import { readThreadCpu, threadCpuSince, type ThreadCpu } from './threadCpu.ts';
 import { startWorkersWithYoungGeneration, watchGcPauses } from './gcPauses.ts';
+import { lowerOtherThreads } from './threadPriority.ts';
+import type { WarmUpOptions } from './warmUp.ts';
 
 /** What the early-stop hook sees each time a request ends (records: read-only, live). */
 export interface ProbeProgress {
@@ -132,7 +134,11 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
   // Workers boot first (tsx compiles them), so the clock starts only once all can send.
   const shares: PlannedRequest[][] = Array.from({ length: Math.max(1, workerCount) }, () => []);
   plan.requests.forEach((r, i) => shares[i % shares.length].push(r));
-  const [decoder, ...workers] = workerCount > 0 ? await Promise.all([bootWorker('decode'), ...shares.map(() => bootWorker('receive'))]) : [];
+  const warmUp: WarmUpOptions = { streams: WARM_UP_STREAMS, tokens: WARM_UP_TOKENS, prompt: promptOptions };
+  const booted = workerCount > 0 ? await Promise.all([bootWorker('decode'), ...shares.map(() => bootWorker('receive', warmUp))]) : [];
+  const [decoder, ...workers] = booted.map((b) => b.worker);
+  // While the probe runs, its receiving threads take a shared core before anything else of ours.
+  const priorities = workers.length > 0 ? lowerOtherThreads(booted.slice(1).flatMap((b) => (b.threadId === null ? [] : [b.threadId]))) : null;
   const mainEld = monitorEventLoopDelay({ resolution: 1 });
   mainEld.enable();
   const startNs = process.hrtime.bigint() + 20_000_000n;
@@ -237,6 +243,7 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
   } finally {
     options.signal?.removeEventListener('abort', onAbort);
     await Promise.all([...workers, ...(decoder ? [decoder] : [])].map((w) => w.terminate()));
+    priorities?.restore();
     mainEld.disable();
     // A worker that died leaves requests sent but never decoded: they are written as errors, not lost.
     for (const id of sentIds) {
@@ -302,19 +309,22 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
 const WORKER_URL = new URL('./workerEntry.mjs', import.meta.url);
 // Room for a probe's allocation in a receiver's young generation (gcPauses.ts); V8's own start is 1 MB.
 const WORKER_SEMI_SPACE_MB = 32;
+// A receiver's warm-up (warmUp.ts): 2 rounds of 64 streams × 64 events, about 8,000 reads.
+const WARM_UP_STREAMS = 64;
+const WARM_UP_TOKENS = 64;
 
-/** Starts a receiving or the decoding worker and waits until it has loaded. */
-function bootWorker(role: 'receive' | 'decode'): Promise<Worker> {
+/** Starts a receiving or the decoding worker and waits until it has loaded (and a receiver has warmed up). */
+function bootWorker(role: 'receive' | 'decode', warmUp?: WarmUpOptions): Promise<{ worker: Worker; threadId: number | null }> {
   // A worker's isolate is made on its own thread after this returns, so the flag stays set for all
   // of them (the decoder's larger young generation costs only memory).
   startWorkersWithYoungGeneration(WORKER_SEMI_SPACE_MB);
   return new Promise((resolve, reject) => {
-    const w = new Worker(WORKER_URL, { workerData: { role } });
+    const w = new Worker(WORKER_URL, { workerData: { role, warmUp } });
     const onError = (e: Error) => reject(e);
     w.once('error', onError);
     w.once('message', (m: FromWorker) => {
       w.off('error', onError);
-      if (m.type === 'ready') resolve(w);
+      if (m.type === 'ready') resolve({ worker: w, threadId: m.threadId ?? null });
       else reject(new Error(`worker sent ${m.type} before ready`));
     });
   });

@@ -14,12 +14,12 @@ export type ToWorker = { type: 'start'; requests: PlannedRequest[]; options: Dis
 
 /** Receiving worker → main: ready, a request went out, or the share is finished (with its loop's health). */
 export type FromWorker =
-  | { type: 'ready' }
+  | { type: 'ready'; threadId: number | null }
   | { type: 'sent'; id: string }
   | { type: 'finished'; unsent: number; eldP50Ns: number; eldP99Ns: number; eldMaxNs: number; cpu: ThreadCpu | null; gcPauses: Float64Array };
 
-/** Receiving worker → decoding worker: an ended exchange (buffers transferred), or no more. */
-export type ReceiverToDecoder = { type: 'raw'; raw: RawExchange } | { type: 'done' };
+/** Receiving worker → decoding worker: exchanges that ended (buffers transferred), or no more. */
+export type ReceiverToDecoder = { type: 'raw'; raws: RawExchange[] } | { type: 'done' };
 
 /** Main → decoding worker: the probe's start and one port per receiving worker. */
 export type ToDecoder = { type: 'start'; startNs: bigint; receivers: MessagePort[] };
