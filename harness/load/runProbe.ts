@@ -137,8 +137,8 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
   const warmUp: WarmUpOptions = { streams: WARM_UP_STREAMS, tokens: WARM_UP_TOKENS, prompt: promptOptions };
   const booted = workerCount > 0 ? await Promise.all([bootWorker('decode'), ...shares.map(() => bootWorker('receive', warmUp))]) : [];
   const [decoder, ...workers] = booted.map((b) => b.worker);
-  // While the probe runs, its receiving threads take a shared core before anything else of ours.
-  const priorities = workers.length > 0 ? lowerOtherThreads(booted.slice(1).flatMap((b) => (b.threadId === null ? [] : [b.threadId]))) : null;
+  // While the probe runs, its receiving threads take a shared core before our background threads.
+  const priorities = workers.length > 0 ? await lowerOtherThreads([process.pid, ...booted.slice(1).flatMap((b) => (b.threadId === null ? [] : [b.threadId]))]) : null;
   const mainEld = monitorEventLoopDelay({ resolution: 1 });
   mainEld.enable();
   const startNs = process.hrtime.bigint() + 20_000_000n;
@@ -243,7 +243,7 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
   } finally {
     options.signal?.removeEventListener('abort', onAbort);
     await Promise.all([...workers, ...(decoder ? [decoder] : [])].map((w) => w.terminate()));
-    priorities?.restore();
+    await priorities?.restore();
     mainEld.disable();
     // A worker that died leaves requests sent but never decoded: they are written as errors, not lost.
     for (const id of sentIds) {

@@ -1,13 +1,18 @@
-// Linux thread priorities for a probe: its receiving threads take a shared core first. Every other
-// thread of the process (the main thread, the decoder, V8's compiler and garbage-collector helpers,
-// libuv's pool) is lowered to the weakest niceness while a probe runs, and put back afterwards
-// where the kernel allows it. Traced on one core at 500 streams, V8's helper threads held the core
-// 2-3 ms at a time while a burst of chunks waited for the receiving thread. Nothing here is needed
-// for correctness: off Linux, or where a thread cannot be changed, it does nothing.
+// Linux thread priorities for a probe: its receiving threads take a shared core first. The threads
+// that only ever work in the background (the decoder, V8's compiler and garbage-collector helpers,
+// libuv's pool) run under SCHED_IDLE while a probe runs, and are put back afterwards where the
+// kernel allows it. The main thread is left as it is: it answers Ctrl-C and runs the early stop. Traced on one core at 500 streams, V8's helper threads held the core 2-3 ms at a
+// time while a burst of chunks waited for the receiving thread; and a low niceness alone is not
+// enough, since the kernel's scheduler (EEVDF) may let a running nice-19 thread finish its slice
+// before a woken receiver runs, where a SCHED_IDLE thread is preempted at once. The policy is set
+// with util-linux's `chrt`; without it, or where it is refused, niceness 19 stands in. Nothing here
+// is needed for correctness: off Linux, or where a thread cannot be changed, it does nothing.
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
+import { execa } from 'execa';
 
 const LOWEST = 19;
+const SCHED_OTHER = 0;
 
 /** The calling thread's Linux thread id (as /proc names it), or null where there is no /proc. */
 export function currentThreadId(): number | null {
@@ -18,56 +23,79 @@ export function currentThreadId(): number | null {
   }
 }
 
+/** A thread's scheduling policy (0 SCHED_OTHER, 5 SCHED_IDLE, ...), from /proc; null if unknown. */
+export function schedulingPolicy(tid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+    // Fields after the command name, which is in parentheses and may hold spaces: the 3rd field
+    // onwards; the policy is the 41st.
+    const policy = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[41 - 3]);
+    return Number.isInteger(policy) ? policy : null;
+  } catch {
+    return null;
+  }
+}
+
+export interface LoweredThreads {
+  /** Threads lowered (niceness 19 at least). */
+  lowered: number;
+  /** Of those, the ones that run under SCHED_IDLE. */
+  idle: number;
+  restore(): Promise<void>;
+}
+
 /**
- * Lowers every thread of this process except `keep` to niceness 19 and returns what puts them
- * back. The main thread is lowered only if its old niceness can be restored (CAP_SYS_NICE, or an
- * RLIMIT_NICE that allows it): the main thread does the rest of the run's work after the probe. V8's and libuv's
- * helpers are lowered either way; they only ever do background work.
+ * Lowers every thread of this process except `keep` and returns what puts them back (where the
+ * kernel allows it: raising a priority again needs CAP_SYS_NICE or a permissive RLIMIT_NICE, and
+ * otherwise the helpers stay low, which costs only background work). Threads already under another
+ * policy than SCHED_OTHER (set by whoever started us) are left alone.
  */
-export function lowerOtherThreads(keep: readonly number[], mainThreadId = process.pid): { lowered: number; restore(): void } {
+export async function lowerOtherThreads(keep: readonly number[]): Promise<LoweredThreads> {
   let tids: number[];
   try {
     tids = readdirSync('/proc/self/task').map(Number);
   } catch {
-    return { lowered: 0, restore() {} };
+    return { lowered: 0, idle: 0, restore: async () => {} };
   }
-  const changed: { tid: number; nice: number }[] = [];
+  const changed: { tid: number; nice: number; idle: boolean }[] = [];
   for (const tid of tids) {
-    if (keep.includes(tid)) continue;
+    if (keep.includes(tid) || schedulingPolicy(tid) !== SCHED_OTHER) continue;
     try {
       const nice = getPriority(tid);
-      if (nice >= LOWEST) continue;
-      if (tid === mainThreadId && !canLowerNiceTo(nice)) continue;
-      setPriority(tid, LOWEST);
-      changed.push({ tid, nice });
+      if (nice < LOWEST) setPriority(tid, LOWEST);
+      changed.push({ tid, nice, idle: false });
     } catch {
       // Gone already, or not ours to change.
     }
   }
+  await Promise.all(
+    changed.map(async (c) => {
+      c.idle = await chrt('--idle', c.tid);
+    }),
+  );
   return {
     lowered: changed.length,
-    restore() {
-      for (const { tid, nice } of changed) {
-        try {
-          setPriority(tid, nice);
-        } catch {
-          // Exited (a probe's worker threads), or not permitted: it stays low.
-        }
-      }
+    idle: changed.filter((c) => c.idle).length,
+    async restore() {
+      await Promise.all(
+        changed.map(async ({ tid, nice, idle }) => {
+          if (idle && !(await chrt('--other', tid))) return;
+          try {
+            if (nice < LOWEST) setPriority(tid, nice);
+          } catch {
+            // Exited (a probe's worker threads), or not permitted: it stays low.
+          }
+        }),
+      );
     },
   };
 }
 
-/** Whether this process may set a thread's niceness back down to `nice` after raising it. */
-export function canLowerNiceTo(nice: number): boolean {
+/** Sets one thread's policy (priority 0) with util-linux's chrt; false if it is missing or refused. */
+async function chrt(policy: '--idle' | '--other', tid: number): Promise<boolean> {
   try {
-    // CAP_SYS_NICE (bit 23 of the effective set) allows any niceness; root in a container often lacks it.
-    const capEff = /^CapEff:\s*([0-9a-f]+)$/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1];
-    if (capEff !== undefined && (BigInt(`0x${capEff}`) >> 23n) & 1n) return true;
-    // Otherwise RLIMIT_NICE's soft limit r allows niceness down to 20 - r.
-    const line = readFileSync('/proc/self/limits', 'utf8').split('\n').find((l) => l.startsWith('Max nice priority'));
-    const soft = line ? Number(line.split(/\s{2,}/)[1]) : 0;
-    return Number.isFinite(soft) && 20 - soft <= nice;
+    await execa('chrt', [policy, '--pid', '0', String(tid)], { stdio: 'ignore', timeout: 5000 });
+    return true;
   } catch {
     return false;
   }
