@@ -9,9 +9,13 @@
 // starting one; --json prints one JSON object per row (streams, workers, tokensPerS,
 // recvMinusEmitMs p50/p99/max, dispatchLagP99Ms, verdict, and where the CPU went: the receiving
 // threads' run and runnable-wait time and CPU per chunk, the main thread's and the whole process's
-// CPU, GC pauses). Keep runs short on a shared machine.
+// CPU, GC pauses). --sched-trace (Linux, root: the kernel's tracefs) records which threads held
+// each CPU during every burst of chunks in the row's tail and prints how much of that time was the
+// receiving threads, the client's other threads, the engine (the one it started, or
+// --engine-pid), other processes, or idle CPUs (chunks stamped but not yet sent); schedTrace.ts
+// says how. Keep runs short on a shared machine.
 import { startLocalSim, type LocalEngine } from '../harness/provision/localProcess.ts';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, setPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -19,6 +23,7 @@ import { planProbe } from '../harness/load/plan.ts';
 import { runProbe } from '../harness/load/runProbe.ts';
 import { workloadSchema } from '../harness/load/workloadSpec.ts';
 import { readThreadCpu, threadCpuSince } from '../harness/load/threadCpu.ts';
+import { attributeTail, busiestThreads, parseSavedTgids, parseSchedSwitch, type TailAttribution } from '../harness/load/schedTrace.ts';
 
 const { values } = parseArgs({
   options: {
@@ -34,6 +39,8 @@ const { values } = parseArgs({
     // > 0 lowers the engine's priority below the client's: shows how much of the error is the two
     // sharing this machine's cores (with a GPU engine on its own host, they do not).
     'sim-nice': { type: 'string', default: '0' },
+    'sched-trace': { type: 'boolean', default: false },
+    'engine-pid': { type: 'string' },
   },
 });
 const streamCounts = values.streams.split(',').map(Number);
@@ -53,6 +60,31 @@ const maxStreams = Math.max(...streamCounts);
 const sim = values.url ? null : await startSim(maxStreams);
 const baseUrl = values.url ?? sim!.baseUrl;
 if (sim && Number(values['sim-nice']) !== 0) setPriority(sim.pid, Number(values['sim-nice']));
+const TRACEFS = '/sys/kernel/tracing';
+if (values['sched-trace'] && !existsSync(join(TRACEFS, 'trace'))) {
+  console.error(`--sched-trace: no tracefs at ${TRACEFS} (as root: mount -t tracefs nodev ${TRACEFS})`);
+  process.exit(2);
+}
+const tracefs = (file: string, value: string) => writeFileSync(join(TRACEFS, file), value);
+/** Starts recording sched_switch on every CPU, on the monotonic clock, with each thread's process. */
+function startSchedTrace(): void {
+  tracefs('tracing_on', '0');
+  tracefs('trace_clock', 'mono');
+  tracefs('buffer_size_kb', '32768');
+  tracefs('options/record-tgid', '1');
+  tracefs('events/sched/sched_switch/enable', '1');
+  tracefs('trace', '');
+  tracefs('tracing_on', '1');
+}
+function stopSchedTrace(): { trace: string; tgids: Map<number, number> } {
+  tracefs('tracing_on', '0');
+  const trace = readFileSync(join(TRACEFS, 'trace'), 'utf8');
+  const tgids = parseSavedTgids(readFileSync(join(TRACEFS, 'saved_tgids'), 'utf8'));
+  tracefs('events/sched/sched_switch/enable', '0');
+  tracefs('trace', '');
+  return { trace, tgids };
+}
+const enginePid = values['engine-pid'] ? Number(values['engine-pid']) : (sim?.pid ?? null);
 const say = (line: string) => {
   // With --json, stdout carries only the rows; the rest goes to stderr.
   if (values.json) console.error(line);
@@ -71,10 +103,11 @@ try {
       try {
         const mainCpuBefore = readThreadCpu();
         const processCpuBefore = process.cpuUsage();
+        if (values['sched-trace']) startSchedTrace();
         const r = await runProbe(plan, { outDir: dir, baseUrl, model: values.model, workers, metricsUrl: false, requestTimeoutS: 600, stallTimeoutS: 60 });
+        const sched = values['sched-trace'] ? stopSchedTrace() : null;
         const mainCpu = threadCpuSince(mainCpuBefore, readThreadCpu());
         const processCpu = process.cpuUsage(processCpuBefore);
-        const { readFileSync } = await import('node:fs');
         let tokens = 0;
         let first = Infinity;
         let last = 0;
@@ -94,6 +127,7 @@ try {
           });
         }
         const tailInRampShare = rampShareOfTail(recvS, emitAbsNs, Number(values['ramp-s']));
+        const tail = sched ? tailOf(sched, recvS, emitAbsNs, workers) : null;
         const h = r.clientHealth;
         const rme = h.recvMinusEmit;
         const tokensPerS = Math.round(tokens / (last - first));
@@ -112,9 +146,11 @@ try {
             receiveCpuUsPerChunk: h.cpuWait && rme ? Math.round((h.cpuWait.runS / rme.samples) * 1e7) / 10 : null,
             gc: h.gc ? { pauses: h.gc.pauses, totalMs: toMs(h.gc.totalS), maxMs: toMs(h.gc.maxS), tailInGcShare: h.gc.tailInGcShare } : null,
             ok: r.byStatus.ok, planned: r.planned, verdict: h.verdict, load1: Math.round(loadavg()[0] * 100) / 100,
+            ...(tail ? { tail: tailJson(tail) } : {}),
           }));
           continue;
         }
+        if (tail) console.log(tailLine(tail));
         console.log(
           `${String(streams).padStart(7)} ${String(workers).padStart(7)} ${tokensPerS.toString().padStart(10)}  ${ms(rme?.p50S)}  ${ms(rme?.p99S)} ${ms(rme?.maxS)}        ${ms(h.dispatchLagP99S)}          ${ms(h.eventLoopDelayP99S)}         ${ms(h.cpuWait?.waitPerWakeS)}  ${`${r.byStatus.ok}/${r.planned}`.padStart(9)}  ${h.verdict.padEnd(7)}  ${loadavg()[0].toFixed(2)}`,
         );
@@ -135,8 +171,7 @@ try {
  */
 function rampShareOfTail(recvS: number[], emitAbsNs: number[], rampS: number): number | null {
   if (recvS.length === 0) return null;
-  let startNs = -Infinity;
-  for (let i = 0; i < recvS.length; i++) startNs = Math.max(startNs, emitAbsNs[i] - recvS[i] * 1e9);
+  const startNs = probeStartNs(recvS, emitAbsNs);
   const rme = recvS.map((t, i) => startNs + t * 1e9 - emitAbsNs[i]);
   const p99 = [...rme].sort((a, b) => a - b)[Math.floor(0.99 * (rme.length - 1))];
   let tail = 0;
@@ -147,4 +182,47 @@ function rampShareOfTail(recvS: number[], emitAbsNs: number[], rampS: number): n
     if (recvS[i] <= rampS) inRamp++;
   }
   return Math.round((inRamp / tail) * 1000) / 1000;
+}
+
+/** The probe's start on the monotonic clock, ns: the fastest chunk bounds it (receive − emit >= 0). */
+function probeStartNs(recvS: number[], emitAbsNs: number[]): number {
+  let startNs = -Infinity;
+  for (let i = 0; i < recvS.length; i++) startNs = Math.max(startNs, emitAbsNs[i] - recvS[i] * 1e9);
+  return startNs;
+}
+
+/** Attributes the row's tail bursts (median receive − emit above max(2 × p50, p99)) to threads. */
+function tailOf(sched: { trace: string; tgids: Map<number, number> }, recvS: number[], emitAbsNs: number[], receivers: number): TailAttribution | null {
+  if (recvS.length === 0) return null;
+  const startNs = probeStartNs(recvS, emitAbsNs);
+  const recvAbsS = recvS.map((t) => (startNs + t * 1e9) / 1e9);
+  const emitS = emitAbsNs.map((e) => e / 1e9);
+  const rme = recvAbsS.map((t, i) => t - emitS[i]).sort((a, b) => a - b);
+  const thresholdS = Math.max(2 * rme[Math.floor(rme.length / 2)], rme[Math.floor(0.99 * (rme.length - 1))]);
+  const intervals = parseSchedSwitch(sched.trace);
+  const tgidOf = (tid: number) => sched.tgids.get(tid);
+  const receiving = new Set(busiestThreads(intervals, tgidOf, process.pid, Math.max(1, receivers), Math.min(...recvAbsS), Math.max(...recvAbsS)));
+  return attributeTail({
+    intervals,
+    recvS: recvAbsS,
+    emitS,
+    thresholdS,
+    minChunks: 2,
+    roleOf: (tid) => (receiving.has(tid) ? 'receiver' : tgidOf(tid) === process.pid ? 'client' : enginePid !== null && tgidOf(tid) === enginePid ? 'engine' : 'other'),
+  });
+}
+
+const ms1 = (s: number) => Math.round(s * 1e4) / 10;
+function tailJson(t: TailAttribution) {
+  return {
+    thresholdMs: ms1(t.thresholdS),
+    bursts: t.bursts.length,
+    ms: Object.fromEntries(Object.entries(t.total).map(([k, v]) => [k, ms1(v)])),
+    othersMs: Object.fromEntries(Object.entries(t.others).sort((a, b) => b[1] - a[1]).slice(0, 5).map(([k, v]) => [k, ms1(v)])),
+  };
+}
+function tailLine(t: TailAttribution): string {
+  const j = tailJson(t);
+  const others = Object.entries(j.othersMs).map(([k, v]) => `${k} ${v}`).join(', ');
+  return `        tail: ${j.bursts} bursts above ${j.thresholdMs} ms; CPU time during them (ms): receiving threads ${j.ms.receiver}, client's other threads ${j.ms.client}, engine ${j.ms.engine}, other processes ${j.ms.other}${others ? ` (${others})` : ''}, idle ${j.ms.idle}`;
 }
