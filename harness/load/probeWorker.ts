@@ -29,7 +29,11 @@ const warmUp = (workerData as { warmUp?: WarmUpOptions } | undefined)?.warmUp;
 // probe's young generation.
 collectGarbageNow('major');
 if (warmUp) {
-  await warmReceivePath(warmUp);
+  try {
+    await warmReceivePath(warmUp);
+  } catch {
+    // No loopback listener here, say: the probe only starts colder.
+  }
   collectGarbageNow('minor');
 }
 post({ type: 'ready', threadId: currentThreadId() });
