@@ -212,7 +212,9 @@ function tailOf(sched: { trace: string; tgids: Map<number, number> }, recvS: num
   });
 }
 
-const ms1 = (s: number) => Math.round(s * 1e4) / 10;
+function ms1(s: number): number {
+  return Math.round(s * 1e4) / 10;
+}
 function tailJson(t: TailAttribution) {
   return {
     thresholdMs: ms1(t.thresholdS),
