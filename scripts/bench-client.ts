@@ -216,15 +216,20 @@ function ms1(s: number): number {
   return Math.round(s * 1e4) / 10;
 }
 function tailJson(t: TailAttribution) {
+  const worst = t.bursts.reduce<TailAttribution['bursts'][number] | null>((w, b) => (w === null || b.medianRecvMinusEmitS > w.medianRecvMinusEmitS ? b : w), null);
   return {
     thresholdMs: ms1(t.thresholdS),
     bursts: t.bursts.length,
     ms: Object.fromEntries(Object.entries(t.total).map(([k, v]) => [k, ms1(v)])),
     othersMs: Object.fromEntries(Object.entries(t.others).sort((a, b) => b[1] - a[1]).slice(0, 5).map(([k, v]) => [k, ms1(v)])),
+    worst: worst
+      ? { chunks: worst.chunks, medianMs: ms1(worst.medianRecvMinusEmitS), ms: Object.fromEntries(Object.entries(worst.byRole).map(([k, v]) => [k, ms1(v)])), othersMs: Object.fromEntries(Object.entries(worst.others).map(([k, v]) => [k, ms1(v)])) }
+      : null,
   };
 }
 function tailLine(t: TailAttribution): string {
   const j = tailJson(t);
   const others = Object.entries(j.othersMs).map(([k, v]) => `${k} ${v}`).join(', ');
-  return `        tail: ${j.bursts} bursts above ${j.thresholdMs} ms; CPU time during them (ms): receiving threads ${j.ms.receiver}, client's other threads ${j.ms.client}, engine ${j.ms.engine}, other processes ${j.ms.other}${others ? ` (${others})` : ''}, idle ${j.ms.idle}`;
+  const w = j.worst ? `; the worst (${j.worst.chunks} chunks, median ${j.worst.medianMs} ms): ${Object.entries(j.worst.ms).filter(([, v]) => v > 0).map(([k, v]) => `${k} ${v}`).join(', ')}` : '';
+  return `        tail: ${j.bursts} bursts above ${j.thresholdMs} ms; CPU time during them (ms): receiving threads ${j.ms.receiver}, client's other threads ${j.ms.client}, engine ${j.ms.engine}, other processes ${j.ms.other}${others ? ` (${others})` : ''}, idle ${j.ms.idle}${w}`;
 }

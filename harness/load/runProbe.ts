@@ -308,7 +308,11 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
 
 const WORKER_URL = new URL('./workerEntry.mjs', import.meta.url);
 // Room for a probe's allocation in a receiver's young generation (gcPauses.ts); V8's own start is 1 MB.
-const WORKER_SEMI_SPACE_MB = 32;
+// Each request's body buffer is sized for its whole answer (~256 bytes a token) and V8 counts those
+// buffers towards its young generation: at 500 streams × 200 tokens on one receiver, 32 MB still
+// took a scavenge (~4 ms) in the ramp and then a mark-compact (~4 ms plus 60-165 marking steps);
+// 64 MB took none (about 55 MB more resident memory per probe).
+const WORKER_SEMI_SPACE_MB = 64;
 // A receiver's warm-up (warmUp.ts): 2 rounds of 64 streams × 64 events, about 8,000 reads.
 const WARM_UP_STREAMS = 64;
 const WARM_UP_TOKENS = 64;
