@@ -47,18 +47,22 @@ export function collectGarbageNow(type: 'major' | 'minor' = 'major'): boolean {
 }
 
 /**
- * Young-generation size, in MB per semi-space, of workers started after this call. V8 starts a new
- * isolate with a 1 MB semi-space and grows it only after scavenges, and at 100 streams the two
- * scavenges a probe then needed set its receive − emit p99 (each stalls a whole burst of chunks:
- * measured 2.3-3.3 ms p99 with them, 1.3 ms without, against the raw-socket floor's 0.8-1.0).
- * Starting receivers with room for a probe's allocation leaves them none. A worker's
- * resourceLimits can only cap the young generation, so the V8 flag is set before it starts.
+ * Heap sizes, in MB, of workers started after this call. V8 starts a new isolate with a 1 MB
+ * semi-space and grows it only after scavenges, and at 100 streams the two scavenges a probe then
+ * needed set its receive − emit p99 (each stalls a whole burst of chunks: measured 2.3-3.3 ms p99
+ * with them, 1.3 ms without, against the raw-socket floor's 0.8-1.0). Starting receivers with room
+ * for a probe's allocation leaves them none. The initial old-generation size keeps the limit V8
+ * derives from the small heap left by the receiver's collection before the probe from starting a
+ * mark-compact mid-probe: at 500 streams × 200 tokens on one receiver, one came (about 10 ms, plus
+ * its marking steps) in 5 of 10 probes without it and in none of 10 with 128 MB. A worker's
+ * resourceLimits can only cap these, so the V8 flags are set before it starts.
  */
-export function startWorkersWithYoungGeneration(semiSpaceMb: number): boolean {
+export function sizeWorkerHeaps(semiSpaceMb: number, initialOldSpaceMb: number): boolean {
   try {
     // The maximum first: V8 caps the starting size at it (16 MB by default).
     setFlagsFromString(`--max-semi-space-size=${semiSpaceMb}`);
     setFlagsFromString(`--min-semi-space-size=${semiSpaceMb}`);
+    setFlagsFromString(`--initial-old-space-size=${initialOldSpaceMb}`);
     return true;
   } catch {
     return false;

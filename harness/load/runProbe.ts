@@ -19,7 +19,7 @@ import { planPromptContent, type PlannedRequest, type ProbePlan } from './plan.t
 import type { PromptContent, PromptOptions } from './prompt.ts';
 import type { FromDecoder, FromWorker, ToDecoder, ToWorker } from './workerProtocol.ts';
 import { readThreadCpu, threadCpuSince, type ThreadCpu } from './threadCpu.ts';
-import { startWorkersWithYoungGeneration, watchGcPauses } from './gcPauses.ts';
+import { sizeWorkerHeaps, watchGcPauses } from './gcPauses.ts';
 import { lowerOtherThreads } from './threadPriority.ts';
 import type { WarmUpOptions } from './warmUp.ts';
 
@@ -310,9 +310,11 @@ const WORKER_URL = new URL('./workerEntry.mjs', import.meta.url);
 // Room for a probe's allocation in a receiver's young generation (gcPauses.ts); V8's own start is 1 MB.
 // Each request's body buffer is sized for its whole answer (~256 bytes a token) and V8 counts those
 // buffers towards its young generation: at 500 streams × 200 tokens on one receiver, 32 MB still
-// took a scavenge (~4 ms) in the ramp and then a mark-compact (~4 ms plus 60-165 marking steps);
-// 64 MB took none (about 55 MB more resident memory per probe).
+// took a scavenge (~4 ms) in the ramp, and what it promoted a mark-compact after it; 64 MB takes no
+// scavenge (about 55 MB more resident memory per probe).
 const WORKER_SEMI_SPACE_MB = 64;
+// No mark-compact a receiver's own small heap would set off mid-probe (gcPauses.ts).
+const WORKER_INITIAL_OLD_SPACE_MB = 128;
 // A receiver's warm-up (warmUp.ts): 2 rounds of 64 streams × 64 events, about 8,000 reads.
 const WARM_UP_STREAMS = 64;
 const WARM_UP_TOKENS = 64;
@@ -321,7 +323,7 @@ const WARM_UP_TOKENS = 64;
 function bootWorker(role: 'receive' | 'decode', warmUp?: WarmUpOptions): Promise<{ worker: Worker; threadId: number | null }> {
   // A worker's isolate is made on its own thread after this returns, so the flag stays set for all
   // of them (the decoder's larger young generation costs only memory).
-  startWorkersWithYoungGeneration(WORKER_SEMI_SPACE_MB);
+  sizeWorkerHeaps(WORKER_SEMI_SPACE_MB, WORKER_INITIAL_OLD_SPACE_MB);
   return new Promise((resolve, reject) => {
     const w = new Worker(WORKER_URL, { workerData: { role, warmUp } });
     const onError = (e: Error) => reject(e);

@@ -5,7 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Worker } from 'node:worker_threads';
 import { PerformanceObserver, constants } from 'node:perf_hooks';
-import { collectGarbageNow, startWorkersWithYoungGeneration } from '../../harness/load/gcPauses.ts';
+import { collectGarbageNow, sizeWorkerHeaps } from '../../harness/load/gcPauses.ts';
 
 const NEW_SPACE = `const v8 = require('node:v8');
 require('node:worker_threads').parentPort.postMessage(v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size);`;
@@ -23,9 +23,9 @@ function newSpaceOfAWorker(): Promise<number> {
 
 test('a worker started after the call has semi-spaces of the size asked for', async () => {
   // Other tests in this process may have set it already: start from V8's own 1 MB.
-  assert.ok(startWorkersWithYoungGeneration(1));
+  assert.ok(sizeWorkerHeaps(1, 0));
   const before = await newSpaceOfAWorker();
-  assert.ok(startWorkersWithYoungGeneration(24));
+  assert.ok(sizeWorkerHeaps(24, 0));
   const after = await newSpaceOfAWorker();
   assert.ok(after >= 24 * 2 ** 20, `new space ${after} bytes`);
   assert.ok(after > 4 * before, `new space ${before} → ${after} bytes`);
