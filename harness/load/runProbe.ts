@@ -20,7 +20,7 @@ import type { PromptContent, PromptOptions } from './prompt.ts';
 import type { FromDecoder, FromWorker, ToDecoder, ToWorker } from './workerProtocol.ts';
 import { readThreadCpu, threadCpuSince, type ThreadCpu } from './threadCpu.ts';
 import { sizeWorkerHeaps, watchGcPauses } from './gcPauses.ts';
-import { lowerOtherThreads } from './threadPriority.ts';
+import { prioritiseReceivers } from './threadPriority.ts';
 import type { WarmUpOptions } from './warmUp.ts';
 
 /** What the early-stop hook sees each time a request ends (records: read-only, live). */
@@ -138,7 +138,7 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
   const booted = workerCount > 0 ? await Promise.all([bootWorker('decode'), ...shares.map(() => bootWorker('receive', warmUp))]) : [];
   const [decoder, ...workers] = booted.map((b) => b.worker);
   // While the probe runs, its receiving threads take a shared core before our background threads.
-  const priorities = workers.length > 0 ? await lowerOtherThreads([process.pid, ...booted.slice(1).flatMap((b) => (b.threadId === null ? [] : [b.threadId]))]) : null;
+  const priorities = workers.length > 0 ? await prioritiseReceivers(booted.slice(1).flatMap((b) => (b.threadId === null ? [] : [b.threadId]))) : null;
   const mainEld = monitorEventLoopDelay({ resolution: 1 });
   mainEld.enable();
   const startNs = process.hrtime.bigint() + 20_000_000n;
@@ -243,7 +243,7 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
   } finally {
     options.signal?.removeEventListener('abort', onAbort);
     await Promise.all([...workers, ...(decoder ? [decoder] : [])].map((w) => w.terminate()));
-    await priorities?.restore();
+    await priorities?.release();
     mainEld.disable();
     // A worker that died leaves requests sent but never decoded: they are written as errors, not lost.
     for (const id of sentIds) {

@@ -36,59 +36,83 @@ export function schedulingPolicy(tid: number): number | null {
   }
 }
 
-export interface LoweredThreads {
-  /** Threads lowered (niceness 19 at least). */
+/** What one probe's call did, and what ends its claim. */
+export interface ReceiverPriority {
+  /** Threads this call lowered (niceness 19 at least); others may have been lowered by a probe running beside it. */
   lowered: number;
   /** Of those, the ones that run under SCHED_IDLE. */
   idle: number;
-  restore(): Promise<void>;
+  /** Ends this probe's claim; once no probe holds one, every lowered thread still alive is put back. */
+  release(): Promise<void>;
 }
 
+// Probes can run side by side in one process (a sweep runs its configurations in parallel), so the
+// state is process-wide: no probe lowers another's receivers, and nothing is put back while a probe
+// still runs.
+const keptReceivers = new Set<number>();
+const lowered = new Map<number, { tid: number; nice: number; idle: boolean }>();
+let claims = 0;
+
 /**
- * Lowers every thread of this process except `keep` and returns what puts them back (where the
- * kernel allows it: raising a priority again needs CAP_SYS_NICE or a permissive RLIMIT_NICE, and
- * otherwise the helpers stay low, which costs only background work). Threads already under another
- * policy than SCHED_OTHER (set by whoever started us) are left alone.
+ * Keeps `receivers` (and `mainThreadId`) as they are and lowers every other thread of this process,
+ * until release(). Putting a thread back needs CAP_SYS_NICE or a permissive RLIMIT_NICE; without
+ * them the helpers stay low, which costs only background work. Threads under another policy than
+ * SCHED_OTHER (set by whoever started us) are left alone.
  */
-export async function lowerOtherThreads(keep: readonly number[]): Promise<LoweredThreads> {
-  let tids: number[];
+export async function prioritiseReceivers(receivers: readonly number[], mainThreadId = process.pid): Promise<ReceiverPriority> {
+  claims++;
+  for (const tid of receivers) keptReceivers.add(tid);
+  // A probe running beside this one may have lowered these receivers before they were claimed.
+  await Promise.all(receivers.filter((tid) => lowered.has(tid)).map((tid) => putBack(tid)));
+  let tids: number[] = [];
   try {
     tids = readdirSync('/proc/self/task').map(Number);
   } catch {
-    return { lowered: 0, idle: 0, restore: async () => {} };
+    // Not Linux: nothing to lower.
   }
-  const changed: { tid: number; nice: number; idle: boolean }[] = [];
+  const mine: { tid: number; nice: number; idle: boolean }[] = [];
   for (const tid of tids) {
-    if (keep.includes(tid) || schedulingPolicy(tid) !== SCHED_OTHER) continue;
+    if (tid === mainThreadId || keptReceivers.has(tid) || lowered.has(tid) || schedulingPolicy(tid) !== SCHED_OTHER) continue;
     try {
       const nice = getPriority(tid);
       if (nice < LOWEST) setPriority(tid, LOWEST);
-      changed.push({ tid, nice, idle: false });
+      const entry = { tid, nice, idle: false };
+      lowered.set(tid, entry);
+      mine.push(entry);
     } catch {
       // Gone already, or not ours to change.
     }
   }
   await Promise.all(
-    changed.map(async (c) => {
+    mine.map(async (c) => {
       c.idle = await chrt('--idle', c.tid);
     }),
   );
+  let released = false;
   return {
-    lowered: changed.length,
-    idle: changed.filter((c) => c.idle).length,
-    async restore() {
-      await Promise.all(
-        changed.map(async ({ tid, nice, idle }) => {
-          if (idle && !(await chrt('--other', tid))) return;
-          try {
-            if (nice < LOWEST) setPriority(tid, nice);
-          } catch {
-            // Exited (a probe's worker threads), or not permitted: it stays low.
-          }
-        }),
-      );
+    lowered: mine.length,
+    idle: mine.filter((c) => c.idle).length,
+    async release() {
+      if (released) return;
+      released = true;
+      for (const tid of receivers) keptReceivers.delete(tid);
+      if (--claims > 0) return;
+      await Promise.all([...lowered.keys()].map((tid) => putBack(tid)));
     },
   };
+}
+
+/** Puts one lowered thread back to its policy and niceness, where it still exists and that is allowed. */
+async function putBack(tid: number): Promise<void> {
+  const was = lowered.get(tid);
+  if (!was) return;
+  lowered.delete(tid);
+  if (was.idle && !(await chrt('--other', tid))) return;
+  try {
+    if (was.nice < LOWEST) setPriority(tid, was.nice);
+  } catch {
+    // Exited (a probe's worker threads), or not permitted: it stays low.
+  }
 }
 
 /** Sets one thread's policy (priority 0) with util-linux's chrt; false if it is missing or refused. */

@@ -1,17 +1,19 @@
-// While a probe runs, every thread of the process but its receivers runs under SCHED_IDLE (niceness
-// 19 where that cannot be set) and is put back afterwards (threadPriority.ts). Checked on this
-// process's own threads (Linux only).
+// While a probe runs, every thread of the process but the main thread and the receivers of every
+// probe running runs under SCHED_IDLE (niceness 19 where that cannot be set), and all is put back
+// once the last probe ends (threadPriority.ts). Checked on this process's own threads (Linux only).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Worker } from 'node:worker_threads';
 import { existsSync, readFileSync } from 'node:fs';
-import { execa } from 'execa';
 import { getPriority } from 'node:os';
-import { currentThreadId, lowerOtherThreads, schedulingPolicy } from '../../harness/load/threadPriority.ts';
+import { execa } from 'execa';
+import { currentThreadId, prioritiseReceivers, schedulingPolicy } from '../../harness/load/threadPriority.ts';
 
 const linux = existsSync('/proc/thread-self');
 // CAP_SYS_NICE (bit 23 of the effective capabilities): whether priorities can be raised back here.
-const mayRaise = linux && (BigInt(`0x${/^CapEff:\s*([0-9a-f]+)$/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? '0'}`) >> 23n) & 1n;
+const mayRaise = linux && ((BigInt(`0x${/^CapEff:\s*([0-9a-f]+)$/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? '0'}`) >> 23n) & 1n) === 1n;
+const SCHED_OTHER = 0;
+const SCHED_IDLE = 5;
 
 /** A worker that reports its thread id and then idles until terminated. */
 function startIdleWorker(): Promise<{ worker: Worker; tid: number }> {
@@ -27,37 +29,43 @@ function startIdleWorker(): Promise<{ worker: Worker; tid: number }> {
   });
 }
 
-test('the kept threads stay, the others go to SCHED_IDLE and niceness 19, and restore() puts them back', async () => {
+test('two probes side by side: neither lowers the other\'s receivers, and all is put back after the last', async () => {
   if (!linux) {
     console.log('  skipped: no /proc/thread-self (not Linux)');
     return;
   }
-  const kept = await startIdleWorker();
-  const other = await startIdleWorker();
+  const [a, b, other] = await Promise.all([startIdleWorker(), startIdleWorker(), startIdleWorker()]);
   try {
     const me = currentThreadId()!;
     assert.is(me, process.pid, 'the main thread id is the process id');
-    const before = { kept: getPriority(kept.tid), other: getPriority(other.tid), main: getPriority(me) };
-    assert.is(schedulingPolicy(other.tid), 0, 'SCHED_OTHER to begin with');
+    const before = { a: getPriority(a.tid), other: getPriority(other.tid), main: getPriority(me) };
+    assert.is(schedulingPolicy(other.tid), SCHED_OTHER, 'SCHED_OTHER to begin with');
     const hasChrt = await execa('chrt', ['--version']).then(() => true, () => false);
-    const lowered = await lowerOtherThreads([me, kept.tid]);
-    assert.ok(lowered.lowered >= 1, `${lowered.lowered} lowered`);
-    assert.is(getPriority(kept.tid), before.kept, 'the receiver is untouched');
+
+    // Probe A claims its receiver first: B's receiver, not yet claimed, is lowered with the rest.
+    const probeA = await prioritiseReceivers([a.tid]);
+    assert.ok(probeA.lowered >= 2, `${probeA.lowered} lowered`);
+    assert.is(getPriority(a.tid), before.a, "A's receiver is untouched");
     assert.is(getPriority(me), before.main, 'and so is the main thread');
-    assert.is(schedulingPolicy(kept.tid), 0, 'the receiver keeps SCHED_OTHER');
     assert.is(getPriority(other.tid), 19, 'another thread is lowered');
-    if (hasChrt) {
-      assert.is(schedulingPolicy(other.tid), 5, 'and runs under SCHED_IDLE');
-      assert.is(lowered.idle, lowered.lowered);
-    } else console.log('  no chrt here: niceness 19 only');
-    await lowered.restore();
+    if (hasChrt) assert.is(schedulingPolicy(other.tid), SCHED_IDLE, 'and runs under SCHED_IDLE');
+    else console.log('  no chrt here: niceness 19 only');
+
+    // Probe B then claims its receiver: it is put back (where the kernel allows it) and A's stays.
+    const probeB = await prioritiseReceivers([b.tid]);
+    if (mayRaise) assert.is(schedulingPolicy(b.tid), SCHED_OTHER, "B's receiver is put back");
+    assert.is(schedulingPolicy(a.tid), SCHED_OTHER, "A's receiver stays as it was");
+
+    // A ends: B still runs, so nothing is put back yet.
+    await probeA.release();
+    assert.is(getPriority(other.tid), 19, 'still lowered while B runs');
+    await probeB.release();
     if (mayRaise) {
-      assert.is(getPriority(other.tid), before.other, 'restored');
-      assert.is(schedulingPolicy(other.tid), 0, 'restored to SCHED_OTHER');
+      assert.is(getPriority(other.tid), before.other, 'restored after the last probe');
+      assert.is(schedulingPolicy(other.tid), SCHED_OTHER);
     } else console.log('  no CAP_SYS_NICE here: the lowered threads stay low');
   } finally {
-    await kept.worker.terminate();
-    await other.worker.terminate();
+    await Promise.all([a, b, other].map((w) => w.worker.terminate()));
   }
 });
 
