@@ -1,9 +1,8 @@
 // The decoding thread of a probe: receiving workers hand it each raw exchange as it ends (through
 // a port of their own), it decodes them (SSE, JSON, token counts) and posts the records to the
-// main thread, which writes them. It runs at the lowest CPU priority on purpose: on a core it
-// shares with a receiving thread, a decode never delays a read (Linux nice applies per thread).
+// main thread, which writes them. While the probe runs it yields the CPU to the receiving threads
+// (threadPriority.ts, set from the main thread), so a decode never delays a read.
 import { parentPort } from 'node:worker_threads';
-import { setPriority } from 'node:os';
 import type { MessagePort } from 'node:worker_threads';
 import { decodeExchange } from './decode.ts';
 import type { FromDecoder, ToDecoder, ReceiverToDecoder } from './workerProtocol.ts';
@@ -22,11 +21,6 @@ port.on('message', (m: ToDecoder) => {
   }
 });
 
-try {
-  setPriority(0, 19);
-} catch {
-  // Not permitted or not supported: decoding then simply competes at normal priority.
-}
 post({ type: 'ready' });
 
 function listen(receiver: MessagePort): void {
