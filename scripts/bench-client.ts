@@ -12,8 +12,12 @@
 // CPU, GC pauses). --sched-trace (Linux, root: the kernel's tracefs) records which threads held
 // each CPU during every burst of chunks in the row's tail and prints how much of that time was the
 // receiving threads, the client's other threads, the engine (the one it started, or
-// --engine-pid), other processes, or idle CPUs (chunks stamped but not yet sent); schedTrace.ts
-// says how. Keep runs short on a shared machine.
+// --engine-pid), other processes, or idle CPUs (chunks stamped but not yet sent); with one
+// receiving worker it also splits the p99-and-above chunks' waits by what the receiving thread was
+// doing (running, woken but waiting for a CPU and who held it, asleep, blocked in a system call);
+// schedTrace.ts says how, and --trace-dir DIR keeps the raw trace and chunk times.
+// --let-cores-idle turns off the SCHED_IDLE spinners that keep the receivers' CPUs awake
+// (keepAwake.ts), to see what they are worth. Keep runs short on a shared machine.
 import { startLocalSim, type LocalEngine } from '../harness/provision/localProcess.ts';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, setPriority, tmpdir } from 'node:os';
@@ -23,7 +27,7 @@ import { planProbe } from '../harness/load/plan.ts';
 import { runProbe } from '../harness/load/runProbe.ts';
 import { workloadSchema } from '../harness/load/workloadSpec.ts';
 import { readThreadCpu, threadCpuSince } from '../harness/load/threadCpu.ts';
-import { attributeTail, busiestThreads, parseSavedTgids, parseSchedSwitch, type TailAttribution } from '../harness/load/schedTrace.ts';
+import { attributeTail, busiestThreads, parseSavedTgids, parseSchedSwitch, receiverStates, tailWaits, type TailAttribution, type TailWaits, type ThreadRole } from '../harness/load/schedTrace.ts';
 
 const { values } = parseArgs({
   options: {
@@ -41,6 +45,9 @@ const { values } = parseArgs({
     'sim-nice': { type: 'string', default: '0' },
     'sched-trace': { type: 'boolean', default: false },
     'engine-pid': { type: 'string' },
+    'trace-dir': { type: 'string' },
+    // The receivers' CPUs kept from idling by SCHED_IDLE spinners (the default, as in `fluidcap run`); this turns it off.
+    'let-cores-idle': { type: 'boolean', default: false },
   },
 });
 const streamCounts = values.streams.split(',').map(Number);
@@ -73,6 +80,7 @@ function startSchedTrace(): void {
   tracefs('buffer_size_kb', '32768');
   tracefs('options/record-tgid', '1');
   tracefs('events/sched/sched_switch/enable', '1');
+  tracefs('events/sched/sched_wakeup/enable', '1');
   tracefs('trace', '');
   tracefs('tracing_on', '1');
 }
@@ -81,6 +89,7 @@ function stopSchedTrace(): { trace: string; tgids: Map<number, number> } {
   const trace = readFileSync(join(TRACEFS, 'trace'), 'utf8');
   const tgids = parseSavedTgids(readFileSync(join(TRACEFS, 'saved_tgids'), 'utf8'));
   tracefs('events/sched/sched_switch/enable', '0');
+  tracefs('events/sched/sched_wakeup/enable', '0');
   tracefs('trace', '');
   return { trace, tgids };
 }
@@ -104,7 +113,7 @@ try {
         const mainCpuBefore = readThreadCpu();
         const processCpuBefore = process.cpuUsage();
         if (values['sched-trace']) startSchedTrace();
-        const r = await runProbe(plan, { outDir: dir, baseUrl, model: values.model, workers, metricsUrl: false, requestTimeoutS: 600, stallTimeoutS: 60 });
+        const r = await runProbe(plan, { outDir: dir, baseUrl, model: values.model, workers, metricsUrl: false, requestTimeoutS: 600, stallTimeoutS: 60, keepCoresAwake: !values['let-cores-idle'] });
         const sched = values['sched-trace'] ? stopSchedTrace() : null;
         const mainCpu = threadCpuSince(mainCpuBefore, readThreadCpu());
         const processCpu = process.cpuUsage(processCpuBefore);
@@ -144,13 +153,15 @@ try {
             // Every thread of the client process (receivers, decoder, main, V8's helpers), user + system.
             processCpuMs: Math.round((processCpu.user + processCpu.system) / 1e3),
             receiveCpuUsPerChunk: h.cpuWait && rme ? Math.round((h.cpuWait.runS / rme.samples) * 1e7) / 10 : null,
+            coresKeptAwake: h.coresKeptAwake ?? 0,
             gc: h.gc ? { pauses: h.gc.pauses, totalMs: toMs(h.gc.totalS), maxMs: toMs(h.gc.maxS), tailInGcShare: h.gc.tailInGcShare } : null,
             ok: r.byStatus.ok, planned: r.planned, verdict: h.verdict, load1: Math.round(loadavg()[0] * 100) / 100,
-            ...(tail ? { tail: tailJson(tail) } : {}),
+            ...(tail ? { tail: tailJson(tail.bursts), tailWaits: tail.waits } : {}),
           }));
           continue;
         }
-        if (tail) console.log(tailLine(tail));
+        if (tail) console.log(tailLine(tail.bursts));
+        if (tail?.waits) console.log(waitsLine(tail.waits));
         console.log(
           `${String(streams).padStart(7)} ${String(workers).padStart(7)} ${tokensPerS.toString().padStart(10)}  ${ms(rme?.p50S)}  ${ms(rme?.p99S)} ${ms(rme?.maxS)}        ${ms(h.dispatchLagP99S)}          ${ms(h.eventLoopDelayP99S)}         ${ms(h.cpuWait?.waitPerWakeS)}  ${`${r.byStatus.ok}/${r.planned}`.padStart(9)}  ${h.verdict.padEnd(7)}  ${loadavg()[0].toFixed(2)}`,
         );
@@ -192,7 +203,7 @@ function probeStartNs(recvS: number[], emitAbsNs: number[]): number {
 }
 
 /** Attributes the row's tail bursts (median receive − emit above max(2 × p50, p99)) to threads. */
-function tailOf(sched: { trace: string; tgids: Map<number, number> }, recvS: number[], emitAbsNs: number[], receivers: number): TailAttribution | null {
+function tailOf(sched: { trace: string; tgids: Map<number, number> }, recvS: number[], emitAbsNs: number[], receivers: number): { bursts: TailAttribution; waits: TailWaits | null } | null {
   if (recvS.length === 0) return null;
   const startNs = probeStartNs(recvS, emitAbsNs);
   const recvAbsS = recvS.map((t) => (startNs + t * 1e9) / 1e9);
@@ -200,16 +211,28 @@ function tailOf(sched: { trace: string; tgids: Map<number, number> }, recvS: num
   const rme = recvAbsS.map((t, i) => t - emitS[i]).sort((a, b) => a - b);
   const thresholdS = Math.max(2 * rme[Math.floor(rme.length / 2)], rme[Math.floor(0.99 * (rme.length - 1))]);
   const intervals = parseSchedSwitch(sched.trace);
+  if (values['trace-dir']) {
+    // The raw material, for questions the summary does not answer.
+    writeFileSync(join(values['trace-dir'], `trace-${recvS.length}.txt`), sched.trace);
+    writeFileSync(join(values['trace-dir'], `chunks-${recvS.length}.json`), JSON.stringify({ recvS: recvAbsS, emitS, clientPid: process.pid, enginePid }));
+  }
   const tgidOf = (tid: number) => sched.tgids.get(tid);
-  const receiving = new Set(busiestThreads(intervals, tgidOf, process.pid, Math.max(1, receivers), Math.min(...recvAbsS), Math.max(...recvAbsS)));
-  return attributeTail({
-    intervals,
-    recvS: recvAbsS,
-    emitS,
-    thresholdS,
-    minChunks: 2,
-    roleOf: (tid) => (receiving.has(tid) ? 'receiver' : tgidOf(tid) === process.pid ? 'client' : enginePid !== null && tgidOf(tid) === enginePid ? 'engine' : 'other'),
-  });
+  const receiving = busiestThreads(intervals, tgidOf, process.pid, Math.max(1, receivers), Math.min(...recvAbsS), Math.max(...recvAbsS));
+  const receivingSet = new Set(receiving);
+  const roleOf = (tid: number): ThreadRole => (receivingSet.has(tid) ? 'receiver' : tgidOf(tid) === process.pid ? 'client' : enginePid !== null && tgidOf(tid) === enginePid ? 'engine' : 'other');
+  return {
+    bursts: attributeTail({ intervals, recvS: recvAbsS, emitS, thresholdS, minChunks: 2, roleOf }),
+    // Which chunk a receiver handled is not recorded, so the per-chunk split needs a single one.
+    waits: receivers === 1 && receiving.length === 1 ? tailWaits({ states: receiverStates(sched.trace, receiving[0]), intervals, recvS: recvAbsS, emitS, quantile: 0.99, roleOf }) : null,
+  };
+}
+
+function pct(share: number): number {
+  return Math.round(share * 100);
+}
+function waitsLine(w: TailWaits): string {
+  const held = Object.entries(w.runnableHeldBy).filter(([, v]) => v >= 0.005).map(([k, v]) => `${k === 'idle' ? 'CPU idle' : k} ${pct(v)}%`).join(', ');
+  return `        tail waits (${w.chunks} chunks at p99 or above): receiver running ${pct(w.byState.running)}%, woken and waiting for a CPU ${pct(w.byState.runnable)}% (${held}), asleep ${pct(w.byState.sleeping)}%, blocked in the kernel ${pct(w.byState.blocked)}%`;
 }
 
 function ms1(s: number): number {
@@ -222,6 +245,8 @@ function tailJson(t: TailAttribution) {
     bursts: t.bursts.length,
     ms: Object.fromEntries(Object.entries(t.total).map(([k, v]) => [k, ms1(v)])),
     othersMs: Object.fromEntries(Object.entries(t.others).sort((a, b) => b[1] - a[1]).slice(0, 5).map(([k, v]) => [k, ms1(v)])),
+    // The client's own threads other than the receivers; the main thread is this process's id.
+    clientThreadsMs: Object.fromEntries(Object.entries(t.clientThreads).sort((a, b) => b[1] - a[1]).slice(0, 5).map(([k, v]) => [Number(k) === process.pid ? 'main' : `thread ${k}`, ms1(v)])),
     worst: worst
       ? { chunks: worst.chunks, medianMs: ms1(worst.medianRecvMinusEmitS), ms: Object.fromEntries(Object.entries(worst.byRole).map(([k, v]) => [k, ms1(v)])), othersMs: Object.fromEntries(Object.entries(worst.others).map(([k, v]) => [k, ms1(v)])) }
       : null,
@@ -230,6 +255,7 @@ function tailJson(t: TailAttribution) {
 function tailLine(t: TailAttribution): string {
   const j = tailJson(t);
   const others = Object.entries(j.othersMs).map(([k, v]) => `${k} ${v}`).join(', ');
+  const client = Object.entries(j.clientThreadsMs).map(([k, v]) => `${k} ${v}`).join(', ');
   const w = j.worst ? `; the worst (${j.worst.chunks} chunks, median ${j.worst.medianMs} ms): ${Object.entries(j.worst.ms).filter(([, v]) => v > 0).map(([k, v]) => `${k} ${v}`).join(', ')}` : '';
-  return `        tail: ${j.bursts} bursts above ${j.thresholdMs} ms; CPU time during them (ms): receiving threads ${j.ms.receiver}, client's other threads ${j.ms.client}, engine ${j.ms.engine}, other processes ${j.ms.other}${others ? ` (${others})` : ''}, idle ${j.ms.idle}${w}`;
+  return `        tail: ${j.bursts} bursts above ${j.thresholdMs} ms; CPU time during them (ms): receiving threads ${j.ms.receiver}, client's other threads ${j.ms.client}${client ? ` (${client})` : ''}, engine ${j.ms.engine}, other processes ${j.ms.other}${others ? ` (${others})` : ''}, idle ${j.ms.idle}${w}`;
 }

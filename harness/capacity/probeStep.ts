@@ -100,6 +100,7 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
       tbtDeadlineS,
       clientToleranceS: plan.probe.clientToleranceS ?? undefined,
       continuousUsage: plan.probe.continuousUsage,
+      keepCoresAwake: plan.probe.keepCoresAwake,
       content: input.prompts?.content,
       extraBody: input.prompts?.extraBody,
       shouldStop: (p) => {

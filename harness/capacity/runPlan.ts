@@ -161,6 +161,7 @@ export function planRun(recipe: Recipe, ctx: PlanContext): RunPlan {
       earlyStop: recipe.search.earlyStop,
       clientToleranceS: p.clientToleranceS ?? null,
       continuousUsage: p.continuousUsage,
+      keepCoresAwake: p.keepCoresAwake,
     },
     slo,
     baselines: baselineSlos(slo),

@@ -28,6 +28,8 @@ export interface ClientHealth {
    * (samples at or above its p99) whose wait overlapped one: how much of the tail they explain.
    */
   gc?: { pauses: number; totalS: number; maxS: number; tailSamples: number; tailInGcShare: number | null } | null;
+  /** Spinning SCHED_IDLE threads that kept the receivers' CPUs from idling (keepAwake.ts); 0 when off or not possible. */
+  coresKeptAwake?: number;
 }
 
 /** Default tolerance: 2 ms or 10% of the TBT deadline, whichever is smaller. */

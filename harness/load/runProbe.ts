@@ -21,6 +21,8 @@ import type { FromDecoder, FromWorker, ToDecoder, ToWorker } from './workerProto
 import { readThreadCpu, threadCpuSince, type ThreadCpu } from './threadCpu.ts';
 import { sizeWorkerHeaps, watchGcPauses } from './gcPauses.ts';
 import { prioritiseReceivers } from './threadPriority.ts';
+import { bootSpinners } from './keepAwake.ts';
+import { reserveDescriptors } from '../util/descriptorTable.ts';
 import type { WarmUpOptions } from './warmUp.ts';
 
 /** What the early-stop hook sees each time a request ends (records: read-only, live). */
@@ -49,6 +51,8 @@ export interface ProbeOptions {
   concurrency?: number;
   /** Receiving worker threads; 0 runs in this thread (small probes, tests). Default: cores − 1, at least 1. */
   workers?: number;
+  /** One SCHED_IDLE spinning thread per receiving worker while the probe runs (keepAwake.ts); default true. */
+  keepCoresAwake?: boolean;
   /** Fraction of planned requests (by index) marked `warmup: true` for evaluators to skip. */
   warmupFraction?: number;
   signal?: AbortSignal;
@@ -137,8 +141,14 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
   const warmUp: WarmUpOptions = { streams: WARM_UP_STREAMS, tokens: WARM_UP_TOKENS, prompt: promptOptions };
   const booted = workerCount > 0 ? await Promise.all([bootWorker('decode'), ...shares.map(() => bootWorker('receive', warmUp))]) : [];
   const [decoder, ...workers] = booted.map((b) => b.worker);
+  // Booted before the priorities are set, so they are lowered with the other background threads.
+  const spinners = workers.length > 0 && options.keepCoresAwake !== false ? await bootSpinners(workers.length).catch(() => null) : null;
   // While the probe runs, its receiving threads take a shared core before our background threads.
   const priorities = workers.length > 0 ? await prioritiseReceivers(booted.slice(1).flatMap((b) => (b.threadId === null ? [] : [b.threadId]))) : null;
+  const coresKeptAwake = spinners?.start() ?? 0;
+  // One connection per request in flight at most; the margin covers retries, the metrics scraper
+  // and the files written. Growing the descriptor table now keeps its stalls out of the probe.
+  reserveDescriptors(Math.min(planned, options.concurrency ?? Infinity) + 64);
   const mainEld = monitorEventLoopDelay({ resolution: 1 });
   mainEld.enable();
   const startNs = process.hrtime.bigint() + 20_000_000n;
@@ -243,6 +253,7 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
   } finally {
     options.signal?.removeEventListener('abort', onAbort);
     await Promise.all([...workers, ...(decoder ? [decoder] : [])].map((w) => w.terminate()));
+    await spinners?.stop();
     await priorities?.release();
     mainEld.disable();
     // A worker that died leaves requests sent but never decoded: they are written as errors, not lost.
@@ -294,7 +305,7 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
     earlyStop,
     cancelled,
     workers: workers.length,
-    clientHealth,
+    clientHealth: { ...clientHealth, coresKeptAwake },
     tokenDrift,
     serverMetrics: {
       available: scraped?.available ?? false,

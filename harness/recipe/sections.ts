@@ -65,6 +65,12 @@ const probeSchema = z
      * tokens are counted exactly rather than inferred. Off by default: strict servers refuse unknown fields.
      */
     continuousUsage: z.boolean().default(false),
+    /**
+     * While a probe runs, one thread per receiving worker spins under SCHED_IDLE (Linux), so the
+     * CPUs receivers wake on never halt: waking an idle CPU, above all a virtual one, adds to the
+     * client's timing error. It takes only CPU time nothing else wants. Off: the CPUs may idle.
+     */
+    keepCoresAwake: z.boolean().default(true),
   })
   .superRefine((p, ctx) => {
     if (p.minDuration === undefined) return;

@@ -15,6 +15,7 @@ import { newSimRequest, type SimRequest } from './request.ts';
 import type { ScheduledBatch, TokenEvent } from './scheduler.ts';
 import { naturalLength, outputToken, wordIds, countWords } from './text.ts';
 import { createVllmMetrics } from './vllmMetrics.ts';
+import { reserveDescriptors } from '../util/descriptorTable.ts';
 
 export type { SimServerOptions } from './config.ts';
 
@@ -430,6 +431,9 @@ export async function startSimServer(options: SimServerOptions = {}): Promise<Si
     resolveDone(why);
   };
 
+  // Room for a full batch and as many waiting, so accept() never stalls on the descriptor table
+  // growing (a real engine would; ours keeps its token times its scheduler's).
+  reserveDescriptors(2 * config.maxNumSeqs + 64);
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);

@@ -3,7 +3,7 @@
 // idle CPUs. A hand-written trace with known answers.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { attributeTail, busiestThreads, parseSavedTgids, parseSchedSwitch } from '../../harness/load/schedTrace.ts';
+import { attributeTail, busiestThreads, parseSavedTgids, parseSchedSwitch, receiverStates, tailWaits } from '../../harness/load/schedTrace.ts';
 
 // CPU 1: idle, then the receiver (tid 101) 10.000-10.003, a V8 helper of the client (102)
 // 10.003-10.005, the receiver again to 10.006, idle. CPU 0: the engine (201) throughout, with
@@ -54,6 +54,41 @@ test('a tail burst is split between the receiver, the client, the engine, other 
   assert.ok(close(b.byRole.idle, 0.0005), `idle ${b.byRole.idle}`);
   assert.ok(close(t.others['kdamond.0'], 0.001));
   assert.equal(t.total, b.byRole);
+  assert.equal(Object.keys(t.clientThreads).map(Number), [102]);
+  assert.ok(close(t.clientThreads[102], 0.002));
+});
+
+test("each tail chunk's wait is split by what the receiver was doing, and who held its CPU", () => {
+  const intervals = parseSchedSwitch(TRACE);
+  const states = receiverStates(TRACE, 101);
+  // Runs 10.000-10.003 (the wake-up line at 10.0005, while it runs, changes nothing), preempted by
+  // the helper (runnable 10.003-10.005), runs to 10.006, then sleeps.
+  assert.equal(states.map((s) => s.state), ['running', 'runnable', 'running', 'sleeping']);
+  // Chunk 1, emitted 9.9995 and received 10.0055: asleep 0.5 ms (nothing known before 10.000),
+  // running 3 + 0.5 ms, runnable 2 ms with the client's helper on its CPU. Chunk 2 is below the cut.
+  const w = tailWaits({ states, intervals, recvS: [10.0055, 10.0004], emitS: [9.9995, 10.0002], quantile: 0.5, roleOf });
+  assert.is(w.chunks, 1);
+  const total = 0.006;
+  assert.ok(close(w.byState.sleeping, 0.0005 / total), `sleeping ${w.byState.sleeping}`);
+  assert.ok(close(w.byState.running, 0.0035 / total), `running ${w.byState.running}`);
+  assert.ok(close(w.byState.runnable, 0.002 / total), `runnable ${w.byState.runnable}`);
+  assert.is(w.byState.blocked, 0);
+  assert.ok(close(w.runnableHeldBy.client, 1), JSON.stringify(w.runnableHeldBy));
+});
+
+test('a receiver blocked in a system call counts as blocked; woken on an idle CPU, the wait is the idle CPU', () => {
+  const trace = `
+            node-101     (    100) [001] d..2. 20.000000: sched_switch: prev_comm=node prev_pid=101 prev_prio=120 prev_state=D ==> next_comm=swapper/1 next_pid=0 next_prio=120
+     rcu_preempt-15      (     15) [001] d..4. 20.004000: sched_wakeup: comm=node pid=101 prio=120 target_cpu=001
+          <idle>-0       (-------) [001] d..2. 20.005000: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=node next_pid=101 next_prio=120
+            node-101     (    100) [001] d..2. 20.006000: sched_switch: prev_comm=node prev_pid=101 prev_prio=120 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120
+`;
+  const w = tailWaits({ states: receiverStates(trace, 101), intervals: parseSchedSwitch(trace), recvS: [20.0055], emitS: [20.0015], quantile: 0, roleOf });
+  // 20.0015-20.004 blocked, 20.004-20.005 runnable on an idle CPU, 20.005-20.0055 running.
+  assert.ok(close(w.byState.blocked, 0.0025 / 0.004), `blocked ${w.byState.blocked}`);
+  assert.ok(close(w.byState.runnable, 0.001 / 0.004), `runnable ${w.byState.runnable}`);
+  assert.ok(close(w.byState.running, 0.0005 / 0.004), `running ${w.byState.running}`);
+  assert.ok(close(w.runnableHeldBy.idle, 1), JSON.stringify(w.runnableHeldBy));
 });
 
 test('the busiest thread of our own process in a window is the receiver', () => {
