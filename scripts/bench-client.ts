@@ -16,8 +16,10 @@
 // receiving worker it also splits the p99-and-above chunks' waits by what the receiving thread was
 // doing (running, woken but waiting for a CPU and who held it, asleep, blocked in a system call);
 // schedTrace.ts says how, and --trace-dir DIR keeps the raw trace and chunk times.
-// --let-cores-idle turns off the SCHED_IDLE spinners that keep the receivers' CPUs awake
-// (keepAwake.ts), to see what they are worth. Keep runs short on a shared machine.
+// As in `fluidcap run`, receivers run under SCHED_FIFO where the kernel allows it, and where it
+// does not, SCHED_IDLE spinners keep their CPUs from idling (threadPriority.ts, keepAwake.ts);
+// --normal-priority, --keep-cores-awake and --let-cores-idle change that, to see what each is
+// worth. Keep runs short on a shared machine.
 import { startLocalSim, type LocalEngine } from '../harness/provision/localProcess.ts';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, setPriority, tmpdir } from 'node:os';
@@ -46,7 +48,10 @@ const { values } = parseArgs({
     'sched-trace': { type: 'boolean', default: false },
     'engine-pid': { type: 'string' },
     'trace-dir': { type: 'string' },
-    // The receivers' CPUs kept from idling by SCHED_IDLE spinners (the default, as in `fluidcap run`); this turns it off.
+    // As in `fluidcap run`, receivers run under SCHED_FIFO where allowed, and SCHED_IDLE spinners keep
+    // their CPUs from idling where not; these change that, to see what each is worth.
+    'normal-priority': { type: 'boolean', default: false },
+    'keep-cores-awake': { type: 'boolean', default: false },
     'let-cores-idle': { type: 'boolean', default: false },
   },
 });
@@ -113,7 +118,7 @@ try {
         const mainCpuBefore = readThreadCpu();
         const processCpuBefore = process.cpuUsage();
         if (values['sched-trace']) startSchedTrace();
-        const r = await runProbe(plan, { outDir: dir, baseUrl, model: values.model, workers, metricsUrl: false, requestTimeoutS: 600, stallTimeoutS: 60, keepCoresAwake: !values['let-cores-idle'] });
+        const r = await runProbe(plan, { outDir: dir, baseUrl, model: values.model, workers, metricsUrl: false, requestTimeoutS: 600, stallTimeoutS: 60, keepCoresAwake: values['let-cores-idle'] ? false : values['keep-cores-awake'] ? true : 'auto', realtimeReceivers: !values['normal-priority'] });
         const sched = values['sched-trace'] ? stopSchedTrace() : null;
         const mainCpu = threadCpuSince(mainCpuBefore, readThreadCpu());
         const processCpu = process.cpuUsage(processCpuBefore);
@@ -154,6 +159,7 @@ try {
             processCpuMs: Math.round((processCpu.user + processCpu.system) / 1e3),
             receiveCpuUsPerChunk: h.cpuWait && rme ? Math.round((h.cpuWait.runS / rme.samples) * 1e7) / 10 : null,
             coresKeptAwake: h.coresKeptAwake ?? 0,
+            realtimeReceivers: h.realtimeReceivers ?? 0,
             gc: h.gc ? { pauses: h.gc.pauses, totalMs: toMs(h.gc.totalS), maxMs: toMs(h.gc.maxS), tailInGcShare: h.gc.tailInGcShare } : null,
             ok: r.byStatus.ok, planned: r.planned, verdict: h.verdict, load1: Math.round(loadavg()[0] * 100) / 100,
             ...(tail ? { tail: tailJson(tail.bursts), tailWaits: tail.waits } : {}),

@@ -101,6 +101,7 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
       clientToleranceS: plan.probe.clientToleranceS ?? undefined,
       continuousUsage: plan.probe.continuousUsage,
       keepCoresAwake: plan.probe.keepCoresAwake,
+      realtimeReceivers: plan.probe.realtimeReceivers,
       content: input.prompts?.content,
       extraBody: input.prompts?.extraBody,
       shouldStop: (p) => {

@@ -162,6 +162,7 @@ export function planRun(recipe: Recipe, ctx: PlanContext): RunPlan {
       clientToleranceS: p.clientToleranceS ?? null,
       continuousUsage: p.continuousUsage,
       keepCoresAwake: p.keepCoresAwake,
+      realtimeReceivers: p.realtimeReceivers,
     },
     slo,
     baselines: baselineSlos(slo),

@@ -30,6 +30,8 @@ export interface ClientHealth {
   gc?: { pauses: number; totalS: number; maxS: number; tailSamples: number; tailInGcShare: number | null } | null;
   /** Spinning SCHED_IDLE threads that kept the receivers' CPUs from idling (keepAwake.ts); 0 when off or not possible. */
   coresKeptAwake?: number;
+  /** Receiving threads that ran under SCHED_FIFO (threadPriority.ts); 0 when off or not allowed. */
+  realtimeReceivers?: number;
 }
 
 /** Default tolerance: 2 ms or 10% of the TBT deadline, whichever is smaller. */

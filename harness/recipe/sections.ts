@@ -66,11 +66,17 @@ const probeSchema = z
      */
     continuousUsage: z.boolean().default(false),
     /**
+     * While a probe runs, its receiving threads run under SCHED_FIFO (Linux, where the kernel
+     * allows it: root or CAP_SYS_NICE), so a woken receiver never waits behind another thread.
+     */
+    realtimeReceivers: z.boolean().default(true),
+    /**
      * While a probe runs, one thread per receiving worker spins under SCHED_IDLE (Linux), so the
      * CPUs receivers wake on never halt: waking an idle CPU, above all a virtual one, adds to the
-     * client's timing error. It takes only CPU time nothing else wants. Off: the CPUs may idle.
+     * client's timing error. It takes only CPU time nothing else wants, but shows the CPUs as busy.
+     * auto: only where the receivers could not be made real-time.
      */
-    keepCoresAwake: z.boolean().default(true),
+    keepCoresAwake: z.union([z.boolean(), z.literal('auto')]).default('auto'),
   })
   .superRefine((p, ctx) => {
     if (p.minDuration === undefined) return;
