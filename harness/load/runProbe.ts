@@ -51,11 +51,8 @@ export interface ProbeOptions {
   concurrency?: number;
   /** Receiving worker threads; 0 runs in this thread (small probes, tests). Default: cores − 1, at least 1. */
   workers?: number;
-  /**
-   * One SCHED_IDLE spinning thread per receiving worker while the probe runs (keepAwake.ts).
-   * Default 'auto': only where the receivers could not be made real-time.
-   */
-  keepCoresAwake?: boolean | 'auto';
+  /** One SCHED_IDLE spinning thread per receiving worker while the probe runs (keepAwake.ts); default true. */
+  keepCoresAwake?: boolean;
   /** Receivers under SCHED_FIFO while the probe runs, where the kernel allows it (threadPriority.ts); default true. */
   realtimeReceivers?: boolean;
   /** Fraction of planned requests (by index) marked `warmup: true` for evaluators to skip. */
@@ -147,15 +144,11 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
   const booted = workerCount > 0 ? await Promise.all([bootWorker('decode'), ...shares.map(() => bootWorker('receive', warmUp))]) : [];
   const [decoder, ...workers] = booted.map((b) => b.worker);
   // Booted before the priorities are set, so they are lowered with the other background threads.
-  const keepAwake = options.keepCoresAwake ?? 'auto';
-  const spinners = workers.length > 0 && keepAwake !== false ? await bootSpinners(workers.length).catch(() => null) : null;
+  const spinners = workers.length > 0 && options.keepCoresAwake !== false ? await bootSpinners(workers.length).catch(() => null) : null;
   // While the probe runs, its receiving threads take a shared core before our background threads.
   const receiverTids = booted.slice(1).flatMap((b) => (b.threadId === null ? [] : [b.threadId]));
   const priorities = workers.length > 0 ? await prioritiseReceivers(receiverTids, { realtime: options.realtimeReceivers !== false }) : null;
-  // A real-time receiver already takes its CPU at once; 'auto' spins only where that was refused.
-  const spin = keepAwake === true || (keepAwake === 'auto' && (priorities?.realtime ?? 0) < workers.length);
-  const coresKeptAwake = spin ? (spinners?.start() ?? 0) : 0;
-  if (!spin) await spinners?.stop();
+  const coresKeptAwake = spinners?.start() ?? 0;
   // One connection per request in flight at most; the margin covers retries, the metrics scraper
   // and the files written. Growing the descriptor table now keeps its stalls out of the probe.
   reserveDescriptors(Math.min(planned, options.concurrency ?? Infinity) + 64);

@@ -74,9 +74,8 @@ const probeSchema = z
      * While a probe runs, one thread per receiving worker spins under SCHED_IDLE (Linux), so the
      * CPUs receivers wake on never halt: waking an idle CPU, above all a virtual one, adds to the
      * client's timing error. It takes only CPU time nothing else wants, but shows the CPUs as busy.
-     * auto: only where the receivers could not be made real-time.
      */
-    keepCoresAwake: z.union([z.boolean(), z.literal('auto')]).default('auto'),
+    keepCoresAwake: z.boolean().default(true),
   })
   .superRefine((p, ctx) => {
     if (p.minDuration === undefined) return;
