@@ -1,20 +1,25 @@
-// Linux thread priorities for a probe: its receiving threads take a shared core first. The threads
-// that only ever work in the background (the decoder, V8's compiler and garbage-collector helpers,
-// libuv's pool) run under SCHED_IDLE while a probe runs, and are put back afterwards where the
-// kernel allows it. The main thread is left as it is: it answers Ctrl-C and runs the early stop. Traced on one core at 500 streams, V8's helper threads held the core 2-3 ms at a
-// time while a burst of chunks waited for the receiving thread; and a low niceness alone is not
-// enough, since the kernel's scheduler (EEVDF) may let a running nice-19 thread finish its slice
-// before a woken receiver runs, where a SCHED_IDLE thread is preempted at once. The policy is set
-// with util-linux's `chrt`; without it, or where it is refused, niceness 19 stands in. Nothing here
-// is needed for correctness: off Linux, or where a thread cannot be changed, it does nothing.
+// Linux thread priorities for a probe: its receiving threads take a shared core first.
+//
+// The threads that only ever work in the background (the decoder, V8's compiler and
+// garbage-collector helpers, libuv's pool) run under SCHED_IDLE while a probe runs, and are put
+// back afterwards where the kernel allows it. Traced on one core at 500 streams, V8's helper
+// threads held the core 2-3 ms at a time while a burst of chunks waited for the receiving thread.
+// Niceness 19 alone is not enough: the kernel's scheduler (EEVDF) may let a running nice-19 thread
+// finish its slice before a woken receiver runs, where a SCHED_IDLE thread is preempted on the
+// wake-up. The main thread is left as it is: it answers Ctrl-C and runs the early stop.
+//
 // Where the kernel allows it (root, CAP_SYS_NICE or an RLIMIT_RTPRIO), the receivers themselves
-// run under SCHED_FIFO at the lowest real-time priority while the probe runs. SCHED_IDLE alone is
-// not strict: EEVDF still picks a SCHED_IDLE thread over a woken receiver that has had more than
-// its share of the CPU, and the main thread (left at its priority) preempted a receiver about 1,300
-// times in one 500-stream probe. Traced, woken-but-waiting was 73-88% of the worst 1% of chunks'
-// waits without it; with it a woken receiver runs within microseconds. The receivers block on
-// their sockets between reads, so they leave the CPU to everything else; and the kernel's
-// real-time throttling keeps 5% for other threads even if one never did.
+// run under SCHED_FIFO at the lowest real-time priority while the probe runs. SCHED_IDLE on the
+// others is not strict: EEVDF still picks a SCHED_IDLE thread over a woken receiver that has had
+// more than its share of the CPU, and the main thread preempted a receiver about 1,300 times in one
+// 500-stream probe. Traced, woken-but-waiting was 73-88% of the worst 1% of chunks' waits without
+// it; with it a woken receiver runs within microseconds. The receivers block on their sockets
+// between reads, so they leave the CPU to everything else, and the kernel's real-time throttling
+// keeps 5% for other threads even if one never did.
+//
+// Policies are set with util-linux's `chrt`; without it, or where it is refused, niceness 19 stands
+// in for SCHED_IDLE and the receivers keep their priority. Nothing here is needed for
+// correctness: off Linux, or where a thread cannot be changed, it does nothing.
 import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
 import { execa } from 'execa';
