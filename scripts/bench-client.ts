@@ -17,8 +17,10 @@
 // doing (running, woken but waiting for a CPU and who held it, asleep, blocked in a system call);
 // schedTrace.ts says how, and --trace-dir DIR keeps the raw trace and chunk times.
 // As in `fluidcap run`, receivers run under SCHED_FIFO where the kernel allows it, and SCHED_IDLE
-// spinners keep their CPUs from idling (threadPriority.ts, keepAwake.ts); --normal-priority and
-// --let-cores-idle turn each off, to see what it is worth. Keep runs short on a shared machine.
+// spinners keep their CPUs from idling when the engine is on another machine (threadPriority.ts,
+// keepAwake.ts); --normal-priority turns the first off, and --keep-cores-awake or --let-cores-idle
+// forces the second (an engine pinned to other cores of this machine is as good as elsewhere).
+// Keep runs short on a shared machine.
 import { startLocalSim, type LocalEngine } from '../harness/provision/localProcess.ts';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, setPriority, tmpdir } from 'node:os';
@@ -48,8 +50,9 @@ const { values } = parseArgs({
     'engine-pid': { type: 'string' },
     'trace-dir': { type: 'string' },
     // As in `fluidcap run`, receivers run under SCHED_FIFO where allowed, and SCHED_IDLE spinners keep
-    // their CPUs from idling; these turn each off, to see what it is worth.
+    // their CPUs from idling when the engine is on another machine; these change that.
     'normal-priority': { type: 'boolean', default: false },
+    'keep-cores-awake': { type: 'boolean', default: false },
     'let-cores-idle': { type: 'boolean', default: false },
   },
 });
@@ -116,7 +119,7 @@ try {
         const mainCpuBefore = readThreadCpu();
         const processCpuBefore = process.cpuUsage();
         if (values['sched-trace']) startSchedTrace();
-        const r = await runProbe(plan, { outDir: dir, baseUrl, model: values.model, workers, metricsUrl: false, requestTimeoutS: 600, stallTimeoutS: 60, keepCoresAwake: !values['let-cores-idle'], realtimeReceivers: !values['normal-priority'] });
+        const r = await runProbe(plan, { outDir: dir, baseUrl, model: values.model, workers, metricsUrl: false, requestTimeoutS: 600, stallTimeoutS: 60, keepCoresAwake: values['let-cores-idle'] ? false : values['keep-cores-awake'] ? true : 'auto', realtimeReceivers: !values['normal-priority'] });
         const sched = values['sched-trace'] ? stopSchedTrace() : null;
         const mainCpu = threadCpuSince(mainCpuBefore, readThreadCpu());
         const processCpu = process.cpuUsage(processCpuBefore);

@@ -21,7 +21,7 @@ import type { FromDecoder, FromWorker, ToDecoder, ToWorker } from './workerProto
 import { readThreadCpu, threadCpuSince, type ThreadCpu } from './threadCpu.ts';
 import { sizeWorkerHeaps, watchGcPauses } from './gcPauses.ts';
 import { prioritiseReceivers } from './threadPriority.ts';
-import { bootSpinners } from './keepAwake.ts';
+import { bootSpinners, shouldKeepCoresAwake } from './keepAwake.ts';
 import { reserveDescriptors } from '../util/descriptorTable.ts';
 import type { WarmUpOptions } from './warmUp.ts';
 
@@ -51,8 +51,8 @@ export interface ProbeOptions {
   concurrency?: number;
   /** Receiving worker threads; 0 runs in this thread (small probes, tests). Default: cores − 1, at least 1. */
   workers?: number;
-  /** One SCHED_IDLE spinning thread per receiving worker while the probe runs (keepAwake.ts); default true. */
-  keepCoresAwake?: boolean;
+  /** One SCHED_IDLE spinning thread per receiving worker while the probe runs (keepAwake.ts); default 'auto': when the engine is on another machine. */
+  keepCoresAwake?: boolean | 'auto';
   /** Receivers under SCHED_FIFO while the probe runs, where the kernel allows it (threadPriority.ts); default true. */
   realtimeReceivers?: boolean;
   /** Fraction of planned requests (by index) marked `warmup: true` for evaluators to skip. */
@@ -137,6 +137,8 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
     ...options.content,
   };
 
+  // Before any thread starts: a bad URL throws here, with nothing to clean up.
+  const metricsUrl = options.metricsUrl === false ? null : (options.metricsUrl ?? new URL('/metrics', options.baseUrl).href);
   // Workers boot first (tsx compiles them), so the clock starts only once all can send.
   const shares: PlannedRequest[][] = Array.from({ length: Math.max(1, workerCount) }, () => []);
   plan.requests.forEach((r, i) => shares[i % shares.length].push(r));
@@ -144,7 +146,7 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
   const booted = workerCount > 0 ? await Promise.all([bootWorker('decode'), ...shares.map(() => bootWorker('receive', warmUp))]) : [];
   const [decoder, ...workers] = booted.map((b) => b.worker);
   // Booted before the priorities are set, so they are lowered with the other background threads.
-  const spinners = workers.length > 0 && options.keepCoresAwake !== false ? await bootSpinners(workers.length).catch(() => null) : null;
+  const spinners = workers.length > 0 && shouldKeepCoresAwake(options.keepCoresAwake ?? 'auto', options.baseUrl) ? await bootSpinners(workers.length).catch(() => null) : null;
   // While the probe runs, its receiving threads take a shared core before our background threads.
   const receiverTids = booted.slice(1).flatMap((b) => (b.threadId === null ? [] : [b.threadId]));
   const priorities = workers.length > 0 ? await prioritiseReceivers(receiverTids, { realtime: options.realtimeReceivers !== false }) : null;
@@ -157,7 +159,6 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
   const startNs = process.hrtime.bigint() + 20_000_000n;
   const startedAt = new Date(Date.now() + 20).toISOString();
   const elapsedS = () => Number(process.hrtime.bigint() - startNs) / 1e9;
-  const metricsUrl = options.metricsUrl === false ? null : (options.metricsUrl ?? new URL('/metrics', options.baseUrl).href);
   const scraper = metricsUrl
     ? startScraper({ metricsUrl, file: join(options.outDir, 'server-metrics.jsonl'), intervalS: options.scrapeIntervalS ?? 2, startNs, apiKey: options.apiKey })
     : null;

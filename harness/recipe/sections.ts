@@ -73,9 +73,11 @@ const probeSchema = z
     /**
      * While a probe runs, one thread per receiving worker spins under SCHED_IDLE (Linux), so the
      * CPUs receivers wake on never halt: waking an idle CPU, above all a virtual one, adds to the
-     * client's timing error. It takes only CPU time nothing else wants, but shows the CPUs as busy.
+     * client's timing error. It takes only CPU time nothing else wants, but shows the CPUs as busy,
+     * and beside a CPU engine on the same cores it lowered the capacity found. auto: only when the
+     * engine's address is not this machine's.
      */
-    keepCoresAwake: z.boolean().default(true),
+    keepCoresAwake: z.union([z.boolean(), z.literal('auto')]).default('auto'),
   })
   .superRefine((p, ctx) => {
     if (p.minDuration === undefined) return;

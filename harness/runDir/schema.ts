@@ -36,8 +36,8 @@ export interface ProbeSettings {
   clientToleranceS: number | null;
   /** Ask the server for its running token count on every chunk (recipe search.probe.continuousUsage). */
   continuousUsage: boolean;
-  /** Spinning SCHED_IDLE threads beside the receivers (recipe search.probe.keepCoresAwake); absent in older runs: true. */
-  keepCoresAwake?: boolean;
+  /** Spinning SCHED_IDLE threads beside the receivers (recipe search.probe.keepCoresAwake); absent in older runs: 'auto'. */
+  keepCoresAwake?: boolean | 'auto';
   /** Receivers under SCHED_FIFO where allowed (recipe search.probe.realtimeReceivers); absent in older runs: true. */
   realtimeReceivers?: boolean;
 }

@@ -5,7 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readFileSync } from 'node:fs';
 import { execaSync } from 'execa';
-import { bootSpinners } from '../../harness/load/keepAwake.ts';
+import { bootSpinners, engineIsLocal, shouldKeepCoresAwake } from '../../harness/load/keepAwake.ts';
 import { prioritiseReceivers, schedulingPolicy } from '../../harness/load/threadPriority.ts';
 
 const hasChrt = (() => {
@@ -61,6 +61,20 @@ test('lowered with the background threads, it spins under SCHED_IDLE until stopp
     await priorities.release();
   }
   assert.is(thread(tid), null);
+});
+
+test("'auto' spins only for an engine on another machine", () => {
+  const own = ['10.1.2.3', 'fe80::1'];
+  for (const url of ['http://127.0.0.1:8000', 'http://localhost:8000/v1', 'http://[::1]:80', 'http://127.8.0.1', 'http://10.1.2.3:8000', 'http://[FE80::1]:8000', 'http://gpu.localhost']) {
+    assert.ok(engineIsLocal(url, own), url);
+  }
+  assert.is(shouldKeepCoresAwake('auto', 'http://127.0.0.1:8000'), false);
+  for (const url of ['http://10.1.2.4:8000', 'https://gpu-07.example.com', 'http://[2001:db8::7]:8000']) {
+    assert.not.ok(engineIsLocal(url, own), url);
+  }
+  assert.is(shouldKeepCoresAwake('auto', 'http://192.0.2.10:8000'), true);
+  assert.is(shouldKeepCoresAwake(true, 'http://127.0.0.1'), true);
+  assert.is(shouldKeepCoresAwake(false, 'http://192.0.2.10'), false);
 });
 
 test.run();
