@@ -16,11 +16,11 @@
 // receiving worker it also splits the p99-and-above chunks' waits by what the receiving thread was
 // doing (running, woken but waiting for a CPU and who held it, asleep, blocked in a system call);
 // schedTrace.ts says how, and --trace-dir DIR keeps the raw trace and chunk times.
-// As in `fluidcap run`, receivers run under SCHED_FIFO where the kernel allows it, and SCHED_IDLE
-// spinners keep their CPUs from idling when the engine is on another machine (threadPriority.ts,
-// keepAwake.ts); --normal-priority turns the first off, and --keep-cores-awake or --let-cores-idle
-// forces the second (an engine pinned to other cores of this machine is as good as elsewhere).
-// Keep runs short on a shared machine.
+// Receivers run under SCHED_FIFO where the kernel allows it, and SCHED_IDLE spinners keep their
+// CPUs from idling (threadPriority.ts, keepAwake.ts): the bench measures the client on cores of its
+// own, so it spins even for an engine on this machine, where `fluidcap run` spins only for a remote
+// one (pin the engine elsewhere, as ../shared/bench/README.md does). --normal-priority and
+// --let-cores-idle turn each off, to see what it is worth. Keep runs short on a shared machine.
 import { startLocalSim, type LocalEngine } from '../harness/provision/localProcess.ts';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, setPriority, tmpdir } from 'node:os';
@@ -49,10 +49,9 @@ const { values } = parseArgs({
     'sched-trace': { type: 'boolean', default: false },
     'engine-pid': { type: 'string' },
     'trace-dir': { type: 'string' },
-    // As in `fluidcap run`, receivers run under SCHED_FIFO where allowed, and SCHED_IDLE spinners keep
-    // their CPUs from idling when the engine is on another machine; these change that.
+    // Receivers run under SCHED_FIFO where allowed, and SCHED_IDLE spinners keep their CPUs from
+    // idling; each can be turned off.
     'normal-priority': { type: 'boolean', default: false },
-    'keep-cores-awake': { type: 'boolean', default: false },
     'let-cores-idle': { type: 'boolean', default: false },
   },
 });
@@ -119,7 +118,7 @@ try {
         const mainCpuBefore = readThreadCpu();
         const processCpuBefore = process.cpuUsage();
         if (values['sched-trace']) startSchedTrace();
-        const r = await runProbe(plan, { outDir: dir, baseUrl, model: values.model, workers, metricsUrl: false, requestTimeoutS: 600, stallTimeoutS: 60, keepCoresAwake: values['let-cores-idle'] ? false : values['keep-cores-awake'] ? true : 'auto', realtimeReceivers: !values['normal-priority'] });
+        const r = await runProbe(plan, { outDir: dir, baseUrl, model: values.model, workers, metricsUrl: false, requestTimeoutS: 600, stallTimeoutS: 60, keepCoresAwake: !values['let-cores-idle'], realtimeReceivers: !values['normal-priority'] });
         const sched = values['sched-trace'] ? stopSchedTrace() : null;
         const mainCpu = threadCpuSince(mainCpuBefore, readThreadCpu());
         const processCpu = process.cpuUsage(processCpuBefore);
