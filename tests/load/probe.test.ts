@@ -12,6 +12,7 @@ import { runProbe, type ProbeOptions } from '../../harness/load/runProbe.ts';
 import { workloadSchema } from '../../harness/load/workloadSpec.ts';
 import type { TimelineRecord } from '../../harness/timeline/record.ts';
 import { startEmitter } from './support/emitter.ts';
+import { realtimeAllowed } from './support/realtimeAllowed.ts';
 
 const workload = workloadSchema.parse({ lengths: { prompt: { min: 16, max: 64 }, output: { min: 4, max: 12 } }, arrivals: { process: 'poisson' }, seed: 5 });
 const readLines = (file: string) => readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as TimelineRecord);
@@ -158,17 +159,17 @@ test('concurrency cap: at most N in flight, waits recorded as slotWaitS and kept
   }
 });
 
-// Where the kernel lets this process raise a thread to SCHED_FIFO (root or CAP_SYS_NICE, and chrt),
+// Where the kernel lets this process raise a thread to SCHED_FIFO (tried first on a throwaway thread),
 // the receiver runs real-time. The engine is on this machine, so by default no spinner runs; asked
 // for, one does where chrt can set SCHED_IDLE. Turned off, neither happens.
 test('client health says how the receivers were scheduled: real-time where allowed, a spinner only for a remote engine or when asked', async () => {
-  const mayRaise = existsSync('/proc/self/status') && ((BigInt(`0x${/^CapEff:\s*([0-9a-f]+)$/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? '0'}`) >> 23n) & 1n) === 1n;
+  const rt = await realtimeAllowed();
   const hasChrt = await import('execa').then(({ execa }) => execa('chrt', ['--version']).then(() => true, () => false));
   await withSim({}, async (url, dir) => {
     const plan = planProbe({ workload, rateQps: 40, requests: 8, maxContextTokens: 2048 });
     const byDefault = await runProbe(plan, base(url, dir));
     assert.is(byDefault.byStatus.ok, 8);
-    assert.is(byDefault.clientHealth.realtimeReceivers, mayRaise && hasChrt ? 1 : 0);
+    assert.is(byDefault.clientHealth.realtimeReceivers, rt ? 1 : 0);
     assert.is(byDefault.clientHealth.coresKeptAwake, 0);
     const awake = await runProbe(plan, { ...base(url, dir), keepCoresAwake: true });
     // A spinner runs only under SCHED_IDLE, which needs chrt.

@@ -8,6 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { getPriority } from 'node:os';
 import { execa } from 'execa';
 import { currentThreadId, prioritiseReceivers, schedulingPolicy } from '../../harness/load/threadPriority.ts';
+import { realtimeAllowed } from './support/realtimeAllowed.ts';
 
 const linux = existsSync('/proc/thread-self');
 // CAP_SYS_NICE (bit 23 of the effective capabilities): whether priorities can be raised back here.
@@ -73,8 +74,8 @@ test('two probes side by side: neither lowers the other\'s receivers, and all is
 test('receivers run under SCHED_FIFO while the probe runs, where the kernel allows it, and leave it at release', async () => {
   if (!linux) return;
   const hasChrt = await execa('chrt', ['--version']).then(() => true, () => false);
-  if (!hasChrt || !mayRaise) {
-    console.log('  skipped: needs chrt and CAP_SYS_NICE');
+  if (!hasChrt || !mayRaise || !(await realtimeAllowed())) {
+    console.log('  skipped: needs chrt, CAP_SYS_NICE and real-time threads allowed');
     return;
   }
   const [r, other] = await Promise.all([startIdleWorker(), startIdleWorker()]);
