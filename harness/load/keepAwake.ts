@@ -11,9 +11,8 @@
 // they run only in idle time.
 import { networkInterfaces } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { schedulingPolicy } from './threadPriority.ts';
+import { SCHED_IDLE, schedulingPolicy } from './threadPriority.ts';
 
-const SCHED_IDLE = 5;
 const WAIT = 0;
 const SPIN = 1;
 const EXIT = 2;

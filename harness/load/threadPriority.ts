@@ -26,6 +26,8 @@ import { execa } from 'execa';
 
 const LOWEST = 19;
 const SCHED_OTHER = 0;
+/** The SCHED_IDLE policy number, as schedulingPolicy() reports it. */
+export const SCHED_IDLE = 5;
 
 /** The calling thread's Linux thread id (as /proc names it), or null where there is no /proc. */
 export function currentThreadId(): number | null {
@@ -71,8 +73,8 @@ let claims = 0;
 /**
  * Keeps the main thread as it is, puts `receivers` under SCHED_FIFO (unless `realtime` is false,
  * and where the kernel allows it; else they too stay as they are) and lowers every other thread of
- * this process, until release(). Putting a thread back needs CAP_SYS_NICE or a permissive RLIMIT_NICE; without
- * them the helpers stay low, which costs only background work. Threads under another policy than
+ * this process, until release(). Putting a thread back needs CAP_SYS_NICE or a permissive
+ * RLIMIT_NICE; without them the helpers stay low, which costs only background work. Threads under another policy than
  * SCHED_OTHER (set by whoever started us) are left alone.
  */
 export async function prioritiseReceivers(receivers: readonly number[], options: { realtime?: boolean; mainThreadId?: number } = {}): Promise<ReceiverPriority> {

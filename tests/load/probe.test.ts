@@ -12,7 +12,7 @@ import { runProbe, type ProbeOptions } from '../../harness/load/runProbe.ts';
 import { workloadSchema } from '../../harness/load/workloadSpec.ts';
 import type { TimelineRecord } from '../../harness/timeline/record.ts';
 import { startEmitter } from './support/emitter.ts';
-import { realtimeAllowed } from './support/realtimeAllowed.ts';
+import { realtimeAllowed } from './support/idleThread.ts';
 
 const workload = workloadSchema.parse({ lengths: { prompt: { min: 16, max: 64 }, output: { min: 4, max: 12 } }, arrivals: { process: 'poisson' }, seed: 5 });
 const readLines = (file: string) => readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as TimelineRecord);

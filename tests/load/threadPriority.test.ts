@@ -3,12 +3,11 @@
 // once the last probe ends (threadPriority.ts). Checked on this process's own threads (Linux only).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { Worker } from 'node:worker_threads';
 import { existsSync, readFileSync } from 'node:fs';
 import { getPriority } from 'node:os';
 import { execa } from 'execa';
 import { currentThreadId, prioritiseReceivers, schedulingPolicy } from '../../harness/load/threadPriority.ts';
-import { realtimeAllowed } from './support/realtimeAllowed.ts';
+import { realtimeAllowed, startIdleWorker } from './support/idleThread.ts';
 
 const linux = existsSync('/proc/thread-self');
 // CAP_SYS_NICE (bit 23 of the effective capabilities): whether priorities can be raised back here.
@@ -16,20 +15,6 @@ const mayRaise = linux && ((BigInt(`0x${/^CapEff:\s*([0-9a-f]+)$/m.exec(readFile
 const SCHED_OTHER = 0;
 const SCHED_FIFO = 1;
 const SCHED_IDLE = 5;
-
-/** A worker that reports its thread id and then idles until terminated. */
-function startIdleWorker(): Promise<{ worker: Worker; tid: number }> {
-  return new Promise((resolve, reject) => {
-    const worker = new Worker(
-      `const { readlinkSync } = require('node:fs');
-       require('node:worker_threads').parentPort.postMessage(Number(readlinkSync('/proc/thread-self').split('/').pop()));
-       setInterval(() => {}, 1000);`,
-      { eval: true },
-    );
-    worker.once('error', reject);
-    worker.once('message', (tid: number) => resolve({ worker, tid }));
-  });
-}
 
 test('two probes side by side: neither lowers the other\'s receivers, and all is put back after the last', async () => {
   if (!linux) {
