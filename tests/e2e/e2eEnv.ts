@@ -1,7 +1,6 @@
 // Where the end-to-end tests find the real sshd and Docker that scripts/ci/setup-e2e.sh started
 // (.tmp/e2e/env, also read directly so `npm test` works after a local setup without sourcing it).
 import { existsSync, readFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { InventoryHost } from '../../harness/provision/inventory.ts';
@@ -70,15 +69,7 @@ export function e2eHost(env: E2eEnv, overrides: Partial<InventoryHost> = {}): In
     ...overrides,
   };
 }
-
-/** A loopback port free at the time of asking (engines in these tests listen on the host network). */
-export async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
+export { freePort } from '../support/ports.ts';
 
 /** An inventory with the one e2e host (the loopback sshd in front of this machine's Docker). */
 export function e2eInventory(env: E2eEnv): string {

@@ -101,8 +101,8 @@ slo:
   fluidity: { tbtDeadline: 50ms, ttftSlack: 0.3s, minFluidity: 0.9, percentile: 99 }
 `,
       );
-      // Ports from a free one upwards: both "hosts" share this machine's network.
-      const portBase = await freePort();
+      // Two consecutive free ports: both "hosts" share this machine's network.
+      const portBase = await freePort(2);
       writeFileSync(join(dir, 'sweep.yaml'), `recipe: base.yaml\nmatrix:\n  maxNumSeqs: [2, 16]\n  timeScale: [1, 3]\nports: { base: ${portBase} }\n`);
       const inv = join(dir, 'inventory.yaml');
       const out = join(dir, 'results');
@@ -144,7 +144,7 @@ slo:
       const completedFirst = first.filter((l) => l.type === 'run-finished' && l.status === 'completed').map((l) => l.id);
       const interrupted = first.filter((l) => l.type === 'run-finished' && l.status === 'interrupted').map((l) => l.id);
       assert.ok(interrupted.length >= 1, JSON.stringify(first));
-      assert.is(startedFirst.length, completedFirst.length + interrupted.length, 'every started run ended, as completed or interrupted');
+      assert.is(startedFirst.length, completedFirst.length + interrupted.length, `every started run ended, as completed or interrupted: ${JSON.stringify(first.filter((l) => l.type === 'run-finished'))}`);
       assert.is(first.at(-1)!.type, 'sweep-finished');
 
       // Second pass: --resume resumes the interrupted runs in their own directories and runs the others.

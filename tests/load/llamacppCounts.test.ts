@@ -6,7 +6,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import net from 'node:net';
+import { freePort } from '../support/ports.ts';
 import { sendOne } from '../../harness/load/sendOne.ts';
 import { judgeTokenDrift } from '../../harness/load/health.ts';
 import type { TimelineRecord } from '../../harness/timeline/record.ts';
@@ -15,16 +15,6 @@ const bin = process.env.FLUIDCAP_LLAMA_SERVER;
 const model = process.env.FLUIDCAP_LLAMA_MODEL;
 const ready = !!bin && existsSync(bin) && !!model && existsSync(model);
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 async function startLlama(): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort();
