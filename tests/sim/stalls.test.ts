@@ -60,15 +60,21 @@ test('vllm stalls decodes for the whole prefill; sarathi keeps gaps near one chu
     decodeKvTokens: Array(DECODERS).fill(160),
   }).totalS * TIME_SCALE;
   const vllmGapS = await largestDecodeGapS('vllm');
-  const sarathiGapS = await largestDecodeGapS('sarathi');
+  // The gap is fixed in modelled time; wall-clock noise (a stalled shared core) only lengthens it.
+  // So the smallest of up to three tries is the measurement: a sarathi that stopped chunking
+  // fails all three, one stall of the machine does not.
+  const sarathiBoundS = Math.max(chunkS * 2, chunkS + 0.025);
+  const sarathiTries: number[] = [];
+  while (sarathiTries.length < 3 && !(Math.min(...sarathiTries) <= sarathiBoundS)) sarathiTries.push(await largestDecodeGapS('sarathi'));
+  const sarathiGapS = Math.min(...sarathiTries);
   console.log(
     `\n  long prompt ${LONG_PROMPT} tokens on ${MODEL}/${GPU}: modelled prefill ${(prefillS * 1e3).toFixed(1)} ms, ` +
       `modelled chunked iteration ${(chunkS * 1e3).toFixed(1)} ms\n` +
-      `  (time scale ${TIME_SCALE}) largest decode gap: vllm ${(vllmGapS * 1e3).toFixed(1)} ms, sarathi ${(sarathiGapS * 1e3).toFixed(1)} ms`,
+      `  (time scale ${TIME_SCALE}) largest decode gap: vllm ${(vllmGapS * 1e3).toFixed(1)} ms, sarathi ${sarathiTries.map((g) => (g * 1e3).toFixed(1)).join(', then ')} ms`,
   );
   assert.ok(vllmGapS >= prefillS * 0.9, `vllm gap ${vllmGapS} should cover the prefill ${prefillS}`);
   assert.ok(vllmGapS <= prefillS * 2, `vllm gap ${vllmGapS} about the prefill ${prefillS}`);
-  assert.ok(sarathiGapS <= Math.max(chunkS * 2, chunkS + 0.025), `sarathi gap ${sarathiGapS} near one chunk ${chunkS}`);
+  assert.ok(sarathiGapS <= sarathiBoundS, `sarathi gap ${sarathiGapS} near one chunk ${chunkS} in ${sarathiTries.length} tries`);
   assert.ok(sarathiGapS < vllmGapS / 3, 'sarathi much smaller than vllm');
 });
 
