@@ -230,7 +230,7 @@ async function runOpened(opts: RunOptions, opened: OpenedRun, now: () => Date): 
     session.servedModel = prompts.model;
     for (const n of prompts.notes) log(`prompts: ${n}`);
     saveManifest({
-      prompts: { ...plan.prompts, model: prompts.model, format: prompts.format, extraBody: prompts.extraBody, sizing: prompts.content.textSizing?.source ?? null, idOverheadTokens: prompts.content.idOverheadTokens ?? null, checks: prompts.checks, notes: prompts.notes },
+      prompts: { ...plan.prompts, model: prompts.model, format: prompts.format, extraBody: prompts.extraBody, sizing: prompts.content.textSizing?.source ?? null, idOverheadTokens: prompts.content.idOverheadTokens ?? null, checks: prompts.checks, notes: prompts.notes, dialect: prompts.dialect },
     });
     const ctx: RunContext = { history, plan, session, runDir, paths, journal, opts, prompts };
     const fit = await profileOrReuse(ctx);

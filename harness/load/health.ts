@@ -166,8 +166,13 @@ export interface TokenDrift {
   note: string;
 }
 
-/** Compares requested with reported token counts over the ok requests. */
-export function judgeTokenDrift(records: readonly TimelineRecord[], tolerance: number): TokenDrift {
+/**
+ * Compares requested with reported token counts over the ok requests. `outputPinned: false` (a
+ * server that takes neither min_tokens nor ignore_eos) lets an output end early: only one longer
+ * than max_tokens counts as drift.
+ */
+export function judgeTokenDrift(records: readonly TimelineRecord[], tolerance: number, opts: { outputPinned?: boolean } = {}): TokenDrift {
+  const pinned = opts.outputPinned ?? true;
   let checked = 0;
   let usageMissing = 0;
   let promptOutside = 0;
@@ -196,7 +201,7 @@ export function judgeTokenDrift(records: readonly TimelineRecord[], tolerance: n
     }
     checked++;
     const dp = Math.abs(up - r.promptTokens) / r.promptTokens;
-    const dO = Math.abs(uo - r.maxTokens) / r.maxTokens;
+    const dO = (pinned ? Math.abs(uo - r.maxTokens) : Math.max(0, uo - r.maxTokens)) / r.maxTokens;
     maxP = Math.max(maxP, dp);
     maxO = Math.max(maxO, dO);
     if (dp > tolerance) promptOutside++;

@@ -20,6 +20,8 @@ export interface PromptContent {
   tokenIdRange?: [number, number];
   /** A fraction of requests open with one prefix of this many tokens on purpose (workload.promptCache on). */
   sharedPrefix?: { tokens: number; fraction: number } | null;
+  /** Added fields a strict server refused (dotted paths, dialect.ts), left out of every body. */
+  omitFields?: readonly string[];
 }
 
 /** How prompts are written and what extra fields every request carries. */
@@ -123,5 +125,10 @@ export function requestBody(o: PromptOptions, index: number, promptTokens: numbe
     ...(o.continuousUsage ? { timings_per_token: true } : {}),
     ...o.extraBody,
   };
+  for (const path of o.omitFields ?? []) {
+    const [head, member] = path.split('.');
+    if (member === undefined) delete body[head];
+    else if (body[head] && typeof body[head] === 'object') delete (body[head] as Record<string, unknown>)[member];
+  }
   return JSON.stringify(body);
 }

@@ -14,6 +14,7 @@ import { decodeExchange } from './decode.ts';
 import { startDispatch, type DispatchOptions } from './dispatcher.ts';
 import { startScraper } from './metricsScraper.ts';
 import { defaultClientToleranceS, judgeClientHealth, judgeTokenDrift, type ClientHealth, type TokenDrift } from './health.ts';
+import { outputPinned } from './dialect.ts';
 import type { RawExchange } from './exchange.ts';
 import { planPromptContent, type PlannedRequest, type ProbePlan } from './plan.ts';
 import type { PromptContent, PromptOptions } from './prompt.ts';
@@ -294,7 +295,7 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
     tbtDeadlineS: options.tbtDeadlineS,
     toleranceS: options.clientToleranceS ?? defaultClientToleranceS(options.tbtDeadlineS),
   });
-  const tokenDrift = judgeTokenDrift(records, options.tokenDriftTolerance ?? plan.tokenDriftTolerance);
+  const tokenDrift = judgeTokenDrift(records, options.tokenDriftTolerance ?? plan.tokenDriftTolerance, { outputPinned: outputPinned(promptOptions.omitFields) });
   return {
     rateQps: plan.rateQps,
     seed: plan.seed,

@@ -8,6 +8,8 @@ import https from 'node:https';
 import { createRng, deriveSeed } from '../util/rng.ts';
 import { apiPath, tokenIdRangeFor, type PromptOptions } from './prompt.ts';
 import { PROMPT_WORDS, composeText, type TextSizing } from './textSizing.ts';
+import { describeDialect, type DialectFound } from './dialect.ts';
+import { negotiateDialect } from './dialectProbe.ts';
 
 export interface ServerTarget {
   baseUrl: string;
@@ -262,6 +264,10 @@ export interface TokenIdCalibration {
   notes: string[];
 }
 
+function idRangeHint(range: [number, number]): string {
+  return `(token ids were drawn from [${range[0]}, ${range[1]}); set workload.prompts.tokenIdRange to ids the model's vocabulary has, or workload.prompts.format: text)`;
+}
+
 /** Measures what the server adds to a token-id prompt within `range`, and checks planned lengths. */
 export async function calibrateTokenIds(t: ServerTarget, range: [number, number], checkLengths: number[], nonce = ''): Promise<TokenIdCalibration> {
   const rng = createRng(deriveSeed(0x5eed, `calibration-ids|${nonce}`));
@@ -270,7 +276,7 @@ export async function calibrateTokenIds(t: ServerTarget, range: [number, number]
   try {
     counted = await usagePromptTokens(t, ids(32));
   } catch (err) {
-    throw new Error(`${(err as Error).message}\n  (token ids were drawn from [${range[0]}, ${range[1]}); set workload.prompts.tokenIdRange to ids the model's vocabulary has, or workload.prompts.format: text)`);
+    throw new Error(`${(err as Error).message}\n  ${idRangeHint(range)}`);
   }
   const overheadTokens = Math.max(0, counted - 32);
   const checks: LengthCheck[] = [];
@@ -283,7 +289,9 @@ export interface PromptSetup {
   /** The model name requests carry (the recipe's, else the server's first listed). */
   model: string;
   format: 'token-ids' | 'text';
-  content: Pick<PromptOptions, 'textSizing' | 'idOverheadTokens' | 'tokenIdRange'>;
+  content: Pick<PromptOptions, 'textSizing' | 'idOverheadTokens' | 'tokenIdRange' | 'omitFields'>;
+  /** What the server refused of what fluidcap adds (dialectProbe.ts). */
+  dialect: DialectFound;
   /** Per-request fields (the engine's cache-off switch when promptCache is off). */
   extraBody: Record<string, unknown>;
   checks: LengthCheck[];
@@ -334,16 +342,26 @@ export async function preparePrompts(input: PromptSetupInput): Promise<PromptSet
     format = 'text';
     notes.push(`token-id prompts need the vocabulary size, which ${input.baseUrl}/v1/models does not state: text prompts instead`);
   }
+  let range: [number, number] | undefined;
   if (format === 'token-ids') {
-    const range = input.tokenIdRange ?? tokenIdRangeFor(nVocab!);
+    range = input.tokenIdRange ?? tokenIdRangeFor(nVocab!);
     if (nVocab !== null && range[1] > nVocab) {
       throw new Error(`workload.prompts.tokenIdRange [${range[0]}, ${range[1]}) exceeds the vocabulary of ${model} (${nVocab} tokens): use ids below ${nVocab}`);
     }
-    const ids = await calibrateTokenIds(t, range, input.checkLengths, input.nonce);
-    return { model, format, content: { tokenIdRange: range, idOverheadTokens: ids.overheadTokens }, extraBody, checks: ids.checks, notes: [...notes, ...ids.notes] };
+  }
+  // Before calibration: a strict server refuses token-id prompts there too.
+  const dialect = await negotiateDialect(t, { format, tokenIdRange: range, nonce: input.nonce }, (url, body) => httpRequest('POST', url, body, t.apiKey, t.timeoutS ?? 60)).catch((err: Error) => {
+    throw range ? new Error(`${err.message}\n  ${idRangeHint(range)}`) : err;
+  });
+  if (dialect.attempts > 1) notes.push(describeDialect(dialect.dialect, format));
+  format = dialect.dialect.promptFormat;
+  const omitFields = dialect.dialect.omitFields;
+  if (format === 'token-ids') {
+    const ids = await calibrateTokenIds(t, range!, input.checkLengths, input.nonce);
+    return { model, format, content: { tokenIdRange: range, idOverheadTokens: ids.overheadTokens, omitFields }, extraBody, dialect, checks: ids.checks, notes: [...notes, ...ids.notes] };
   }
   const text = await calibrateText(t, { checkLengths: input.checkLengths, useTokenize: input.useTokenize, nonce: input.nonce });
-  return { model, format, content: { textSizing: text.sizing }, extraBody, checks: text.checks, notes: [...notes, ...text.notes] };
+  return { model, format, content: { textSizing: text.sizing, omitFields }, extraBody, dialect, checks: text.checks, notes: [...notes, ...text.notes] };
 }
 
 /**

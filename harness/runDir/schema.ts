@@ -6,6 +6,7 @@ import type { RecipeBody } from '../recipe/parse.ts';
 import type { ProbeResult } from '../load/runProbe.ts';
 import type { PromptCacheSpec } from '../load/workloadSpec.ts';
 import type { LengthCheck } from '../load/tokenizeCalibration.ts';
+import type { DialectFound } from '../load/dialect.ts';
 import type { PrefillFit } from '../metrics/prefill.ts';
 import type { FluidRateResult } from '../metrics/fluidRate.ts';
 import type { RequestSummary } from '../metrics/summary.ts';
@@ -71,6 +72,8 @@ export interface ManifestPrompts extends RunPrompts {
   idOverheadTokens: number | null;
   checks: LengthCheck[];
   notes: string[];
+  /** What the server refused of the fields fluidcap adds; absent in runs written before it was probed. */
+  dialect?: DialectFound;
 }
 
 export type RunStatus = 'running' | 'completed' | 'failed' | 'interrupted';

@@ -42,6 +42,8 @@ export interface SimServerOptions {
   log?: (line: string) => void;
   /** Seconds between vLLM-style throughput log lines; 0 = none. */
   logStatsInterval?: number;
+  /** Validate requests as Sarathi-Serve's OpenAI server does (strictOpenai.ts); no /health, no /tokenize. */
+  strictOpenai?: boolean;
 }
 
 // Fault-injection settings after validation.
@@ -75,6 +77,7 @@ export interface SimConfig {
   startDelayS: number;
   traceIterations: string | null;
   logStatsIntervalS: number;
+  strictOpenai: boolean;
   faults: FaultConfig;
 }
 
@@ -110,6 +113,7 @@ const optionsSchema = z.object({
   faultSeed: int(0).default(0),
   gpuProfilesDir: z.string().optional(),
   logStatsInterval: z.number('must be a number').min(0, 'must be >= 0').default(0),
+  strictOpenai: z.boolean('must be true or false').default(false),
 });
 
 function flag(key: PropertyKey): string {
@@ -199,6 +203,7 @@ export function resolveSimConfig(options: SimServerOptions): SimConfig {
     startDelayS: o.startDelay,
     traceIterations: o.traceIterations ?? null,
     logStatsIntervalS: o.logStatsInterval,
+    strictOpenai: o.strictOpenai,
     faults: {
       crashAfter: o.faultCrashAfter ?? null,
       stallFraction: o.faultStallFraction,

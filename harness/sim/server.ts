@@ -11,6 +11,7 @@ import { engineConfigOf, SimEngine, type IterationTrace } from './engine.ts';
 import { faultPlanner, type FaultPlan } from './faults.ts';
 import { errorBody, parseCompletionRequest, type ApiError, type ParsedRequest } from './openaiRequest.ts';
 import { fireAt } from './preciseTimer.ts';
+import { strictRefusal } from './strictOpenai.ts';
 import { newSimRequest, type SimRequest } from './request.ts';
 import type { ScheduledBatch, TokenEvent } from './scheduler.ts';
 import { naturalLength, outputToken, wordIds, countWords } from './text.ts';
@@ -203,6 +204,8 @@ export async function startSimServer(options: SimServerOptions = {}): Promise<Si
   const sendError = (res: ServerResponse, err: ApiError) => sendJson(res, err.status, errorBody(err));
 
   const handleGenerate = (api: 'completions' | 'chat', body: unknown, res: ServerResponse) => {
+    const refused = config.strictOpenai ? strictRefusal(api, body) : null;
+    if (refused !== null) return sendJson(res, 400, refused);
     const parsed = parseCompletionRequest(api, body, {
       servedModelName: config.servedModelName,
       maxModelLen: config.maxModelLen,
@@ -362,7 +365,7 @@ export async function startSimServer(options: SimServerOptions = {}): Promise<Si
   const route = (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?')[0];
     const method = req.method ?? 'GET';
-    if (method === 'GET' && path === '/health') return void res.writeHead(200).end();
+    if (method === 'GET' && path === '/health' && !config.strictOpenai) return void res.writeHead(200).end();
     if (method === 'GET' && path === '/metrics') {
       const text = metrics.registry.render();
       res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
@@ -380,7 +383,7 @@ export async function startSimServer(options: SimServerOptions = {}): Promise<Si
       );
     }
     const isPost = method === 'POST';
-    const apiPath = path === '/v1/completions' ? 'completions' : path === '/v1/chat/completions' ? 'chat' : path === '/tokenize' ? 'tokenize' : null;
+    const apiPath = path === '/v1/completions' ? 'completions' : path === '/v1/chat/completions' ? 'chat' : path === '/tokenize' && !config.strictOpenai ? 'tokenize' : null;
     if (!apiPath) return sendJson(res, 404, JSON.stringify({ detail: 'Not Found' }));
     if (!isPost) return sendJson(res, 405, JSON.stringify({ detail: 'Method Not Allowed' }));
     const parts: Buffer[] = [];
