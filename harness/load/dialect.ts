@@ -97,7 +97,7 @@ export function nextStep(dialect: Dialect, continuousUsage: boolean, answer: { s
   }
   const named = namedInError(answer.body, sentFields(dialect, continuousUsage), dialect.promptFormat === 'token-ids');
   if (named.fields.length === 0 && !named.prompt) {
-    const tried = dialect.omitFields.length > 0 || dialect.promptFormat === 'text' ? ` (already without ${describeOmitted(dialect)})` : '';
+    const tried = dialect.omitFields.length > 0 ? ` (already without ${dialect.omitFields.join(', ')})` : '';
     return { kind: 'refuse', message: `answered HTTP ${answer.status} naming nothing fluidcap adds${tried}: ${excerpt}` };
   }
   // Dropping stream_options takes its member with it.
@@ -110,12 +110,6 @@ export function nextStep(dialect: Dialect, continuousUsage: boolean, answer: { s
 export function outputPinned(omitFields: readonly string[] | undefined): boolean {
   const omit = omitFields ?? [];
   return !(omit.includes('min_tokens') && omit.includes('ignore_eos'));
-}
-
-function describeOmitted(d: Dialect): string {
-  const parts: string[] = [...d.omitFields];
-  if (d.promptFormat === 'text') parts.push('token-id prompts');
-  return parts.join(', ');
 }
 
 /** One line for the console and the report: what the server refused and what that does to measurement. */
