@@ -321,8 +321,8 @@ export interface PromptSetupInput {
 
 /**
  * Resolves the served model, the prompt format the engine can take (token ids only where the
- * vocabulary is known), the cache-off switch, and the sizing of prompts; throws with the fix when
- * the engine refuses what is planned.
+ * vocabulary is known and the server takes them), the fields it refuses (dialectProbe.ts), the
+ * cache-off switch, and the sizing of prompts; throws with the fix when the engine refuses what is planned.
  */
 export async function preparePrompts(input: PromptSetupInput): Promise<PromptSetup> {
   const notes: string[] = [];
