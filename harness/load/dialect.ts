@@ -126,7 +126,7 @@ export function describeDialect(d: Dialect, requestedFormat: 'token-ids' | 'text
     effects.push(`output length pinned by ${d.omitFields.includes('min_tokens') ? 'ignore_eos' : 'min_tokens'} alone`);
   }
   if (d.omitFields.includes('stream_options.continuous_usage_stats') || d.omitFields.includes('timings_per_token')) {
-    effects.push('no per-chunk token counts: tokens per chunk are inferred');
+    effects.push('per-chunk token counts cannot be asked for: tokens per chunk are inferred from the chunks');
   }
   if (d.omitFields.includes('stream_options')) effects.push('no usage in the stream: token counts are unchecked');
   return `server dialect: it refused fields fluidcap adds, so ${parts.join('; ')}${effects.length ? `; ${effects.join('; ')}` : ''}`;

@@ -18,7 +18,10 @@ export type ReadinessResult =
   | { ready: false; reason: 'timeout'; detail: string; elapsedS: number }
   | { ready: false; reason: 'aborted'; detail: string; elapsedS: number };
 
-/** Waits until the engine answers its health path (default /health; llama.cpp's server says 503 while loading) with 200 and its model list names a model. */
+/**
+ * Waits until the engine answers its health path (default /health; llama.cpp's server says 503
+ * while loading) with 200, or 404 where it has none, and its model list names a model.
+ */
 export async function waitReady(
   baseUrl: string,
   opts: { deadlineS: number; pollS?: number; signal?: AbortSignal; healthPath?: string; modelsPath?: string },
@@ -39,13 +42,14 @@ export async function waitReady(
     }
     try {
       const health = await deps.get(`${baseUrl}${healthPath}`, 2);
-      if (health.status === 200) {
+      // 404: a server without the path (Sarathi-Serve has no /health); its model list alone decides.
+      if (health.status === 200 || health.status === 404) {
         const models = await deps.get(`${baseUrl}${modelsPath}`, 5);
         if (models.status === 200) {
           const ids = ((JSON.parse(models.body) as { data?: { id?: string }[] }).data ?? []).map((m) => String(m.id));
           if (ids.length > 0) return { ready: true, timeToReadyS: deps.nowS() - t0, models: ids };
           last = `${modelsPath} listed no model`;
-        } else last = `${modelsPath} answered ${models.status}`;
+        } else last = `${modelsPath} answered ${models.status}${health.status === 404 ? ` (and ${healthPath} 404)` : ''}`;
       } else last = `${healthPath} answered ${health.status}`;
     } catch (err) {
       last = (err as Error).message;

@@ -56,6 +56,13 @@ test('deadline: says what was last seen', async () => {
   }
 });
 
+test('a server without /health (404, as Sarathi-Serve): ready once /v1/models lists a model', async () => {
+  const deps = fakeDeps((url, t) => (url.endsWith('/health') ? { status: 404, body: '{"detail":"Not Found"}' } : t < 1 ? { status: 503 } : { status: 200, body: '{"data":[{"id":"m"}]}' }));
+  assert.equal(await waitReady('http://h:1', { deadlineS: 60, pollS: 0.5 }, deps), { ready: true, timeToReadyS: 1, models: ['m'] });
+  const never = await waitReady('http://h:1', { deadlineS: 1, pollS: 0.5 }, fakeDeps((url) => (url.endsWith('/health') ? { status: 404 } : { status: 503 })));
+  assert.equal([never.ready, (never as { detail: string }).detail], [false, 'not ready after 1 s (last: /v1/models answered 503 (and /health 404))']);
+});
+
 test('nvidia-smi CSV: numbers, [N/A] as null, busy GPUs by id', () => {
   const gpus = parseNvidiaSmi('0, NVIDIA A100-SXM4-80GB, 81920, 3, 535.104.05, 0, 61.2\n1, NVIDIA A100-SXM4-80GB, 81920, 40000, 535.104.05, 97, [N/A]\n');
   assert.equal(gpus[1], { index: 1, name: 'NVIDIA A100-SXM4-80GB', memoryTotalMiB: 81920, memoryUsedMiB: 40000, driverVersion: '535.104.05', utilizationPct: 97, powerW: null });
