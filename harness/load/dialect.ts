@@ -30,25 +30,41 @@ export interface Named {
 
 export type NextStep =
   | { kind: 'accepted' }
-  | { kind: 'retry'; dialect: Dialect; dropped: AddedField[]; toText: boolean }
+  | { kind: 'retry'; dialect: Dialect }
   | { kind: 'refuse'; message: string };
 
-/** The error text of a JSON answer: every string in it, `loc` arrays joined, so each shape reads alike. */
+// pydantic's error list as Python prints it: `[{'type': ..., 'loc': ('body', 'min_tokens'), 'msg': ..., 'input': ...}]`.
+const REPR_LOC = /'loc':\s*\(([^)]*)\)/g;
+const REPR_MSG = /'msg':\s*'([^']*)'/g;
+
+/**
+ * The error text of an answer, each shape read alike: every string of a JSON body, `loc` paths as
+ * `loc body.min_tokens`. An error's `input` is left out: a "missing field" error echoes the whole
+ * body, which names every field sent without refusing any.
+ */
 function errorText(body: string): string {
   let parsed: unknown;
   try {
     parsed = JSON.parse(body);
   } catch {
-    return body;
+    parsed = body;
   }
   const out: string[] = [];
   const walk = (v: unknown): void => {
-    if (typeof v === 'string') out.push(v);
-    else if (Array.isArray(v)) {
-      // FastAPI's 422 `detail[].loc`: ["body", "stream_options", "continuous_usage_stats"].
-      if (v.length > 0 && v.every((x) => typeof x === 'string' || typeof x === 'number')) out.push(`loc ${v.join('.')}`);
-      v.forEach(walk);
-    } else if (v && typeof v === 'object') Object.values(v).forEach(walk);
+    if (typeof v === 'string') {
+      const locs = [...v.matchAll(REPR_LOC)];
+      if (locs.length === 0) return void out.push(v);
+      for (const m of locs) out.push(`loc ${m[1].split(',').map((p) => p.trim().replace(/^'|'$/g, '')).filter(Boolean).join('.')}`);
+      for (const m of v.matchAll(REPR_MSG)) out.push(m[1]);
+    } else if (Array.isArray(v)) v.forEach(walk);
+    else if (v && typeof v === 'object') {
+      for (const [key, x] of Object.entries(v)) {
+        if (key === 'input') continue;
+        // FastAPI's 422 `detail[].loc`: ["body", "stream_options", "continuous_usage_stats"].
+        if (key === 'loc' && Array.isArray(x)) out.push(`loc ${x.join('.')}`);
+        else walk(x);
+      }
+    }
   };
   walk(parsed);
   return out.join('\n');
@@ -60,7 +76,7 @@ const word = (name: string) => new RegExp(`(^|[^A-Za-z0-9_])${name}([^A-Za-z0-9_
 // not supported", others name token ids. A context-length or vocabulary answer names the prompt
 // too, but is not about its form.
 const PROMPT_FORM = /array of tokens|token arrays?|token[- ]ids?\b|list\[int\]/i;
-const PROMPT_NAMED = /loc body\.prompt\b|\(\s*'body',\s*'prompt'|\bprompt\b[^\n]*\b(string|type|format|supported)\b/i;
+const PROMPT_NAMED = /loc body\.prompt\b|\bprompt\b[^\n]*\b(string|type|format|supported)\b/i;
 const NOT_FORM = /maximum context length|reduce the length|vocabulary|out of range/i;
 
 /** Which of the fields in `sent` (and the token-id prompt, when `sentIds`) an error body names. */
@@ -103,7 +119,7 @@ export function nextStep(dialect: Dialect, continuousUsage: boolean, answer: { s
   // Dropping stream_options takes its member with it.
   const omit = [...dialect.omitFields, ...named.fields];
   const omitFields = ADDED_FIELDS.filter((f) => omit.includes(f) && !(f === 'stream_options.continuous_usage_stats' && omit.includes('stream_options')));
-  return { kind: 'retry', dialect: { omitFields, promptFormat: named.prompt ? 'text' : dialect.promptFormat }, dropped: named.fields, toText: named.prompt };
+  return { kind: 'retry', dialect: { omitFields, promptFormat: named.prompt ? 'text' : dialect.promptFormat } };
 }
 
 /** Whether output lengths are still pinned to max_tokens: either min_tokens or ignore_eos does it. */

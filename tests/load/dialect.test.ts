@@ -93,6 +93,15 @@ test('a 400 naming nothing of ours is refused with its text, not retried; other 
   assert.is(nextStep(fresh, true, { status: 200, body: '' }).kind, 'accepted');
 });
 
+test("a 'missing' error that echoes the whole body as its input names nothing: refused, not retried", () => {
+  const echoed = "{'model': 'm', 'prompt': 'a b', 'max_tokens': 2, 'min_tokens': 2, 'ignore_eos': True, 'timings_per_token': True}";
+  const repr = JSON.stringify({ object: 'error', message: `[{'type': 'missing', 'loc': ('body', 'messages'), 'msg': 'Field required', 'input': ${echoed}}]`, code: 400 });
+  assert.equal(namedInError(repr, ALL, false), { fields: [], prompt: false });
+  assert.is(nextStep(fresh, true, { status: 400, body: repr }).kind, 'refuse');
+  const detail = JSON.stringify({ detail: [{ type: 'missing', loc: ['body', 'messages'], msg: 'Field required', input: { min_tokens: 2, ignore_eos: true } }] });
+  assert.is(nextStep(fresh, true, { status: 422, body: detail }).kind, 'refuse');
+});
+
 test('output length: pinned while min_tokens or ignore_eos is sent; the description says what changed', () => {
   assert.is(outputPinned([]), true);
   assert.is(outputPinned(['min_tokens']), true);
