@@ -6,6 +6,9 @@
 import { arrivalChunks, type RequestStatus, type TimelineRecord, type TokenArrivals } from '../timeline/record.ts';
 import { fluidityOfRange } from './fluidity.ts';
 
+// The recipe's search.probe.tokenArrivals names one of these: which arrival the metrics measure.
+export { TOKEN_ARRIVALS, type TokenArrivals } from '../timeline/record.ts';
+
 /** Everything analyze, the probe summary and early stop need about one request. */
 export interface RequestMetrics {
   id: string;

@@ -2,7 +2,7 @@
 // Target, workload and SLO sections come from their own modules (provision, load, metrics).
 import { z } from 'zod';
 import { durationS, fraction, positiveInt } from '../util/zodKit.ts';
-import { TOKEN_ARRIVALS, type TokenArrivals as TokenArrivalsName } from '../timeline/record.ts';
+import { TOKEN_ARRIVALS, type TokenArrivals as TokenArrivalsName } from '../metrics/request.ts';
 
 export const profileSchema = z
   .strictObject({
