@@ -1,6 +1,7 @@
 // The simulated engine's OpenAI-compatible HTTP server (node:http). `startSimServer` runs it in
 // process for tests and for `fluidcap sim serve`. Tokens stream as SSE, one chunk per request per
-// iteration, each stamped with `fluidcap_emit_ns` (CLOCK_MONOTONIC) at the moment it is written.
+// iteration (with --stream vllm some without text, some merged with the next), each stamped with
+// `fluidcap_emit_ns` (CLOCK_MONOTONIC) at the moment it is written.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createWriteStream, openSync, type WriteStream } from 'node:fs';
 import { UserError } from '../util/errors.ts';
