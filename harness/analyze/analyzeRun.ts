@@ -6,7 +6,7 @@
 // all, they become the one UserError (exit 2) so "a file with a negative time" prints exactly that
 // line's problem. Once metrics exist, bad lines go to stderr as they are met, the metrics of the
 // valid lines are printed, and the outcome's exit code is 1 (not 0: a script must notice).
-import type { TimelineRecord } from '../timeline/record.ts';
+import type { TimelineRecord, TokenArrivals } from '../timeline/record.ts';
 import { readTimelines } from '../timeline/reader.ts';
 import { UserError } from '../util/errors.ts';
 import { computeRequestMetrics } from '../metrics/request.ts';
@@ -29,6 +29,8 @@ export interface AnalyzeOptions {
   overrides: SloOverrides & { ttftDeadlineS?: number };
   /** Also say what capacity the probes support under the SLO, and what would need probing. */
   capacity?: boolean;
+  /** Which arrival of a token is measured (--arrivals); default: the run's, else engine. */
+  arrivals?: TokenArrivals;
   /** Bad lines printed per file before the rest are only counted. */
   maxProblemsPerFile?: number;
 }
@@ -69,6 +71,8 @@ class BufferedOut {
 /** Runs the analysis, printing as it goes; throws UserError when nothing usable was found. */
 export async function analyzeTarget(opts: AnalyzeOptions, deps: AnalyzeDeps): Promise<AnalyzeOutcome> {
   const files = locateRunFiles(opts.target);
+  const arrivals: TokenArrivals = opts.arrivals ?? files.runArrivals ?? 'engine';
+  const arrivalsFrom = opts.arrivals ? '--arrivals' : files.runArrivals ? "the run's search.probe.tokenArrivals" : 'default';
   // Planned at the first valid record, so a broken file is reported before a missing fit.
   let planned: DeadlinePlan | null = null;
   const plan = () =>
@@ -110,7 +114,7 @@ export async function analyzeTarget(opts: AnalyzeOptions, deps: AnalyzeDeps): Pr
       }
       const p = plan();
       acc ??= new SummaryAccumulator({ slo: p.slo, method: opts.method });
-      const m = computeRequestMetrics(record, { ...p.deadlineFor(record.promptTokens), tbtDeadlineS: p.tbtDeadlineS });
+      const m = computeRequestMetrics(record, { ...p.deadlineFor(record.promptTokens), tbtDeadlineS: p.tbtDeadlineS, arrivals });
       const meets = acc.add(m);
       (decisions ??= new SloDecisionAccumulator(p.slo)).add(m);
       firstScheduledS = Math.min(firstScheduledS, m.scheduledS);
@@ -179,6 +183,7 @@ export async function analyzeTarget(opts: AnalyzeOptions, deps: AnalyzeDeps): Pr
       sloFrom: files.runSloSource ?? 'default (Metron fluidity) and flags',
       firstTokenDeadline,
       fluidityDeadlines: { tbtDeadlineS, ttftSlackS },
+      tokenArrivals: arrivals,
       requests: records,
       badLines,
       warmupExcluded,
@@ -190,6 +195,7 @@ export async function analyzeTarget(opts: AnalyzeOptions, deps: AnalyzeDeps): Pr
     const header = [
       `fluidcap analyze ${files.target}: ${records} requests in ${reports.length} probe${reports.length === 1 ? '' : 's'}${warmupExcluded ? ` (${warmupExcluded} warm-up excluded)` : ''}`,
       `first-token deadline D_p: ${firstTokenDeadline.text}`,
+      `token arrivals: ${arrivals} (${arrivalsFrom}): ${arrivals === 'engine' ? 'when the engine emitted each token, with or without text' : 'when its text reached the reader'}`,
       `SLO (${files.runSloSource ?? 'default'}): ${Object.values(slo).map((x) => x.source).join('; ')}`,
       `percentiles: ${opts.method}, exact; failed requests count against every SLO`,
     ];

@@ -9,6 +9,7 @@ import { parseDurationS } from '../util/duration.ts';
 import { RUN_FILES, probeFilesIn, rateInName, runPaths } from '../runDir/layout.ts';
 import { readJsonFile } from '../runDir/jsonFiles.ts';
 import { readFit as readFitFile } from '../runDir/read.ts';
+import { TOKEN_ARRIVALS, type TokenArrivals } from '../timeline/record.ts';
 
 /** One probe's timelines file. */
 export interface ProbeFile {
@@ -48,6 +49,8 @@ export interface RunFiles {
   tolerance: number | null;
   /** Whether a missing fit may fall back to D_p = TTFT slack (a run or probe directory, as the probe judged itself). */
   slackOnlyWithoutFit: boolean;
+  /** The run's search.probe.tokenArrivals (manifest.json), or null when it has none. */
+  runArrivals?: TokenArrivals | null;
 }
 
 // Paths in messages: relative to the current directory when inside it, else absolute.
@@ -181,6 +184,18 @@ function sloFromProbeSummaries(probes: ProbeFile[]): { slo: Slo; source: string 
   return null;
 }
 
+/** The token arrivals the run measured (its manifest's plan), or null when it does not say. */
+function arrivalsOf(runDir: string): TokenArrivals | null {
+  const { manifest } = runPaths(runDir);
+  if (!existsSync(manifest)) return null;
+  try {
+    const v = obj(obj(obj(readJsonFile(manifest)).plan).probe).tokenArrivals;
+    return (TOKEN_ARRIVALS as readonly unknown[]).includes(v) ? (v as TokenArrivals) : null;
+  } catch {
+    return null;
+  }
+}
+
 function toleranceOf(runDir: string): number | null {
   const { capacity, manifest } = runPaths(runDir);
   for (const [path, pick] of [
@@ -224,7 +239,7 @@ export function locateRunFiles(target: string): RunFiles {
     const fitPath = runPaths(runDir).fit;
     let { slo, source } = runSloOf(runDir);
     if (!slo) ({ slo, source } = sloFromProbeSummaries(probes) ?? { slo: null, source: null });
-    return { kind: 'run', target, probes, fit: readFit(fitPath), fitPath: display(fitPath), runSlo: slo, runSloSource: source, tolerance: toleranceOf(runDir), slackOnlyWithoutFit: true };
+    return { kind: 'run', target, probes, fit: readFit(fitPath), fitPath: display(fitPath), runSlo: slo, runSloSource: source, tolerance: toleranceOf(runDir), slackOnlyWithoutFit: true, runArrivals: arrivalsOf(runDir) };
   }
   const runDir = join(dirname(target), '..', '..');
   const fitPath = runPaths(runDir).fit;
@@ -234,5 +249,5 @@ export function locateRunFiles(target: string): RunFiles {
   // Only trust the run's SLO when the file really sits in a run (its fit is there) or in a probe's directory.
   let { slo, source } = fit ? runSloOf(runDir) : { slo: null, source: null };
   if (!slo && file.status.hasSummary) ({ slo, source } = sloFromProbeSummaries([file]) ?? { slo: null, source: null });
-  return { kind: 'file', target, probes: [file], fit, fitPath: display(fitPath), runSlo: slo, runSloSource: source, tolerance: null, slackOnlyWithoutFit: file.status.hasSummary };
+  return { kind: 'file', target, probes: [file], fit, fitPath: display(fitPath), runSlo: slo, runSloSource: source, tolerance: null, slackOnlyWithoutFit: file.status.hasSummary, runArrivals: fit ? arrivalsOf(runDir) : null };
 }

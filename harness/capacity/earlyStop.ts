@@ -37,7 +37,7 @@
 // (c) Nothing else stops a probe: a probe that can still pass under rule (a) runs to its end unless
 //     rule (b)'s projection says its remaining requests fail. tests/capacity/earlyStop.test.ts
 //     checks this against the full-run verdicts of simulated probes around capacity.
-import type { TimelineRecord } from '../timeline/record.ts';
+import { arrivalChunks, type TimelineRecord, type TokenArrivals } from '../timeline/record.ts';
 import { computeRequestMetrics, type RequestMetrics } from '../metrics/request.ts';
 import { floorDivide } from '../metrics/floorDivide.ts';
 import { percentileAt, sortedPercentileFromTop, type PercentileMethod } from '../metrics/percentile.ts';
@@ -78,6 +78,8 @@ export interface EarlyStopPlan {
   fit?: Pick<PrefillFit, 'a' | 'b' | 'c'> | null;
   /** A fixed first-token deadline instead of fit + slack (like analyze --ttft-deadline). */
   ttftDeadlineS?: number;
+  /** Which arrival of a token is judged (timeline/record.ts); default engine. */
+  arrivals?: TokenArrivals;
 }
 
 /** Tuning of rule (b); defaults in DEFAULT_DIVERGENCE. */
@@ -168,6 +170,7 @@ export function makeEarlyStop(slo: Slo, plan: EarlyStopPlan, options: EarlyStopO
     const m: RequestMetrics = computeRequestMetrics(record, {
       dpS: dpS(record.promptTokens) ?? Infinity,
       tbtDeadlineS,
+      arrivals: plan.arrivals,
       ...(pre !== undefined ? { prefillS: pre } : {}),
     });
     const bad = !m.succeeded;
@@ -199,7 +202,7 @@ export function makeEarlyStop(slo: Slo, plan: EarlyStopPlan, options: EarlyStopO
       finishedIds.add(record.id);
       const info = planned.get(record.id);
       if (info) judgeFinished(record, info);
-      const first = record.chunks.find(([, k]) => k > 0);
+      const first = arrivalChunks(record, plan.arrivals ?? 'engine').find(([, k]) => k > 0);
       if (first && record.status === 'ok') window.ttftsS.push(first[0] - record.scheduledS);
     }
     processed = records.length;
@@ -347,7 +350,7 @@ export function makeDecisionStop(slo: Slo, plan: DecisionStopPlan, params: Decis
       const info = planned.get(record.id);
       if (!info || !info.evaluated || record.warmup === true || finished.has(record.id)) continue;
       const pre = prefillS(record.promptTokens);
-      finished.set(record.id, computeRequestMetrics(record, { dpS: dpS(record.promptTokens) ?? Infinity, tbtDeadlineS, ...(pre !== undefined ? { prefillS: pre } : {}) }));
+      finished.set(record.id, computeRequestMetrics(record, { dpS: dpS(record.promptTokens) ?? Infinity, tbtDeadlineS, arrivals: plan.arrivals, ...(pre !== undefined ? { prefillS: pre } : {}) }));
     }
     processed = records.length;
 

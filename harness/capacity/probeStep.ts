@@ -11,7 +11,7 @@ import { predictPrefillS, type PrefillFit } from '../metrics/prefill.ts';
 import { summarizeRequests } from '../metrics/summary.ts';
 import { evaluateSlo } from '../metrics/sloCheck.ts';
 import { LATENCY_SLO_NAMES, fluidityDeadlines, type Slo } from '../metrics/slo.ts';
-import type { TimelineRecord } from '../timeline/record.ts';
+import type { TimelineRecord, TokenArrivals } from '../timeline/record.ts';
 import { makeProbeStop } from './earlyStop.ts';
 import { DEFAULT_DECISION } from './decision.ts';
 import { probeDecision, statisticsOfDecision } from './sloDecision.ts';
@@ -73,7 +73,7 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
   const minRequests = plannedRequests(plan.probe, qps) - warmupRequests;
   const stopSlo = input.earlyStopSlo ?? plan.slo;
   const early = input.earlyStop && Object.keys(stopSlo).length > 0
-    ? makeProbeStop(stopSlo, { requests: probePlan.requests, warmupRequests, rateQps: qps, fit, minRequests }, DEFAULT_DECISION)
+    ? makeProbeStop(stopSlo, { requests: probePlan.requests, warmupRequests, rateQps: qps, fit, minRequests, arrivals: plan.probe.tokenArrivals }, DEFAULT_DECISION)
     : undefined;
   let engineDied: string | null = null;
   const abort = new AbortController();
@@ -126,7 +126,8 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
     const i = indexById.get(line.record.id);
     if (i === undefined || i >= warmupRequests) records.push(line.record);
   }
-  const metrics = metricsUnder(records, plan.slo, fit);
+  const arrivals = plan.probe.tokenArrivals ?? 'engine';
+  const metrics = metricsUnder(records, plan.slo, fit, arrivals);
   const summary = summarizeRequests(metrics, { slo: plan.slo });
   // A fail that survives every deadline loosened by the client's own error is a fail whatever that
   // error did; only a verdict the error could flip is untrusted.
@@ -136,7 +137,7 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
   let clientTrustedFails: string[] | undefined;
   if (!valid && !summary.slo.passed) {
     const loosened = loosenSlo(plan.slo, clientErrorS);
-    const looseEval = evaluateSlo(metricsUnder(records, loosened, fit), loosened);
+    const looseEval = evaluateSlo(metricsUnder(records, loosened, fit, arrivals), loosened);
     // Per SLO entry, for the capacity of each definition: only its own fail can be trusted.
     clientTrustedFails = looseEval.results.filter((r) => !r.passed).map((r) => r.name);
     if (!looseEval.passed) {
@@ -231,11 +232,11 @@ export async function engineGone(
 }
 
 /** Per-request metrics of the records under an SLO's deadlines (D_p from the prefill fit). */
-function metricsUnder(records: readonly TimelineRecord[], slo: Slo, fit: PrefillFit): RequestMetrics[] {
+function metricsUnder(records: readonly TimelineRecord[], slo: Slo, fit: PrefillFit, arrivals: TokenArrivals): RequestMetrics[] {
   const { tbtDeadlineS, ttftSlackS } = fluidityDeadlines(slo);
   return records.map((r) => {
     const prefillS = predictPrefillS(fit, r.promptTokens);
-    return computeRequestMetrics(r, { dpS: prefillS + ttftSlackS, tbtDeadlineS, prefillS });
+    return computeRequestMetrics(r, { dpS: prefillS + ttftSlackS, tbtDeadlineS, prefillS, arrivals });
   });
 }
 

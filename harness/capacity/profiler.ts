@@ -10,6 +10,7 @@ import type { FitFile, PrefillFitResult, PrefillLine } from '../runDir/schema.ts
 import type { ProfilePlan } from './profilePlan.ts';
 import type { PromptContent } from '../load/prompt.ts';
 import { UserError } from '../util/errors.ts';
+import { arrivalChunks, type TimelineRecord, type TokenArrivals } from '../timeline/record.ts';
 
 export interface ProfileTarget {
   baseUrl: string;
@@ -23,6 +24,10 @@ export interface ProfileTarget {
   content?: PromptContent;
   /** Per-request fields (the engine's cache-off switch). */
   extraBody?: Record<string, unknown>;
+  /** Ask for the running token count on every chunk (the run's search.probe.continuousUsage). */
+  continuousUsage?: boolean;
+  /** Which arrival ends a prefill: the engine's first token (default) or its first text. */
+  tokenArrivals?: TokenArrivals;
 }
 
 export interface ProfileOutcome {
@@ -49,15 +54,16 @@ export async function runProfile(
     if (opts.signal?.aborted) throw new UserError('profiling interrupted');
     const result = await sendOne(
       { promptTokens: req.promptTokens, maxTokens: req.maxTokens, index: req.seq, id: `profile-${req.seq}` },
-      { ...target.content, extraBody: target.extraBody, baseUrl: target.baseUrl, model: target.model, api: target.api, format: target.format, apiKey: target.apiKey, seed: target.seed, requestTimeoutS: target.requestTimeoutS, stallTimeoutS: target.requestTimeoutS },
+      { ...target.content, extraBody: target.extraBody, continuousUsage: target.continuousUsage, baseUrl: target.baseUrl, model: target.model, api: target.api, format: target.format, apiKey: target.apiKey, seed: target.seed, requestTimeoutS: target.requestTimeoutS, stallTimeoutS: target.requestTimeoutS },
     );
     const r = result.record;
-    const first = r.chunks[0];
+    // An empty first chunk (a token without text) ends the prefill as well as a visible one.
+    const first = arrivalChunks(r, target.tokenArrivals ?? 'engine')[0];
     // From the send, not the planned time: the profile measures the engine, not connection set-up.
     const prefillS = r.status === 'ok' && first ? first[0] - r.sentS : null;
     const line: PrefillLine = { seq: req.seq, promptTokens: req.promptTokens, warmup: req.warmup, repeat: req.repeat, prefillS, status: r.status, httpStatus: r.httpStatus, error: r.error, usagePromptTokens: r.usagePromptTokens ?? null };
     appendJsonLine(rawPath, line);
-    if (prefillS === null) failures.push(`${req.promptTokens} tokens: ${r.status}${r.httpStatus ? ` (HTTP ${r.httpStatus})` : ''}${r.error ? `: ${r.error}` : ''}`);
+    if (prefillS === null) failures.push(`${req.promptTokens} tokens: ${failureText(r, target.tokenArrivals ?? 'engine')}`);
     else if (!req.warmup) {
       points.push({ promptTokens: req.promptTokens, prefillS });
       counted.push(r.usagePromptTokens ?? null);
@@ -76,6 +82,17 @@ export async function runProfile(
   }
   opts.log(`prefill fit: D_p(P) = ${fit.a.toExponential(3)} + ${fit.b.toExponential(3)}·P + ${fit.c.toExponential(3)}·P² s, R² ${fit.r2.toFixed(4)} over ${fit.n} points`);
   return { fit, points };
+}
+
+/** Why a profile request gave no prefill time, in words: its status, or what an ok stream lacked. */
+function failureText(r: TimelineRecord, arrivals: TokenArrivals): string {
+  const http = r.httpStatus ? ` (HTTP ${r.httpStatus})` : '';
+  if (r.status !== 'ok') return `${r.status}${http}${r.error ? `: ${r.error}` : ''}`;
+  const usage = r.usageOutputTokens != null ? `usage counted ${r.usageOutputTokens} completion tokens` : 'no usage was sent';
+  if (arrivals === 'visible' && r.chunks.length > 0) {
+    return `answered${http} but no token arrived with text (tokenArrivals: visible; ${r.chunks.length} chunks without text, ${usage})`;
+  }
+  return `answered${http} but no token arrived (the stream carried no text, no running token count and no token ids; ${usage}${r.tokenCountProblem ? `; ${r.tokenCountProblem}` : ''})`;
 }
 
 /**

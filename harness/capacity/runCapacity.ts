@@ -320,6 +320,8 @@ async function profileOrReuse({ history, plan, session, runDir, paths, journal, 
       // A profile redone on resume is a new attempt with prompts of its own.
       content: { ...prompts.content, nonce: plan.prompts.nonce ?? undefined, stream: profileStream(history.filter((e) => e.type === 'run-started').length + 1) },
       extraBody: prompts.extraBody,
+      continuousUsage: plan.probe.continuousUsage,
+      tokenArrivals: plan.probe.tokenArrivals,
     },
     {
       runDir,

@@ -160,7 +160,8 @@ export function planRun(recipe: Recipe, ctx: PlanContext): RunPlan {
       workers: p.workers ?? null,
       earlyStop: recipe.search.earlyStop,
       clientToleranceS: p.clientToleranceS ?? null,
-      continuousUsage: p.continuousUsage,
+      continuousUsage: p.continuousUsage ?? continuousUsageDefault(t.engine),
+      tokenArrivals: p.tokenArrivals,
       keepCoresAwake: p.keepCoresAwake,
       realtimeReceivers: p.realtimeReceivers,
     },
@@ -174,6 +175,15 @@ export function planRun(recipe: Recipe, ctx: PlanContext): RunPlan {
       tokenIdRange: recipe.workload.prompts.tokenIdRange ?? null,
     },
   };
+}
+
+/**
+ * Whether requests ask for the running token count on every chunk when the recipe does not say:
+ * vLLM (and the simulated engine, which streams like it) honours stream_options.continuous_usage_stats
+ * in 0.8.5 and newest; llama.cpp's equivalent (timings_per_token) and unknown endpoints stay opt-in.
+ */
+export function continuousUsageDefault(engine: Recipe['target']['engine']): boolean {
+  return engine === 'vllm' || engine === 'sarathi' || engine === 'sim';
 }
 
 /** Replaces the values of --host and --port in an argv (the container spec listens on 0.0.0.0). */

@@ -1,10 +1,10 @@
 // Turns a raw exchange into its timeline record after the request has ended (never on the hot
-// path): SSE framing, JSON of each event, tokens per chunk, usage, the engine's emit times and the
-// final status. Pure. Works for any OpenAI-compatible server (SPEC §8): usage in the finish chunk
+// path): SSE framing, JSON of each event, token arrivals (tokenCounts.ts: with or without text),
+// tokens per chunk, usage, the engine's emit times and the final status. Pure. Works for any OpenAI-compatible server (SPEC §8): usage in the finish chunk
 // or a trailing `choices: []` chunk, continuous usage, non-streamed JSON answers, error events.
 import { SseParser } from './sse.ts';
 import type { RawExchange } from './exchange.ts';
-import { reconcileTokenCounts, type CountObservation } from './tokenCounts.ts';
+import { engineArrivals, type StreamEvent } from './tokenCounts.ts';
 import type { Chunk, RequestStatus, TimelineRecord } from '../timeline/record.ts';
 
 /** The record plus what only the client-health check needs (receive − emit per chunk and each such chunk's receive time, ns). */
@@ -16,6 +16,8 @@ export interface Decoded {
 
 interface ChoiceLike {
   text?: unknown;
+  /** The ids of the tokens this chunk carries, where the server lists them (vLLM's return_token_ids). */
+  token_ids?: unknown;
   delta?: { content?: unknown; reasoning_content?: unknown; reasoning?: unknown } | null;
   message?: { content?: unknown } | null;
   finish_reason?: unknown;
@@ -31,17 +33,17 @@ const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFi
 
 /** Decodes the exchange; `startNs` is the probe start on the engine's clock (for receive − emit). */
 export function decodeExchange(raw: RawExchange, startNs: bigint): Decoded {
-  // Content chunks as they arrive: receive time, text length, and the engine's emit stamp if any.
-  const chunkNs: number[] = [];
-  const chunkChars: number[] = [];
-  const chunkEmit: (string | null)[] = [];
-  const counts: CountObservation[] = [];
+  // Every event with choices or a count, as it arrives: receive time, the engine's emit stamp if
+  // any, and what engineArrivals() needs to tell which carried tokens.
+  const events: StreamEvent[] = [];
+  const eventNs: number[] = [];
+  const eventEmit: (string | null)[] = [];
   let usagePrompt: number | null = null;
   let sawDone = false;
   let sawFinish = false;
   let streamError: string | null = null;
   let malformed: string | null = null;
-  let events = 0;
+  let eventCount = 0;
 
   const onJson = (obj: Record<string, unknown>, tNs: number) => {
     if (obj.error !== undefined && obj.error !== null) {
@@ -51,20 +53,22 @@ export function decodeExchange(raw: RawExchange, startNs: bigint): Decoded {
     const usage = (obj.usage ?? null) as Usage | null;
     const choices = Array.isArray(obj.choices) ? (obj.choices as ChoiceLike[]) : [];
     let chars = 0;
+    let tokenIds: number | null = null;
+    let finish = false;
     for (const c of choices) {
       chars += textLength(c.text) + textLength(c.delta?.content) + textLength(c.delta?.reasoning_content) + textLength(c.delta?.reasoning) + textLength(c.message?.content);
-      if (c.finish_reason !== null && c.finish_reason !== undefined) sawFinish = true;
+      if (Array.isArray(c.token_ids)) tokenIds = (tokenIds ?? 0) + c.token_ids.length;
+      if (c.finish_reason !== null && c.finish_reason !== undefined) finish = true;
     }
-    if (chars > 0) {
-      chunkNs.push(tNs);
-      chunkChars.push(chars);
-      const e = obj.fluidcap_emit_ns;
-      chunkEmit.push((typeof e === 'string' && /^\d+$/.test(e)) || (typeof e === 'number' && Number.isSafeInteger(e)) ? String(e) : null);
-    }
+    if (finish) sawFinish = true;
     if (usage) usagePrompt = num(usage.prompt_tokens) ?? usagePrompt;
     // llama.cpp states its running count in `timings.predicted_n` (every chunk with timings_per_token).
-    const completion = (usage ? num(usage.completion_tokens) : null) ?? num((obj.timings as { predicted_n?: unknown } | undefined)?.predicted_n);
-    if (completion !== null) counts.push({ contentBefore: chunkNs.length, completionTokens: completion, onContent: chars > 0 });
+    const count = (usage ? num(usage.completion_tokens) : null) ?? num((obj.timings as { predicted_n?: unknown } | undefined)?.predicted_n);
+    if (choices.length === 0 && count === null) return;
+    events.push({ chars, tokenIds, count, hasChoices: choices.length > 0, finish });
+    eventNs.push(tNs);
+    const e = obj.fluidcap_emit_ns;
+    eventEmit.push((typeof e === 'string' && /^\d+$/.test(e)) || (typeof e === 'number' && Number.isSafeInteger(e)) ? String(e) : null);
   };
 
   const contentType = raw.contentType?.toLowerCase() ?? null;
@@ -86,7 +90,7 @@ export function decodeExchange(raw: RawExchange, startNs: bigint): Decoded {
           afterDone++;
           return;
         }
-        events++;
+        eventCount++;
         const data = ev.data.trim();
         if (data === '[DONE]') {
           sawDone = true;
@@ -100,11 +104,11 @@ export function decodeExchange(raw: RawExchange, startNs: bigint): Decoded {
         try {
           obj = JSON.parse(data);
         } catch {
-          malformed ??= `malformed SSE data in event ${events}: ${JSON.stringify(data.slice(0, 80))}`;
+          malformed ??= `malformed SSE data in event ${eventCount}: ${JSON.stringify(data.slice(0, 80))}`;
           return;
         }
         if (obj !== null && typeof obj === 'object') onJson(obj as Record<string, unknown>, tNs);
-        else malformed ??= `SSE data in event ${events} is not a JSON object: ${JSON.stringify(data.slice(0, 80))}`;
+        else malformed ??= `SSE data in event ${eventCount} is not a JSON object: ${JSON.stringify(data.slice(0, 80))}`;
       });
     }
   } else {
@@ -122,17 +126,17 @@ export function decodeExchange(raw: RawExchange, startNs: bigint): Decoded {
     }
   }
 
-  const reconciled = reconcileTokenCounts(chunkChars, counts, raw.maxTokens);
-  const chunks: Chunk[] = chunkNs.map((t, i) => [t / 1e9, reconciled.perChunk[i]]);
+  const reconciled = engineArrivals(events, raw.maxTokens);
+  const chunks: Chunk[] = reconciled.events.map((ev, j) => [eventNs[ev] / 1e9, reconciled.perChunk[j]]);
   const emitNs: string[] = [];
   const recvMinusEmitNs: number[] = [];
   const recvNs: number[] = [];
-  for (let i = 0; i < chunkEmit.length; i++) {
-    const e = chunkEmit[i];
+  for (const ev of reconciled.events) {
+    const e = eventEmit[ev];
     if (e === null) continue;
     emitNs.push(e);
-    recvMinusEmitNs.push(Number(startNs + BigInt(chunkNs[i]) - BigInt(e)));
-    recvNs.push(chunkNs[i]);
+    recvMinusEmitNs.push(Number(startNs + BigInt(eventNs[ev]) - BigInt(e)));
+    recvNs.push(eventNs[ev]);
   }
 
   let status: RequestStatus;
@@ -185,6 +189,7 @@ export function decodeExchange(raw: RawExchange, startNs: bigint): Decoded {
     tokenCounts: reconciled.counts,
   };
   if (reconciled.problem !== null) record.tokenCountProblem = reconciled.problem;
+  if (reconciled.textless.length > 0) record.textlessChunks = reconciled.textless;
   if (afterDone > 0) record.eventsAfterDone = afterDone;
   if (raw.retried) record.retried = true;
   if (emitNs.length === chunks.length && emitNs.length > 0) record.emitNs = emitNs;

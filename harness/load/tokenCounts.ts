@@ -3,13 +3,40 @@
 // only, cumulative counts on every chunk (vLLM continuous_usage_stats), per-chunk deltas, or a
 // `completion_tokens: 0` placeholder in the first chunk; some stream chunks of several tokens.
 // Pure: chunk text lengths and the counts seen, in stream order, in; per-chunk counts out.
+//
+// A token arrives when the engine emits it, with or without text: vLLM streams `text: ""` (an
+// empty delta) for a token whose text is not ready (half a UTF-8 character held back by its
+// detokenizer) or never shown (a special token dropped by skip_special_tokens). Such an event is an
+// arrival when the server says so: its running count grew, or it lists the token ids it carries.
 import { MAX_OUTPUT_TOKENS } from '../timeline/validate.ts';
 
-/** A completion-token count seen in an event, after `contentBefore` content chunks (this event's own included). */
+/** One decoded SSE event of a stream, as engineArrivals() needs it. */
+export interface StreamEvent {
+  /** Characters of text (content, reasoning) the event carried. */
+  chars: number;
+  /** Token ids listed in its choices (`token_ids`), or null when the server lists none. */
+  tokenIds: number | null;
+  /** The running completion-token count it stated (usage or llama.cpp's timings), or null. */
+  count: number | null;
+  /** It carried at least one choice (a usage-only event with `choices: []` carries no token). */
+  hasChoices: boolean;
+  /** A choice in it carried a finish_reason. */
+  finish: boolean;
+}
+
+/** Which events were token arrivals, and each arrival's token count reconciled with the server's counts. */
+export interface Arrivals extends Reconciled {
+  /** Indices into the events of the token arrivals, in order. */
+  events: number[];
+  /** Positions (into `events`) of the arrivals that carried no text. */
+  textless: number[];
+}
+
+/** A completion-token count seen in an event, after `contentBefore` arrival chunks (this event's own included). */
 export interface CountObservation {
   contentBefore: number;
   completionTokens: number;
-  /** The event carrying the count also carried content. */
+  /** The event carrying the count was itself an arrival chunk. */
   onContent: boolean;
 }
 
@@ -29,6 +56,55 @@ export interface Reconciled {
 /** Counts above this many times max_tokens, or above what a timeline may hold, are not believed (and never allocated). */
 export const PLAUSIBLE_FACTOR = 100;
 export const PLAUSIBLE_MAX = MAX_OUTPUT_TOKENS;
+
+/**
+ * The token arrivals of a stream. An event arrives with tokens when it carries text, lists token
+ * ids, or advances the running count while counts come on every arrival so far (vLLM's
+ * continuous_usage_stats, llama.cpp's timings_per_token); once an arrival came without a count, a
+ * later count is a total, not the mark of a new token. A reply whose only token had no text
+ * (max_tokens 1 without continuous counts) arrives with its finish event when usage counts a token.
+ */
+export function engineArrivals(events: readonly StreamEvent[], maxTokens: number): Arrivals {
+  const arrivals: number[] = [];
+  let highest = 0;
+  let everyArrivalCounted = true;
+  for (let i = 0; i < events.length; i++) {
+    const e = events[i];
+    const advances = e.count !== null && e.count > highest;
+    const arrives = e.chars > 0 || (e.tokenIds ?? 0) > 0 || (e.hasChoices && advances && everyArrivalCounted);
+    if (arrives) {
+      arrivals.push(i);
+      if (e.count === null && e.tokenIds === null) everyArrivalCounted = false;
+    }
+    if (e.count !== null && e.count > highest) highest = e.count;
+  }
+  if (arrivals.length === 0 && highest > 0) {
+    const finish = events.findIndex((e) => e.hasChoices && e.finish);
+    if (finish >= 0) arrivals.push(finish);
+  }
+  const chunkChars = arrivals.map((i) => events[i].chars);
+  const textless: number[] = [];
+  chunkChars.forEach((c, j) => c === 0 && textless.push(j));
+
+  // Token ids on every arrival state each one's count outright.
+  if (arrivals.length > 0 && arrivals.every((i) => events[i].tokenIds !== null)) {
+    const perChunk = arrivals.map((i) => Math.max(1, events[i].tokenIds!));
+    const sum = perChunk.reduce((s, k) => s + k, 0);
+    const reportedTotal = highest > 0 ? highest : null;
+    const problem = reportedTotal === null || reportedTotal === sum ? null : `usage says ${reportedTotal} completion tokens but the token ids streamed add up to ${sum}`;
+    return { perChunk, counts: problem === null ? 'exact' : 'inferred', reporting: reportedTotal === null ? 'none' : 'cumulative', reportedTotal, problem, events: arrivals, textless };
+  }
+
+  const observed: CountObservation[] = [];
+  let seen = 0;
+  const isArrival = new Set(arrivals);
+  for (let i = 0; i < events.length; i++) {
+    if (isArrival.has(i)) seen++;
+    const c = events[i].count;
+    if (c !== null) observed.push({ contentBefore: seen, completionTokens: c, onContent: isArrival.has(i) });
+  }
+  return { ...reconcileTokenCounts(chunkChars, observed, maxTokens), events: arrivals, textless };
+}
 
 /** Reconciles the chunks' token counts with the observed counts; see the file comment. */
 export function reconcileTokenCounts(chunkChars: readonly number[], observed: readonly CountObservation[], maxTokens: number): Reconciled {
@@ -73,8 +149,8 @@ function fromCumulative(chunkChars: readonly number[], obs: readonly CountObserv
     const d = o.completionTokens - value;
     // A count below one token per chunk so far cannot be cumulative through this event: skip it.
     if (d < k) continue;
-    // A count on an event without new text (llama.cpp holding back half a UTF-8 character):
-    // those tokens reach the user with the next chunk's text, so the next count covers them.
+    // A count on an event that is no arrival (a total after uncounted chunks, a repeat): the
+    // next count covers its tokens.
     if (k === 0) continue;
     if (d > k) {
       spread(perChunk, chunkChars, pos, o.contentBefore, d - k);

@@ -3,8 +3,11 @@
 // benchmark_serving.py): ITL = gaps between streamed chunks, excluding TTFT; TPOT = (E2E − TTFT) /
 // (outputTokens − 1). TTFT here starts at the planned arrival (scheduledS) so client lag is never
 // hidden; ttftFromSentS is vLLM's TTFT (from the moment the request was sent).
-import type { RequestStatus, TimelineRecord } from '../timeline/record.ts';
+import { arrivalChunks, type RequestStatus, type TimelineRecord, type TokenArrivals } from '../timeline/record.ts';
 import { fluidityOfRange } from './fluidity.ts';
+
+// The recipe's search.probe.tokenArrivals names one of these: which arrival the metrics measure.
+export { TOKEN_ARRIVALS, type TokenArrivals } from '../timeline/record.ts';
 
 /** Everything analyze, the probe summary and early stop need about one request. */
 export interface RequestMetrics {
@@ -51,6 +54,8 @@ export interface RequestMetricsOptions {
   dpS: number;
   tbtDeadlineS: number;
   prefillS?: number;
+  /** Which arrival of each token is measured (record.ts); default engine. */
+  arrivals?: TokenArrivals;
 }
 
 /** Computes every per-request metric of one timeline record; O(chunks). */
@@ -62,7 +67,7 @@ export function computeRequestMetrics(record: TimelineRecord, opts: RequestMetri
   let lastS = NaN;
   let received = 0;
   let tbtMaxS: number | null = null;
-  for (const [t, k] of record.chunks) {
+  for (const [t, k] of arrivalChunks(record, opts.arrivals ?? 'engine')) {
     // A chunk without tokens (a usage-only chunk) is not a token arrival.
     if (k <= 0) continue;
     if (received === 0) {

@@ -167,6 +167,9 @@ function simArgv(t: TargetSpec, gpuProfile: string | undefined): string[] {
   if (a.maxNumBatchedTokens !== undefined) argv.push('--max-num-batched-tokens', num(a.maxNumBatchedTokens));
   if (a.chunkSize !== undefined) argv.push('--chunk-size', num(a.chunkSize));
   if (a.maxModelLen !== undefined) argv.push('--max-model-len', num(a.maxModelLen));
+  if ('stream' in sim && sim.stream !== 'plain') argv.push('--stream', sim.stream);
+  if ('emptyTextFraction' in sim && sim.emptyTextFraction !== undefined) argv.push('--empty-text-fraction', num(sim.emptyTextFraction));
+  if ('mergeFraction' in sim && sim.mergeFraction !== undefined) argv.push('--merge-fraction', num(sim.mergeFraction));
   const faults = sim.faults as Record<string, unknown>;
   if (faults.exitAtStart === true) argv.push('--fault-exit-at-start');
   for (const [key, flag] of FAULT_FLAGS) if (faults[key] !== undefined) argv.push(flag, String(faults[key]));

@@ -70,6 +70,12 @@ const simSchema = z.strictObject({
   timeScale: z.number().positive().default(1),
   scheduler: z.enum(['vllm', 'sarathi']).default('vllm'),
   faults: faultsSchema.prefault({}),
+  /** How tokens are streamed (`sim serve --stream`): plain, or vllm (tokens without text, merged tokens). */
+  stream: z.enum(['plain', 'vllm']).default('plain'),
+  /** With stream vllm: fraction of tokens streamed with empty text (`--empty-text-fraction`). */
+  emptyTextFraction: fraction().optional(),
+  /** With stream vllm: fraction of tokens sent with the next one (`--merge-fraction`). */
+  mergeFraction: fraction().optional(),
 });
 
 const endpointSchema = z.strictObject({

@@ -2,6 +2,7 @@
 // Target, workload and SLO sections come from their own modules (provision, load, metrics).
 import { z } from 'zod';
 import { durationS, fraction, positiveInt } from '../util/zodKit.ts';
+import { TOKEN_ARRIVALS, type TokenArrivals as TokenArrivalsName } from '../metrics/request.ts';
 
 export const profileSchema = z
   .strictObject({
@@ -62,9 +63,18 @@ const probeSchema = z
     /**
      * Ask for the server's running token count on every chunk (vLLM's
      * stream_options.continuous_usage_stats, llama.cpp's timings_per_token), so chunks of several
-     * tokens are counted exactly rather than inferred. Off by default: strict servers refuse unknown fields.
+     * tokens are counted exactly and tokens without text arrive when the engine emits them.
+     * Default: on for vllm, sarathi and sim (both vLLM 0.8.5 and newest accept it), off for
+     * llamacpp and endpoint (strict servers refuse unknown fields).
      */
-    continuousUsage: z.boolean().default(false),
+    continuousUsage: z.boolean().optional(),
+    /**
+     * Which arrival of a token TTFT, TBT, fluidity and the prefill profile measure: `engine`, when
+     * the engine emitted it (with or without text); `visible`, when its text reached the reader (a
+     * token streamed without text, as vLLM streams half a UTF-8 character or a special token,
+     * counts with the next text).
+     */
+    tokenArrivals: z.enum(TOKEN_ARRIVALS as [TokenArrivalsName, ...TokenArrivalsName[]], { error: `must be one of ${TOKEN_ARRIVALS.join(', ')}` }).default('engine'),
     /**
      * While a probe runs, its receiving threads run under SCHED_FIFO (Linux, where the kernel
      * allows it: root or CAP_SYS_NICE), so a woken receiver never waits behind another thread.

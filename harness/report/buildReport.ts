@@ -564,9 +564,18 @@ function methodSection(d: RunReportData): Block[] {
     '), not sampled; latency percentiles count failed and timed-out requests as infinitely late.',
   ]);
   items.push(['TTFT is measured from each request’s planned arrival time, so client lag is never hidden.']);
+  items.push([tokenArrivalsText(d.manifest)]);
   items.push(['Fluidity-index (Metron): first token due at D_p(P) + TTFT slack, later tokens every TBT deadline, with slack carried forward.']);
   if (c.probeTimeS !== null) items.push([`Probe time in total: ${fmtSeconds(c.probeTimeS)} over ${c.probeCount} probe(s).`]);
   return [heading(2, 'Method'), { kind: 'list', items }];
+}
+
+/** Which arrival of a token TTFT, TBT, fluidity and the profile measured. */
+function tokenArrivalsText(m: RunReportData['manifest']): string {
+  const counts = m?.continuousUsage === true ? '; the running token count was asked for on every chunk' : m?.continuousUsage === false ? '; no running token count was asked for, so tokens without text arrive only where the server counts them' : '';
+  if (m?.tokenArrivals === 'visible') return `Token arrivals: visible (search.probe.tokenArrivals): a token counts when its text reaches the reader; tokens streamed without text count with the next text${counts}.`;
+  if (m?.tokenArrivals === 'engine') return `Token arrivals: engine (search.probe.tokenArrivals): a token counts when the engine emitted it, with or without text${counts}.`;
+  return 'Token arrivals: not recorded (a run from before engine arrivals: its chunks are those that carried text).';
 }
 
 function provenanceSection(d: RunReportData): Block[] {

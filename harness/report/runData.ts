@@ -49,6 +49,9 @@ export interface ReportManifest {
   host: ReportHost | null;
   /** How prompts were written and what the run noted about them (absent in older runs). */
   prompts: { format: string | null; cache: string | null; notes: string[] } | null;
+  /** Which arrival of a token the run measured, and whether it asked for a count on every chunk (null: not recorded). */
+  tokenArrivals: string | null;
+  continuousUsage: boolean | null;
 }
 
 /** One scrape of the engine's gauges during a probe (server-metrics.jsonl). */
@@ -291,6 +294,8 @@ export function toReportManifest(raw: unknown): ReportManifest {
     seed: num(m.seed),
     recipeFile: str(m.recipeFile),
     recipeSha256: str(m.recipeSha256),
+    tokenArrivals: str(obj(obj(m.plan).probe).tokenArrivals),
+    continuousUsage: typeof obj(obj(m.plan).probe).continuousUsage === 'boolean' ? (obj(obj(m.plan).probe).continuousUsage as boolean) : null,
     startedAt: str(m.startedAt),
     endedAt: str(m.endedAt),
     target: {

@@ -12,6 +12,7 @@ import type { FluidRateResult } from '../metrics/fluidRate.ts';
 import type { RequestSummary } from '../metrics/summary.ts';
 import type { SloEvaluation } from '../metrics/sloCheck.ts';
 import type { Slo } from '../metrics/slo.ts';
+import type { TokenArrivals } from '../timeline/record.ts';
 
 // ---- manifest.json ----------------------------------------------------------------------------
 
@@ -35,8 +36,10 @@ export interface ProbeSettings {
   earlyStop: boolean;
   /** null: the load generator's default, min(2 ms, 10% of the TBT deadline). */
   clientToleranceS: number | null;
-  /** Ask the server for its running token count on every chunk (recipe search.probe.continuousUsage). */
+  /** Ask the server for its running token count on every chunk (recipe search.probe.continuousUsage, or the engine's default). */
   continuousUsage: boolean;
+  /** Which arrival of a token the metrics measure (recipe search.probe.tokenArrivals); absent in older runs: engine. */
+  tokenArrivals?: TokenArrivals;
   /** Spinning SCHED_IDLE threads beside the receivers (recipe search.probe.keepCoresAwake); absent in older runs: 'auto'. */
   keepCoresAwake?: boolean | 'auto';
   /** Receivers under SCHED_FIFO where allowed (recipe search.probe.realtimeReceivers); absent in older runs: true. */

@@ -44,6 +44,21 @@ export interface SimServerOptions {
   logStatsInterval?: number;
   /** Validate requests as Sarathi-Serve's OpenAI server does (strictOpenai.ts); no /health, no /tokenize. */
   strictOpenai?: boolean;
+  /** How tokens are streamed: plain (one chunk with text per token) or as vLLM's OpenAI server does. */
+  stream?: StreamStyle;
+  /** --stream vllm: fraction of tokens streamed without text (held-back UTF-8, special tokens). */
+  emptyTextFraction?: number;
+  /** --stream vllm: fraction of tokens held back and sent with the next one (one chunk, two tokens). */
+  mergeFraction?: number;
+}
+
+export type StreamStyle = 'plain' | 'vllm';
+
+/** How tokens become chunks (see README "Streaming"). */
+export interface StreamConfig {
+  style: StreamStyle;
+  emptyTextFraction: number;
+  mergeFraction: number;
 }
 
 // Fault-injection settings after validation.
@@ -79,7 +94,13 @@ export interface SimConfig {
   logStatsIntervalS: number;
   strictOpenai: boolean;
   faults: FaultConfig;
+  stream: StreamConfig;
 }
+
+// How often vLLM streams a token without text is a property of the model's vocabulary and output
+// (random weights make it common); these defaults only make the case present in every stream.
+export const DEFAULT_EMPTY_TEXT_FRACTION = 0.1;
+export const DEFAULT_MERGE_FRACTION = 0.02;
 
 const DURATION_HINT = 'must be a duration such as 25ms, 2s or 10m';
 const duration = z.preprocess((v) => (v === undefined ? v : parseDurationS(v) ?? v), z.number(DURATION_HINT).min(0, 'must be >= 0'));
@@ -114,6 +135,9 @@ const optionsSchema = z.object({
   gpuProfilesDir: z.string().optional(),
   logStatsInterval: z.number('must be a number').min(0, 'must be >= 0').default(0),
   strictOpenai: z.boolean('must be true or false').default(false),
+  stream: z.enum(['plain', 'vllm'], 'must be plain or vllm').default('plain'),
+  emptyTextFraction: fraction.optional(),
+  mergeFraction: fraction.optional(),
 });
 
 function flag(key: PropertyKey): string {
@@ -183,6 +207,11 @@ export function resolveSimConfig(options: SimServerOptions): SimConfig {
         `raise --gpu-memory-utilization or --tensor-parallel, or lower --max-model-len`,
     );
   }
+  if (o.stream !== 'vllm') {
+    for (const key of ['emptyTextFraction', 'mergeFraction'] as const) {
+      if (o[key] !== undefined) problems.push(`${flag(key)} applies only with --stream vllm, got ${describeValue(o[key])} with --stream ${o.stream}`);
+    }
+  }
   if (problems.length) throw new UserError(`sim: ${problems.join('; ')}`);
 
   return {
@@ -213,6 +242,11 @@ export function resolveSimConfig(options: SimServerOptions): SimConfig {
       malformedSseFraction: o.faultMalformedSseFraction,
       exitAtStart: o.faultExitAtStart,
       seed: o.faultSeed,
+    },
+    stream: {
+      style: o.stream,
+      emptyTextFraction: o.stream === 'vllm' ? (o.emptyTextFraction ?? DEFAULT_EMPTY_TEXT_FRACTION) : 0,
+      mergeFraction: o.stream === 'vllm' ? (o.mergeFraction ?? DEFAULT_MERGE_FRACTION) : 0,
     },
   };
 }

@@ -21,6 +21,8 @@ export interface ParsedRequest {
   ignoreEos: boolean;
   stream: boolean;
   includeUsage: boolean;
+  /** stream_options.continuous_usage_stats with include_usage: the running usage on every chunk (as vLLM). */
+  continuousUsage: boolean;
 }
 
 // An error answer as vLLM sends it.
@@ -130,7 +132,8 @@ export function parseCompletionRequest(api: ApiKind, raw: unknown, limits: Reque
     );
   }
   if ((minTokens ?? 0) > resolvedMax) return bad(`min_tokens (${minTokens}) must be <= max_tokens (${resolvedMax})`);
-  const streamOptions = body.stream_options as { include_usage?: unknown } | undefined | null;
+  const streamOptions = body.stream_options as { include_usage?: unknown; continuous_usage_stats?: unknown } | undefined | null;
+  const includeUsage = body.stream === true && !!streamOptions && streamOptions.include_usage === true;
   return {
     api,
     prompts,
@@ -138,6 +141,7 @@ export function parseCompletionRequest(api: ApiKind, raw: unknown, limits: Reque
     minTokens: minTokens ?? 0,
     ignoreEos: body.ignore_eos === true,
     stream: body.stream === true,
-    includeUsage: body.stream === true && !!streamOptions && streamOptions.include_usage === true,
+    includeUsage,
+    continuousUsage: includeUsage && streamOptions!.continuous_usage_stats === true,
   };
 }

@@ -4,7 +4,7 @@
 import yargs, { type Argv } from 'yargs';
 import { listModels } from '../catalog/models.ts';
 import { listGpuProfiles } from '../catalog/gpus.ts';
-import { resolveSimConfig, type SimServerOptions } from './config.ts';
+import { DEFAULT_EMPTY_TEXT_FRACTION, DEFAULT_MERGE_FRACTION, resolveSimConfig, type SimServerOptions } from './config.ts';
 
 export const FLAG_KEYS = [
   'model', 'gpu', 'scheduler', 'host', 'port', 'timeScale', 'tensorParallel', 'gpuMemoryUtilization', 'maxNumSeqs',
@@ -12,6 +12,7 @@ export const FLAG_KEYS = [
   'traceIterations', 'faultCrashAfter', 'faultStallFraction', 'faultStallFor', 'faultHttp429Fraction',
   'faultHttp500Fraction', 'faultMalformedSseFraction', 'faultExitAtStart', 'faultSeed', 'logStatsInterval',
   'strictOpenai',
+  'stream', 'emptyTextFraction', 'mergeFraction',
 ] as const;
 
 /** The `sim serve` flags, for the CLI and for checking an argv before anything starts. */
@@ -47,6 +48,9 @@ export function serveOptions(y: Argv) {
     .option('fault-malformed-sse-fraction', { type: 'number', default: 0, describe: 'fraction of streams with one malformed SSE event mid-stream' })
     .option('fault-exit-at-start', { type: 'boolean', default: false, describe: 'fail at start-up with exit 1, as an engine out of memory does' })
     .option('fault-seed', { type: 'number', default: 0, describe: 'seed of the fault draws' })
+    .option('stream', { type: 'string', default: 'plain', describe: "plain (one chunk with text per token) or vllm (as vLLM's OpenAI server streams: tokens without text, merged tokens)" })
+    .option('empty-text-fraction', { type: 'number', describe: `--stream vllm: fraction of tokens streamed with empty text, drawn per prompt and token (default ${DEFAULT_EMPTY_TEXT_FRACTION})` })
+    .option('merge-fraction', { type: 'number', describe: `--stream vllm: fraction of tokens sent with the next token in one chunk (default ${DEFAULT_MERGE_FRACTION}); a client that has not read the last chunk gets them merged too` })
     .epilog(
       'Tokens are words: a text prompt counts its whitespace-separated words, a chat prompt the words of every ' +
         "message's text (no template tokens). Every streamed chunk carries fluidcap_emit_ns (CLOCK_MONOTONIC ns).",

@@ -1,6 +1,7 @@
 // The simulated engine's OpenAI-compatible HTTP server (node:http). `startSimServer` runs it in
 // process for tests and for `fluidcap sim serve`. Tokens stream as SSE, one chunk per request per
-// iteration, each stamped with `fluidcap_emit_ns` (CLOCK_MONOTONIC) at the moment it is written.
+// iteration (with --stream vllm some without text, some merged with the next), each stamped with
+// `fluidcap_emit_ns` (CLOCK_MONOTONIC) at the moment it is written.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createWriteStream, openSync, type WriteStream } from 'node:fs';
 import { UserError } from '../util/errors.ts';
@@ -14,7 +15,7 @@ import { fireAt } from './preciseTimer.ts';
 import { strictRefusal } from './strictOpenai.ts';
 import { newSimRequest, type SimRequest } from './request.ts';
 import type { ScheduledBatch, TokenEvent } from './scheduler.ts';
-import { naturalLength, outputToken, wordIds, countWords } from './text.ts';
+import { naturalLength, outputToken, wordIds, countWords, tokenDraw } from './text.ts';
 import { createVllmMetrics } from './vllmMetrics.ts';
 import { reserveDescriptors } from '../util/descriptorTable.ts';
 
@@ -236,6 +237,12 @@ export async function startSimServer(options: SimServerOptions = {}): Promise<Si
       return r;
     });
     const texts = engineReqs.map(() => [] as string[]);
+    // Per choice: tokens generated so far, whether chat's role chunk went out, and (--stream vllm)
+    // the text of tokens streamed without it and of tokens held for the next chunk.
+    const counts = engineReqs.map(() => 0);
+    const roleSent = engineReqs.map(() => false);
+    const deferred = engineReqs.map(() => '');
+    const heldText = engineReqs.map(() => '');
     let remaining = engineReqs.length;
     let finishedAll = false;
     const malformedAt = fault.malformed ? Math.max(1, Math.floor(engineReqs[0].targetOutputTokens / 2)) : -1;
@@ -261,21 +268,56 @@ export async function startSimServer(options: SimServerOptions = {}): Promise<Si
       res.end('data: [DONE]\n\n');
     };
 
+    // vLLM's continuous_usage_stats: each chunk states its choice's running count.
+    const usageOf = (choice: number, completion: number) => {
+      if (!req.continuousUsage) return usageNull;
+      const p = engineReqs[choice].promptTokens;
+      return `,"usage":{"prompt_tokens":${p},"total_tokens":${p + completion},"completion_tokens":${completion}}`;
+    };
+
     const writeToken = (choice: number, ev: TokenEvent, text: string): bigint => {
       const finish = ev.finished ? `"${ev.req.endReason}"` : 'null';
       let emitNs: bigint;
       if (req.api === 'chat') {
-        if (ev.tokenIndex === 0) {
+        if (!roleSent[choice]) {
+          roleSent[choice] = true;
           emitNs = process.hrtime.bigint();
-          writeNow(res, `data: ${head}{"index":${choice},"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]${usageNull},"fluidcap_emit_ns":"${emitNs}"}\n\n`);
+          writeNow(res, `data: ${head}{"index":${choice},"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]${usageOf(choice, 0)},"fluidcap_emit_ns":"${emitNs}"}\n\n`);
         }
         emitNs = process.hrtime.bigint();
-        writeNow(res, `data: ${head}{"index":${choice},"delta":{"content":${JSON.stringify(text)}},"logprobs":null,"finish_reason":${finish}}]${usageNull},"fluidcap_emit_ns":"${emitNs}"}\n\n`);
+        writeNow(res, `data: ${head}{"index":${choice},"delta":{"content":${JSON.stringify(text)}},"logprobs":null,"finish_reason":${finish}}]${usageOf(choice, counts[choice])},"fluidcap_emit_ns":"${emitNs}"}\n\n`);
       } else {
         emitNs = process.hrtime.bigint();
-        writeNow(res, `data: ${head}{"index":${choice},"text":${JSON.stringify(text)},"logprobs":null,"finish_reason":${finish},"stop_reason":null}]${usageNull},"fluidcap_emit_ns":"${emitNs}"}\n\n`);
+        writeNow(res, `data: ${head}{"index":${choice},"text":${JSON.stringify(text)},"logprobs":null,"finish_reason":${finish},"stop_reason":null}]${usageOf(choice, counts[choice])},"fluidcap_emit_ns":"${emitNs}"}\n\n`);
       }
       return emitNs;
+    };
+
+    // The text of a token's chunk, or null when the token waits for the next chunk. --stream vllm
+    // streams a drawn fraction of tokens with empty text, their words coming with the next text
+    // (as vLLM's detokenizer holds back half a UTF-8 character; a last token's word is lost, as a
+    // special token's text is), and merges a token into the next chunk when drawn or while the
+    // client has not taken the last chunk (as vLLM merges the outputs of steps its API server has
+    // not yet sent). A request's last token always goes out.
+    const chunkText = (choice: number, ev: TokenEvent, word: string): string | null => {
+      const s = config.stream;
+      if (s.style !== 'vllm') return word;
+      const seed = req.prompts[choice].seed;
+      let text: string;
+      if (tokenDraw(seed, ev.tokenIndex, 1) < s.emptyTextFraction) {
+        deferred[choice] += word;
+        text = '';
+      } else {
+        text = deferred[choice] + word;
+        deferred[choice] = '';
+      }
+      if (!ev.finished && (tokenDraw(seed, ev.tokenIndex, 2) < s.mergeFraction || res.writableLength > 0)) {
+        heldText[choice] += text;
+        return null;
+      }
+      const out = heldText[choice] + text;
+      heldText[choice] = '';
+      return out;
     };
 
     const onAllFinished = () => {
@@ -313,18 +355,26 @@ export async function startSimServer(options: SimServerOptions = {}): Promise<Si
           if (last) onAllFinished();
           return null;
         }
-        const write = () => {
+        // Whether a chunk went out (a token held for the next chunk writes nothing).
+        const write = (): boolean => {
+          counts[choice] += 1;
+          let wrote = true;
           if (choice === 0 && ev.tokenIndex === malformedAt) {
             res.write(`data: {"id":"${id}","object":"${object}","choices":[{"index":${choice},"te\n\n`);
-          } else writeToken(choice, ev, text);
+          } else {
+            const out = chunkText(choice, ev, text);
+            if (out !== null) writeToken(choice, ev, out);
+            else wrote = false;
+          }
           if (last) onAllFinished();
+          return wrote;
         };
         if (stallUntilNs !== null && process.hrtime.bigint() < stallUntilNs) {
           held.push(write);
           return null;
         }
         const before = process.hrtime.bigint();
-        write();
+        const wrote = write();
         if (fault.stallS > 0 && stallUntilNs === null && ev.tokenIndex === 0 && choice === 0 && !last) {
           stallUntilNs = before + BigInt(Math.round(fault.stallS * 1e9));
           stallTimer = setTimeout(() => {
@@ -332,7 +382,7 @@ export async function startSimServer(options: SimServerOptions = {}): Promise<Si
             for (const w of held.splice(0)) if (!res.destroyed) w();
           }, fault.stallS * 1000);
         }
-        return before;
+        return wrote ? before : null;
       });
       engine.submit(r);
     });

@@ -40,6 +40,15 @@ export function outputToken(seed: number, index: number): string {
   return ' ' + WORDS[mixed % WORDS.length];
 }
 
+// A deterministic draw in [0, 1) for token `index` of the request seeded by `seed`; `salt` keeps
+// independent draws (empty text, merge) apart.
+export function tokenDraw(seed: number, index: number, salt: number): number {
+  let h = Math.imul(seed ^ Math.imul(salt, 0x27d4eb2f), 0x9e3779b1) ^ Math.imul(index + 1, 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 16), 0x7feb352d);
+  h = Math.imul(h ^ (h >>> 15), 0x846ca68b);
+  return ((h ^ (h >>> 16)) >>> 0) / 2 ** 32;
+}
+
 // Where a request's natural EOS falls when ignore_eos is off: 16…271 tokens, fixed by the prompt.
 export function naturalLength(seed: number): number {
   return 16 + (Math.imul(seed, 0x9e3779b1) >>> 0) % 256;

@@ -3,8 +3,19 @@
 
 export type RequestStatus = 'ok' | 'error' | 'timeout' | 'cancelled';
 
-/** One streamed chunk: [receive time in s from probe start, number of tokens in the chunk]. */
+/**
+ * One token arrival: [receive time in s from probe start, number of tokens in the chunk]. A chunk
+ * is an event in which the engine emitted tokens, with or without text (see textlessChunks).
+ */
 export type Chunk = [receivedS: number, tokens: number];
+
+/**
+ * Which arrival of a token the metrics measure: `engine`, when the engine emitted it (every chunk);
+ * `visible`, when its text reached the reader (a textless chunk's tokens count with the next chunk
+ * that carries text).
+ */
+export type TokenArrivals = 'engine' | 'visible';
+export const TOKEN_ARRIVALS: readonly TokenArrivals[] = ['engine', 'visible'];
 
 export interface TimelineRecord {
   id: string;
@@ -39,7 +50,36 @@ export interface TimelineRecord {
   retried?: boolean;
   /** Events the server sent after `data: [DONE]` (ignored). */
   eventsAfterDone?: number;
+  /**
+   * Indices (ascending) of the chunks whose tokens carried no text: vLLM's empty `text: ""` chunks
+   * for half a UTF-8 character held back or a special token not shown. Absent when every chunk had
+   * text, and in timelines written before engine arrivals were recorded (whose chunks are the
+   * text-carrying ones): both arrival views are then the same.
+   */
+  textlessChunks?: number[];
   [extra: string]: unknown;
 }
 
 export const REQUEST_STATUSES: readonly RequestStatus[] = ['ok', 'error', 'timeout', 'cancelled'];
+
+/**
+ * The arrivals metrics read: every chunk for `engine`; for `visible`, the chunks that carried
+ * text, each with the tokens of the textless chunks before it (tokens after the last text count
+ * with that last text chunk, as they end with it). Pure; returns `chunks` itself when they agree.
+ */
+export function arrivalChunks(r: Pick<TimelineRecord, 'chunks' | 'textlessChunks'>, arrivals: TokenArrivals): Chunk[] {
+  const textless = r.textlessChunks;
+  if (arrivals === 'engine' || textless === undefined || textless.length === 0) return r.chunks;
+  const hidden = new Set(textless);
+  const out: Chunk[] = [];
+  let pending = 0;
+  r.chunks.forEach(([t, k], i) => {
+    if (hidden.has(i)) pending += k;
+    else {
+      out.push([t, k + pending]);
+      pending = 0;
+    }
+  });
+  if (pending > 0 && out.length > 0) out[out.length - 1] = [out[out.length - 1][0], out[out.length - 1][1] + pending];
+  return out;
+}

@@ -89,6 +89,15 @@ export function timelineProblems(value: unknown): string[] {
       if (i >= 0) bad(`emitNs[${i}]`, 'a decimal string of nanoseconds', (r.emitNs as unknown[])[i]);
     }
   }
+  if (r.textlessChunks !== undefined) {
+    const n = Array.isArray(r.chunks) ? r.chunks.length : 0;
+    if (!Array.isArray(r.textlessChunks)) bad('textlessChunks', 'an array of chunk indices', r.textlessChunks);
+    else {
+      const list = r.textlessChunks as unknown[];
+      const i = list.findIndex((v, j) => !(Number.isInteger(v) && (v as number) >= 0 && (v as number) < n && (j === 0 || (v as number) > (list[j - 1] as number))));
+      if (i >= 0) bad(`textlessChunks[${i}]`, `a chunk index within 0..${n - 1}, above the previous one`, list[i]);
+    }
+  }
   return problems;
 }
 

@@ -35,6 +35,13 @@ test('capacity, its meaning, bracket and outcome', () => {
   assert.match(md, 'Outcome (max-probes): stopped after 3 probes (search.maxProbes).');
 });
 
+test('the method says which token arrivals were measured; a run from before says it did not record them', () => {
+  assert.match(md, 'Token arrivals: engine (search.probe.tokenArrivals): a token counts when the engine emitted it, with or without text; the running token count was asked for on every chunk.');
+  const old = writeSyntheticRun(join(tmp, 'no-arrivals'), { minimal: true, runId: 'older-run' });
+  writeReports(old);
+  assert.match(readFileSync(join(old, 'report.md'), 'utf8'), 'Token arrivals: not recorded (a run from before engine arrivals: its chunks are those that carried text).');
+});
+
 test('the SLO is quoted as the user wrote it', () => {
   assert.match(md, '- **ttft**: `ttft: "p90 <= 2s"`');
   assert.match(md, '- **fluidity**: `fluidity: { tbtDeadline: 25ms, minFluidity: 0.9 }`');

@@ -177,6 +177,7 @@ export function writeSyntheticRun(dir: string, opts: SyntheticRunOptions = {}): 
       endedAt: '2026-01-01T00:05:00.000Z',
       status: 'completed',
       exitReason: 'stopped after 3 probes (search.maxProbes)',
+      plan: { probe: { tokenArrivals: 'engine', continuousUsage: true } },
       prompts: { format: 'token-ids', cache: { mode: 'off' }, nonce: 'n0', tokenIdRange: [1000, 31000], notes: ['token-id prompts: the server adds 0 tokens to each'] },
       recipe: { name: 'synthetic', description: 'a test run <script>alert(1)</script>', target: { engine: 'vllm', model: 'meta-llama/Meta-Llama-3-8B', gpuProfile: 'h100-sxm-80gb', tensorParallel: 1 } },
       host: {

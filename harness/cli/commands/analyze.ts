@@ -9,6 +9,7 @@ import { parseDurationS } from '../../util/duration.ts';
 import { analyzeTarget } from '../../analyze/analyzeRun.ts';
 import { PERCENTILE_METHODS, type PercentileMethod } from '../../metrics/percentile.ts';
 import { RUN_FILES } from '../../runDir/layout.ts';
+import { TOKEN_ARRIVALS, type TokenArrivals } from '../../timeline/record.ts';
 
 
 function durationFlag(flag: string, value: string | undefined, positive: boolean): number | undefined {
@@ -60,6 +61,7 @@ export const analyzeCommand = verb({
       .option('ttft-slack', { type: 'string', describe: "slack added to the fit's predicted prefill (default: the run's, else 0.3s)" })
       .option('percentile', { type: 'string', describe: 'fluidity SLO percentile of requests (default 99)' })
       .option('min-fluidity', { type: 'string', describe: 'fluidity each of those requests must reach (default 0.9)' })
+      .option('arrivals', { type: 'string', describe: "which arrival of a token is measured: engine (emitted, with or without text) or visible (its text seen); default: the run's, else engine" })
       .option('percentile-method', { type: 'string', default: 'nearest-rank', describe: 'nearest-rank | linear (exact, stated in the output)' })
       .option('capacity', { type: 'boolean', default: false, describe: 'also print the capacity these probes support under the SLO, its bracket, and which rates would need probing (and why)' })
       .option('json', { type: 'boolean', default: false, describe: 'print {"requests":[...],"summary":{...}} (SPEC §2); with --capacity, summary.capacity' })
@@ -70,6 +72,9 @@ export const analyzeCommand = verb({
     if (!(PERCENTILE_METHODS as readonly string[]).includes(argv.percentileMethod)) {
       throw new UserError(`--percentile-method must be one of ${PERCENTILE_METHODS.join(', ')}, got ${describeValue(argv.percentileMethod)}`);
     }
+    if (argv.arrivals !== undefined && !(TOKEN_ARRIVALS as readonly string[]).includes(argv.arrivals)) {
+      throw new UserError(`--arrivals must be one of ${TOKEN_ARRIVALS.join(', ')}, got ${describeValue(argv.arrivals)}`);
+    }
     const overrides = {
       tbtDeadlineS: durationFlag('tbt-deadline', argv.tbtDeadline, true),
       ttftDeadlineS: durationFlag('ttft-deadline', argv.ttftDeadline, true),
@@ -79,7 +84,7 @@ export const analyzeCommand = verb({
     };
     for (const k of Object.keys(overrides) as (keyof typeof overrides)[]) if (overrides[k] === undefined) delete overrides[k];
     const outcome = await analyzeTarget(
-      { target: argv.target, json: argv.json, method: argv.percentileMethod as PercentileMethod, overrides, capacity: argv.capacity },
+      { target: argv.target, json: argv.json, method: argv.percentileMethod as PercentileMethod, overrides, capacity: argv.capacity, arrivals: argv.arrivals as TokenArrivals | undefined },
       { write: stdoutWriter(), warn: (line) => process.stderr.write(`${line}\n`) },
     );
     if (outcome.exitCode !== 0) setExit(outcome.exitCode);

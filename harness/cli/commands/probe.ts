@@ -12,7 +12,7 @@ import { parseDurationS, formatDurationS } from '../../util/duration.ts';
 import type { ProbeResult } from '../../load/runProbe.ts';
 import { computeRequestMetrics, summarizeRequests } from '../../metrics/index.ts';
 import type { Slo } from '../../metrics/slo.ts';
-import type { TimelineRecord } from '../../timeline/record.ts';
+import type { TimelineRecord, TokenArrivals } from '../../timeline/record.ts';
 import { RUN_FILES, probePaths } from '../../runDir/layout.ts';
 import { writeJsonFile } from '../../runDir/jsonFiles.ts';
 import { withInterrupts } from '../interrupts.ts';
@@ -96,6 +96,7 @@ export const probeCommand = verb({
       warmupFraction: settings.warmupFraction,
       tbtDeadlineS,
       clientToleranceS: settings.clientToleranceS ?? undefined,
+      continuousUsage: settings.continuousUsage,
     };
     if (argv.dryRun) {
       const shown = { runDir, maxContextTokens: runPlan.maxContextTokens, slo: runPlan.slo, ...options, plan: { ...plan, requests: `${plan.requests.length} requests` } };
@@ -112,11 +113,11 @@ export const probeCommand = verb({
       const result: ProbeResult = await runProbe({ ...plan, promptFormat: setup.format }, { ...options, apiKey, signal, content: setup.content, extraBody: setup.extraBody });
       const summary = {
         ...result,
-        plan: { rateQps: plan.rateQps, seed: plan.seed, requests: plan.requests.length, arrivals: plan.arrivals, api: plan.api, promptFormat: setup.format, prompts: plan.prompts },
+        plan: { rateQps: plan.rateQps, seed: plan.seed, requests: plan.requests.length, arrivals: plan.arrivals, api: plan.api, promptFormat: setup.format, prompts: plan.prompts, tokenArrivals: settings.tokenArrivals ?? 'engine' },
         notes,
         // The SLO as resolved, so `fluidcap analyze` judges this directory by the recipe's deadlines.
         recipeSlo: runPlan.slo,
-        metrics: await probeMetrics(result, runPlan.slo, notes),
+        metrics: await probeMetrics(result, runPlan.slo, notes, settings.tokenArrivals ?? 'engine'),
       };
       writeJsonFile(probe.summary, summary);
       if (argv.json) process.stdout.write(JSON.stringify(summary) + '\n');
@@ -130,12 +131,12 @@ export const probeCommand = verb({
 });
 
 /** SPEC §5 metrics of the probe's non-warmup requests; without a prefill fit D_p is the TTFT slack alone (stated in notes). */
-async function probeMetrics(result: ProbeResult, slo: Slo, notes: string[]) {
+async function probeMetrics(result: ProbeResult, slo: Slo, notes: string[], arrivals: TokenArrivals) {
   const records: TimelineRecord[] = [];
   for await (const line of readTimelines(result.timelinesFile)) if (line.record && line.record.warmup !== true) records.push(line.record);
   const { tbtDeadlineS, ttftSlackS } = fluidityDeadlines(slo);
   notes.push(`no prefill fit in a standalone probe: fluidity uses D_p = TTFT slack (${formatDurationS(ttftSlackS)}); \`fluidcap analyze\` recomputes with a fit`);
-  const metrics = records.map((r) => computeRequestMetrics(r, { dpS: ttftSlackS, tbtDeadlineS }));
+  const metrics = records.map((r) => computeRequestMetrics(r, { dpS: ttftSlackS, tbtDeadlineS, arrivals }));
   return summarizeRequests(metrics, { slo, durationS: result.durationS });
 }
 
