@@ -180,10 +180,11 @@ export function planRun(recipe: Recipe, ctx: PlanContext): RunPlan {
 /**
  * Whether requests ask for the running token count on every chunk when the recipe does not say:
  * vLLM (and the simulated engine, which streams like it) honours stream_options.continuous_usage_stats
- * in 0.8.5 and newest; llama.cpp's equivalent (timings_per_token) and unknown endpoints stay opt-in.
+ * in 0.8.5 and newest; an endpoint asks too, since the dialect probe drops what a strict server
+ * refuses; llama.cpp's equivalent (timings_per_token) stays opt-in.
  */
 export function continuousUsageDefault(engine: Recipe['target']['engine']): boolean {
-  return engine === 'vllm' || engine === 'sarathi' || engine === 'sim';
+  return engine !== 'llamacpp';
 }
 
 /** Replaces the values of --host and --port in an argv (the container spec listens on 0.0.0.0). */

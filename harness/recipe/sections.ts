@@ -64,8 +64,9 @@ const probeSchema = z
      * Ask for the server's running token count on every chunk (vLLM's
      * stream_options.continuous_usage_stats, llama.cpp's timings_per_token), so chunks of several
      * tokens are counted exactly and tokens without text arrive when the engine emits them.
-     * Default: on for vllm, sarathi and sim (both vLLM 0.8.5 and newest accept it), off for
-     * llamacpp and endpoint (strict servers refuse unknown fields).
+     * Default: on for vllm, sarathi, sim (both vLLM 0.8.5 and newest accept it) and endpoint (a
+     * strict server that refuses the fields has them dropped by the dialect probe); off for
+     * llamacpp, whose per-token timings are opt-in.
      */
     continuousUsage: z.boolean().optional(),
     /**

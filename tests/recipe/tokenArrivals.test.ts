@@ -24,15 +24,15 @@ function plan(raw: unknown) {
   return resolveRun(r.recipe, 'unit-1');
 }
 
-test('continuous usage is asked of vllm, sarathi and sim by default, not of llamacpp or endpoint; the recipe overrides', () => {
-  assert.equal(['vllm', 'sarathi', 'sim', 'llamacpp', 'endpoint'].map((e) => continuousUsageDefault(e as never)), [true, true, true, false, false]);
+test('continuous usage is asked of vllm, sarathi, sim and endpoint by default, not of llamacpp; the recipe overrides', () => {
+  assert.equal(['vllm', 'sarathi', 'sim', 'llamacpp', 'endpoint'].map((e) => continuousUsageDefault(e as never)), [true, true, true, false, true]);
   const sim = plan(base());
   assert.is(sim.probe.continuousUsage, true);
   assert.is(sim.probe.tokenArrivals, 'engine');
   const endpoint = plan(base({}, { engine: 'endpoint', model: undefined, gpuProfile: undefined, endpoint: { url: 'http://127.0.0.1:9' } }));
-  assert.is(endpoint.probe.continuousUsage, false);
+  assert.is(endpoint.probe.continuousUsage, true);
   assert.is(plan(base({ continuousUsage: false })).probe.continuousUsage, false);
-  assert.is(plan(base({ continuousUsage: true }, { engine: 'endpoint', model: undefined, gpuProfile: undefined, endpoint: { url: 'http://127.0.0.1:9' } })).probe.continuousUsage, true);
+  assert.is(plan(base({ continuousUsage: false }, { engine: 'endpoint', model: undefined, gpuProfile: undefined, endpoint: { url: 'http://127.0.0.1:9' } })).probe.continuousUsage, false);
   assert.is(plan(base({ tokenArrivals: 'visible' })).probe.tokenArrivals, 'visible');
 });
 
