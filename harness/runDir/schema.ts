@@ -215,6 +215,10 @@ export interface ServerMetricsSummary {
   promptTokens?: number | null;
   generationTokens?: number | null;
   cachedPromptTokens?: number | null;
+  /** Growth of the prefix-cache lookup counter (tokens), where the engine exports one. */
+  prefixCacheQueries?: number | null;
+  /** The counter read as cachedPromptTokens, or a sentence starting "no witness" (null in older runs). */
+  prefixCacheWitness?: string | null;
 }
 
 /** summary.json of a probe of the search. */

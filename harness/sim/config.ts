@@ -7,6 +7,7 @@ import { describeValue, UserError } from '../util/errors.ts';
 import { parseDurationS } from '../util/duration.ts';
 import { blocksFor, kvBlocksForMemory } from './kvCache.ts';
 import type { SchedulerPolicy } from './scheduler.ts';
+import { METRICS_NAMINGS, type MetricsNaming } from './vllmMetrics.ts';
 
 // Options of startSimServer and of the CLI (after yargs turns flags into camelCase).
 export interface SimServerOptions {
@@ -42,6 +43,10 @@ export interface SimServerOptions {
   log?: (line: string) => void;
   /** Seconds between vLLM-style throughput log lines; 0 = none. */
   logStatsInterval?: number;
+  /** Which vLLM's /metrics names to export: newest (default), 0.8.5-v1 or 0.8.5-v0. */
+  metricsNaming?: MetricsNaming;
+  /** Log every request's whole prompt and token ids, as vLLM 0.8.5 does by default. */
+  logRequests?: boolean;
 }
 
 // Fault-injection settings after validation.
@@ -75,6 +80,8 @@ export interface SimConfig {
   startDelayS: number;
   traceIterations: string | null;
   logStatsIntervalS: number;
+  metricsNaming: MetricsNaming;
+  logRequests: boolean;
   faults: FaultConfig;
 }
 
@@ -110,6 +117,8 @@ const optionsSchema = z.object({
   faultSeed: int(0).default(0),
   gpuProfilesDir: z.string().optional(),
   logStatsInterval: z.number('must be a number').min(0, 'must be >= 0').default(0),
+  metricsNaming: z.enum(METRICS_NAMINGS as [MetricsNaming, ...MetricsNaming[]], `must be one of ${METRICS_NAMINGS.join(', ')}`).default('newest'),
+  logRequests: z.boolean('must be true or false').default(false),
 });
 
 function flag(key: PropertyKey): string {
@@ -199,6 +208,8 @@ export function resolveSimConfig(options: SimServerOptions): SimConfig {
     startDelayS: o.startDelay,
     traceIterations: o.traceIterations ?? null,
     logStatsIntervalS: o.logStatsInterval,
+    metricsNaming: o.metricsNaming,
+    logRequests: o.logRequests,
     faults: {
       crashAfter: o.faultCrashAfter ?? null,
       stallFraction: o.faultStallFraction,

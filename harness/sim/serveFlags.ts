@@ -11,6 +11,7 @@ export const FLAG_KEYS = [
   'maxNumBatchedTokens', 'chunkSize', 'maxModelLen', 'servedModelName', 'numGpuBlocksOverride', 'startDelay',
   'traceIterations', 'faultCrashAfter', 'faultStallFraction', 'faultStallFor', 'faultHttp429Fraction',
   'faultHttp500Fraction', 'faultMalformedSseFraction', 'faultExitAtStart', 'faultSeed', 'logStatsInterval',
+  'metricsNaming', 'logRequests',
 ] as const;
 
 /** The `sim serve` flags, for the CLI and for checking an argv before anything starts. */
@@ -33,6 +34,8 @@ export function serveOptions(y: Argv) {
     .option('start-delay', { type: 'string', default: '0', describe: 'not ready for this long (duration, e.g. 30s): port bound, requests held until ready, as vLLM does while loading' })
     .option('trace-iterations', { type: 'string', describe: 'write one JSON line per iteration (planned vs actual times, batch) to this file' })
     .option('log-stats-interval', { type: 'number', default: 10, describe: 'seconds between throughput log lines; 0 = none' })
+    .option('metrics-naming', { type: 'string', default: 'newest', describe: "/metrics under vLLM newest's names, or 0.8.5's with its V1 or V0 engine: newest, 0.8.5-v1, 0.8.5-v0" })
+    .option('log-requests', { type: 'boolean', default: false, describe: "log each request's whole prompt and token ids, as vLLM 0.8.5 does unless --disable-log-requests" })
     .option('fault-crash-after', { type: 'number', describe: 'crash (drop every connection, exit 1) after this many finished requests' })
     .option('fault-stall-fraction', { type: 'number', default: 0, describe: 'fraction of streams that stall after their first token' })
     .option('fault-stall-for', { type: 'string', default: '1s', describe: 'how long a stalled stream holds its tokens (real time, not scaled)' })
