@@ -117,7 +117,10 @@ export async function launchEngine(plan: ContainerSpec | EndpointPlan, host: Hos
     const logs = await followLogsApart(handle, () => deps.openHost(host, { ...opts.connect, acceptNewHostKey: false }), container.id, serverLogPath, opts.logBounds);
     acquired.logs = logs;
     log(`following ${spec.name}'s log over its ${logs.via}`);
-    const exits = watchExit({ waited: container.wait(), inspect: () => container.inspect(), logs, lost: handle.lost, ...names }, deps);
+    const waited = container.wait();
+    // Once the engine stopped, its last lines are read past the relay's rate bound.
+    const logsAtExit = { ended: waited.then(() => logs.catchUp(), () => logs.ended), tail: () => logs.tail() };
+    const exits = watchExit({ waited, inspect: () => container.inspect(), logs: logsAtExit, lost: handle.lost, ...names }, deps);
     watch = exits;
     if (stopping) exits.expectExit();
 

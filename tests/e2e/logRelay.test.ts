@@ -2,7 +2,8 @@
 // simulated engine with --log-requests logs every request's whole prompt and token ids, as vLLM
 // 0.8.5 does by default): the engine log is followed on an SSH connection of its own, not the one
 // the tunnel's tokens ride; the probe's client health states what relaying it cost; and the
-// relay's bounds hold (byte rate, server.log size) however much the engine writes.
+// relay's bounds hold (byte rate, server.log size) however much the engine writes, and when the
+// engine stops its last lines are read past the bound for the exit's report.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFileSync } from 'node:child_process';
@@ -12,7 +13,7 @@ import { join } from 'node:path';
 import { e2eEnv, e2eHost, freePort } from './e2eEnv.ts';
 import { targetSchema } from '../../harness/provision/targetSpec.ts';
 import { renderContainerSpec } from '../../harness/provision/containerSpec.ts';
-import { launchEngine, type Engine, type LaunchOptions } from '../../harness/provision/launcher.ts';
+import { launchEngine, type Engine, type EngineExit, type LaunchOptions } from '../../harness/provision/launcher.ts';
 import { planProbe } from '../../harness/load/plan.ts';
 import { runProbe } from '../../harness/load/runProbe.ts';
 import { workloadSchema } from '../../harness/load/workloadSpec.ts';
@@ -25,7 +26,8 @@ const workload = workloadSchema.parse({ lengths: { prompt: { min: PROMPT_TOKENS,
 
 async function chattyEngine(runDir: string, tag: string, logBounds?: LaunchOptions['logBounds']): Promise<Engine> {
   const target = targetSchema.parse({
-    engine: 'sim', image: env!.image, model: 'tiny', port: await freePort(), sim: { timeScale: 0.1 }, readyTimeout: '60s',
+    // It crashes after one request more than the probe sends, so its last words can be looked for.
+    engine: 'sim', image: env!.image, model: 'tiny', port: await freePort(), sim: { timeScale: 0.1, faults: { crashAfter: REQUESTS + 1 } }, readyTimeout: '60s',
     engineArgs: { extraArgs: ['--log-requests'] },
   });
   const spec = renderContainerSpec(target, { runId: `e2e-${process.pid}-${tag}` })!;
@@ -101,6 +103,16 @@ if (env) {
         if (port !== logPort) assert.ok(received < total / 2, `connection ${port} (the tunnel's) received ${received} bytes: not the log's ${total}`);
       }
       console.log(`  bytes received from sshd: log connection ${conns.get(logPort)}, others ${JSON.stringify([...conns].filter(([p]) => p !== logPort).map(([, b]) => b))}`);
+
+      // The relay lags the engine by hundreds of KB; once the engine stops, its last words are
+      // still read in time for the exit's report.
+      const exited = new Promise<EngineExit>((resolve) => engine.onExit(resolve));
+      await fetch(`${engine.baseUrl}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'tiny', prompt: 'last', max_tokens: 1 }) })
+        .then((r) => r.text())
+        .catch(() => '');
+      const exit = await exited;
+      assert.is(exit.kind, 'exited');
+      if (exit.kind === 'exited') assert.ok(exit.lastLogLines.some((l) => l.includes('simulated crash')), `the crash line among the last lines: ${exit.lastLogLines.slice(-3).join(' | ').slice(-300)}`);
     } finally {
       assert.equal((await engine.stop()).remaining, []);
     }
