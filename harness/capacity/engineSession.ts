@@ -6,6 +6,7 @@ import { launchEngine, type Engine, type EngineExit } from '../provision/launche
 import { resolveHosts, type Inventory } from '../provision/inventory.ts';
 import type { ConnectOptions } from '../provision/sshConnection.ts';
 import type { RunPlan } from './runPlan.ts';
+import type { LogRelayCounters } from '../load/health.ts';
 import { runPaths } from '../runDir/layout.ts';
 
 export interface EngineSession {
@@ -19,6 +20,8 @@ export interface EngineSession {
   onExit(cb: (message: string) => void): void;
   /** Samples GPU telemetry into `file` while a probe runs, when the host has nvidia-smi. */
   startGpuTelemetry(file: string): () => Promise<void>;
+  /** What relaying the engine's log has cost so far (cumulative), where a log is followed. */
+  logRelayCost?: () => LogRelayCounters;
   /** Releases the engine; `verified` says no container with the run's label is left. */
   stop(): Promise<{ verified: boolean; problems: string[] }>;
 }
@@ -79,6 +82,7 @@ export async function startEngineSession(plan: RunPlan, opts: SessionOptions): P
       engine.onExit((e: EngineExit) => cb(e.message));
     },
     startGpuTelemetry: (file) => engine.startGpuTelemetry(file),
+    logRelayCost: engine.logRelayCost,
     async stop() {
       const report = await engine.stop();
       return { verified: report.remaining.length === 0 && report.problems.length === 0, problems: report.problems };

@@ -104,6 +104,7 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
       realtimeReceivers: plan.probe.realtimeReceivers,
       content: input.prompts?.content,
       extraBody: input.prompts?.extraBody,
+      logRelayCost: input.session.logRelayCost,
       shouldStop: (p) => {
         input.onProgress?.(p);
         return early ? early(p) : null;

@@ -2,7 +2,7 @@
 // max_tokens 1 so its time to first token is its prefill; raw points go to profile/prefill.jsonl
 // as they arrive, then the quadratic D_p fit and its verdict to profile/fit.json.
 import { mkdirSync } from 'node:fs';
-import { sendOne } from '../load/sendOne.ts';
+import { openSender } from '../load/sendOne.ts';
 import { fitPrefill, toFitJson, type FitBounds, type PrefillPoint } from './fit.ts';
 import { runPaths } from '../runDir/layout.ts';
 import { appendJsonLine, startJsonLines, writeJsonFile } from '../runDir/jsonFiles.ts';
@@ -28,7 +28,14 @@ export interface ProfileTarget {
   continuousUsage?: boolean;
   /** Which arrival ends a prefill: the engine's first token (default) or its first text. */
   tokenArrivals?: TokenArrivals;
+  /** A cheap GET that confirms a connection is open before each request (default /v1/models). */
+  confirmPath?: string;
+  /** A pooled connection idle longer than this is replaced before a request (default: vLLM's keep-alive less 1 s). */
+  maxIdleS?: number;
 }
+
+// uvicorn's idle keep-alive as vLLM's API server sets it (TIMEOUT_KEEP_ALIVE), sent without a Keep-Alive hint.
+const VLLM_KEEP_ALIVE_S = 5;
 
 export interface ProfileOutcome {
   fit: PrefillFitResult;
@@ -50,18 +57,25 @@ export async function runProfile(
   /** The engine's usage.prompt_tokens of each measured point (null where it sent none). */
   const counted: (number | null)[] = [];
   let done = 0;
+  const sender = openSender({ ...target.content, extraBody: target.extraBody, continuousUsage: target.continuousUsage, baseUrl: target.baseUrl, model: target.model, api: target.api, format: target.format, apiKey: target.apiKey, seed: target.seed, requestTimeoutS: target.requestTimeoutS, stallTimeoutS: target.requestTimeoutS });
+  // Each request is written on a connection confirmed open just before, so its TTFT holds no
+  // connection set-up (a new SSH channel through a tunnel) and no reconnect after the server
+  // dropped an idle one; set-up is recorded apart.
+  const confirm = { path: target.confirmPath ?? '/v1/models', maxIdleS: target.maxIdleS ?? VLLM_KEEP_ALIVE_S - 1 };
   for (const req of plan.requests) {
-    if (opts.signal?.aborted) throw new UserError('profiling interrupted');
-    const result = await sendOne(
-      { promptTokens: req.promptTokens, maxTokens: req.maxTokens, index: req.seq, id: `profile-${req.seq}` },
-      { ...target.content, extraBody: target.extraBody, continuousUsage: target.continuousUsage, baseUrl: target.baseUrl, model: target.model, api: target.api, format: target.format, apiKey: target.apiKey, seed: target.seed, requestTimeoutS: target.requestTimeoutS, stallTimeoutS: target.requestTimeoutS },
-    );
+    if (opts.signal?.aborted) {
+      sender.close();
+      throw new UserError('profiling interrupted');
+    }
+    const result = await sender.send({ promptTokens: req.promptTokens, maxTokens: req.maxTokens, index: req.seq, id: `profile-${req.seq}` }, confirm);
     const r = result.record;
+    const conn = result.connection;
     // An empty first chunk (a token without text) ends the prefill as well as a visible one.
     const first = arrivalChunks(r, target.tokenArrivals ?? 'engine')[0];
     // From the send, not the planned time: the profile measures the engine, not connection set-up.
     const prefillS = r.status === 'ok' && first ? first[0] - r.sentS : null;
-    const line: PrefillLine = { seq: req.seq, promptTokens: req.promptTokens, warmup: req.warmup, repeat: req.repeat, prefillS, status: r.status, httpStatus: r.httpStatus, error: r.error, usagePromptTokens: r.usagePromptTokens ?? null };
+    const line: PrefillLine = { seq: req.seq, promptTokens: req.promptTokens, warmup: req.warmup, repeat: req.repeat, prefillS, status: r.status, httpStatus: r.httpStatus, error: r.error, usagePromptTokens: r.usagePromptTokens ?? null,
+      connectionReused: conn && !conn.error ? conn.reused : null, connectS: conn?.connectS ?? null, confirmS: conn?.confirmS ?? null };
     appendJsonLine(rawPath, line);
     if (prefillS === null) failures.push(`${req.promptTokens} tokens: ${failureText(r, target.tokenArrivals ?? 'engine')}`);
     else if (!req.warmup) {
@@ -71,6 +85,7 @@ export async function runProfile(
     done += 1;
     opts.onProgress?.(done, plan.requests.length);
   }
+  sender.close();
   if (failures.length > 0) {
     throw new UserError(`prefill profiling: ${failures.length} of ${plan.requests.length} requests failed (${rawPath}):\n  ${failures.slice(0, 10).join('\n  ')}`);
   }

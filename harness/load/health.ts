@@ -32,6 +32,43 @@ export interface ClientHealth {
   coresKeptAwake?: number;
   /** Receiving threads that ran under SCHED_FIFO (threadPriority.ts); 0 when off or not allowed. */
   realtimeReceivers?: number;
+  /** The engine-log relay's share of the probe (bytes, lines, main-thread time), where a log is followed. */
+  logRelay?: LogRelayShare;
+}
+
+/** The engine-log relay's cumulative counters (provision/logStream.ts), as a probe reads them. */
+export interface LogRelayCounters {
+  bytes: number;
+  lines: number;
+  busyS: number;
+  pausedS: number;
+  droppedBytes: number;
+}
+
+/** The log relay's share of one probe: what was relayed and the main-thread time it took. */
+export interface LogRelayShare {
+  bytes: number;
+  lines: number;
+  /** Main-thread time spent relaying (the log connection's reads and decryption, the handler). */
+  busyS: number;
+  /** busyS over the probe's duration: the share of the main thread the log took. */
+  busyShare: number;
+  /** Time reading was held back by the relay's byte-rate bound (the log then lags the engine). */
+  pausedS: number;
+  droppedBytes: number;
+}
+
+/** The difference between two readings of the relay's counters, over a probe of `durationS`. */
+export function logRelayShare(before: LogRelayCounters, after: LogRelayCounters, durationS: number): LogRelayShare {
+  const busyS = after.busyS - before.busyS;
+  return {
+    bytes: after.bytes - before.bytes,
+    lines: after.lines - before.lines,
+    busyS: round(busyS),
+    busyShare: durationS > 0 ? Math.round((busyS / durationS) * 1e6) / 1e6 : 0,
+    pausedS: round(after.pausedS - before.pausedS),
+    droppedBytes: after.droppedBytes - before.droppedBytes,
+  };
 }
 
 /** Default tolerance: 2 ms or 10% of the TBT deadline, whichever is smaller. */
@@ -56,6 +93,8 @@ export function judgeClientHealth(input: {
   recvNs?: ArrayLike<number>;
   /** The SLO's TBT deadline: receive − emit p99 is also stated as a fraction of it. */
   tbtDeadlineS?: number;
+  /** The engine-log relay's share of this probe, where a log is followed. */
+  logRelay?: LogRelayShare;
 }): ClientHealth {
   const eldP99S = Math.max(0, ...input.eldP99Ns) / 1e9;
   const eldMaxS = Math.max(0, ...input.eldMaxNs) / 1e9;
@@ -91,9 +130,13 @@ export function judgeClientHealth(input: {
         input.tbtDeadlineS ? ` = ${share(recvMinusEmit.p50OfTbtDeadline)} / ${share(recvMinusEmit.p99OfTbtDeadline)} / ${share(recvMinusEmit.maxOfTbtDeadline)} of the ${ms(input.tbtDeadlineS)} TBT deadline` : ''
       }`
     : '';
+  const lr = input.logRelay;
+  const relay = lr
+    ? `; engine log relayed ${lr.bytes} bytes, ${lr.lines} lines, ${ms(lr.busyS)} of main-thread time (${(lr.busyShare * 100).toFixed(2)}%)${lr.pausedS > 0 ? `, held back ${lr.pausedS.toFixed(2)} s by its rate bound` : ''}`
+    : '';
   const reason = valid
-    ? `client error ${ms(clientErrorS)} within tolerance ${ms(input.toleranceS)} (${what} ${ms(timingErrorS)}, dispatch lag p99 ${ms(lagP99S)}${spread})`
-    : `client error ${ms(clientErrorS)} exceeds tolerance ${ms(input.toleranceS)} (${what} ${ms(timingErrorS)}, dispatch lag p99 ${ms(lagP99S)}${spread}${contention}): numbers from this probe are not trusted`;
+    ? `client error ${ms(clientErrorS)} within tolerance ${ms(input.toleranceS)} (${what} ${ms(timingErrorS)}, dispatch lag p99 ${ms(lagP99S)}${spread}${relay})`
+    : `client error ${ms(clientErrorS)} exceeds tolerance ${ms(input.toleranceS)} (${what} ${ms(timingErrorS)}, dispatch lag p99 ${ms(lagP99S)}${spread}${contention}${relay}): numbers from this probe are not trusted`;
   return {
     eventLoopDelayP99S: round(eldP99S),
     eventLoopDelayMaxS: round(eldMaxS),
@@ -106,6 +149,7 @@ export function judgeClientHealth(input: {
     reason,
     cpuWait,
     gc: input.gcPausesNs ? gcFigures(input.gcPausesNs, input.recvMinusEmitNs, input.recvNs, rme ? rme[99] : null) : null,
+    ...(lr ? { logRelay: lr } : {}),
   };
 }
 

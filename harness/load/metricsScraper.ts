@@ -6,6 +6,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { openSync, writeSync, closeSync } from 'node:fs';
 import { engineGauges, parsePrometheusText } from './prometheus.ts';
+import { prefixCacheWitness } from './metricNames.ts';
 
 export interface ScraperOptions {
   metricsUrl: string;
@@ -64,7 +65,9 @@ export function startScraper(o: ScraperOptions): Scraper {
       const series: Record<string, number> = {};
       for (const [k, v] of metrics) if (/^(vllm|sglang|tgi|llamacpp):/.test(k) && !/_bucket$/.test(k)) series[k] = v;
       fd ??= openSync(o.file, 'a');
-      writeSync(fd, JSON.stringify({ tS: Math.round(tS * 1e6) / 1e6, ...engineGauges(metrics), series }) + '\n');
+      const witness = prefixCacheWitness(metrics);
+      // The counter read as the prompt-cache witness is named, or why there is none, so a missing value is never mistaken for 0.
+      writeSync(fd, JSON.stringify({ tS: Math.round(tS * 1e6) / 1e6, ...engineGauges(metrics), prefixCacheWitness: witness.metric ?? witness.why, series }) + '\n');
       available = true;
       scrapes++;
     } catch (err) {

@@ -1,5 +1,6 @@
 // Reads the few engine gauges a capacity run wants from Prometheus text (vLLM names and common
 // alternatives; SPEC §8: names differ between engines), and summarizes a probe's scrapes. Pure.
+import { namesFor, type GaugeKey } from './metricNames.ts';
 
 /** One scrape's gauges; null where the engine exposes no such metric. */
 export interface EngineGauges {
@@ -13,20 +14,15 @@ export interface EngineGauges {
   generationTokens: number | null;
   /** Counter: prompt tokens served from a cache; growth during a cache-off run means prompts were reused. */
   cachedPromptTokens: number | null;
+  /** Counter: prompt tokens looked up in the prefix cache (vLLM V1 and newest). */
+  prefixCacheQueries: number | null;
 }
 
-// First match wins; sums over label sets (several models or engines on one server). The llamacpp:
-// names are those of llama.cpp's server (tools/server, `--metrics`); its current builds have no
-// KV-cache usage gauge, older ones had kv_cache_usage_ratio.
-const NAMES: Record<keyof EngineGauges, string[]> = {
-  running: ['vllm:num_requests_running', 'sglang:num_running_reqs', 'tgi_batch_current_size', 'llamacpp:requests_processing'],
-  waiting: ['vllm:num_requests_waiting', 'sglang:num_queue_reqs', 'tgi_queue_size', 'llamacpp:requests_deferred'],
-  kvUsage: ['vllm:kv_cache_usage_perc', 'vllm:gpu_cache_usage_perc', 'sglang:token_usage', 'llamacpp:kv_cache_usage_ratio'],
-  preemptions: ['vllm:num_preemptions_total', 'vllm:num_preemptions'],
-  promptTokens: ['vllm:prompt_tokens_total', 'sglang:prompt_tokens_total', 'llamacpp:prompt_tokens_total'],
-  generationTokens: ['vllm:generation_tokens_total', 'sglang:generation_tokens_total', 'llamacpp:tokens_predicted_total'],
-  cachedPromptTokens: ['llamacpp:prompt_tokens_cached_total', 'vllm:prefix_cache_hits_total'],
-};
+const GAUGE_KEYS: GaugeKey[] = ['running', 'waiting', 'kvUsage', 'preemptions', 'promptTokens', 'generationTokens', 'cachedPromptTokens', 'prefixCacheQueries'];
+
+// First match wins (metricNames.ts holds each engine version's names); values sum over label
+// sets (several models or engines on one server).
+const NAMES = Object.fromEntries(GAUGE_KEYS.map((k) => [k, namesFor(k)])) as Record<keyof EngineGauges, string[]>;
 
 /** Parses exposition text into metric name → summed value (comments and histograms' series kept by full name). */
 export function parsePrometheusText(text: string): Map<string, number> {

@@ -13,8 +13,8 @@ import type { RequestStatus, TimelineRecord } from '../timeline/record.ts';
 import { decodeExchange } from './decode.ts';
 import { startDispatch, type DispatchOptions } from './dispatcher.ts';
 import { startScraper } from './metricsScraper.ts';
-import { defaultClientToleranceS, judgeClientHealth, judgeTokenDrift, type ClientHealth, type TokenDrift } from './health.ts';
 import { outputPinned } from './dialect.ts';
+import { defaultClientToleranceS, judgeClientHealth, judgeTokenDrift, logRelayShare, type ClientHealth, type LogRelayCounters, type TokenDrift } from './health.ts';
 import type { RawExchange } from './exchange.ts';
 import { planPromptContent, type PlannedRequest, type ProbePlan } from './plan.ts';
 import type { PromptContent, PromptOptions } from './prompt.ts';
@@ -75,6 +75,8 @@ export interface ProbeOptions {
   extraBody?: Record<string, unknown>;
   /** The engine's measured prompt sizing (tokenizeCalibration.ts); the plan names nonce and stream. */
   content?: PromptContent;
+  /** What relaying the engine's log has cost so far (cumulative); the probe reports its share. */
+  logRelayCost?: () => LogRelayCounters;
 }
 
 /** Side effects a caller may replace (tests, the capacity pipeline's logger). */
@@ -227,6 +229,7 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
   const loopCpu: (ThreadCpu | null)[] = [];
   const gcPausesNs: Float64Array[] = [];
   const mainCpuAtStart = readThreadCpu();
+  const relayAtStart = options.logRelayCost?.() ?? null;
   const mainGc = workers.length === 0 ? watchGcPauses(startNs) : null;
   try {
     if (workers.length === 0) {
@@ -294,6 +297,7 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
     gcPausesNs,
     tbtDeadlineS: options.tbtDeadlineS,
     toleranceS: options.clientToleranceS ?? defaultClientToleranceS(options.tbtDeadlineS),
+    logRelay: relayAtStart && options.logRelayCost ? logRelayShare(relayAtStart, options.logRelayCost(), durationS) : undefined,
   });
   const tokenDrift = judgeTokenDrift(records, options.tokenDriftTolerance ?? plan.tokenDriftTolerance, { outputPinned: outputPinned(promptOptions.omitFields) });
   return {

@@ -56,7 +56,21 @@ interface Conn {
   served: number;
   /** Monotonic ns (probe clock) after which an idle connection is not reused (the server's Keep-Alive hint). */
   idleUntilNs: number;
+  /** Monotonic ns (probe clock) when it last went idle. */
+  idleSinceNs: number;
   gone: boolean;
+}
+
+/** How warm() found the connection the next request will be written on. */
+export interface WarmConnection {
+  /** An open connection from the pool was confirmed; false: a new one was opened. */
+  reused: boolean;
+  /** A new connection's set-up (TCP, plus TLS for https), seconds; null when one was reused. */
+  connectS: number | null;
+  /** The confirming GET's round trip on it, seconds; null when it got no answer. */
+  confirmS: number | null;
+  /** Why no connection is ready (the request will then connect as it is sent); null when one is. */
+  error: string | null;
 }
 
 interface Active {
@@ -279,19 +293,78 @@ export class StreamClient {
     return `${h}${contentLength}\r\n\r\n`;
   }
 
-  /** The most recently used idle connection still alive and within the server's keep-alive hint. */
-  private takeIdle(): Conn | null {
+  /**
+   * Leaves an open keep-alive connection, confirmed by a GET of `path` answered on it, at the top
+   * of the pool, so the next request's send time is its write and not a connection set-up (over an
+   * SSH tunnel a new connection is a new channel). A pooled connection idle longer than `maxIdleS`
+   * is not trusted (servers close idle ones: vLLM after 5 s, often without a hint) and a new one is
+   * opened instead. Never rejects.
+   */
+  async warm(path: string, maxIdleS = Infinity): Promise<WarmConnection> {
+    const idle = this.takeIdle(maxIdleS * 1e9);
+    if (idle) {
+      const confirmS = await this.confirm(idle, path);
+      if (confirmS !== null) return { reused: true, connectS: null, confirmS, error: null };
+    }
+    const conn = this.connect();
+    const startNs = this.now();
+    const connectS = await new Promise<number | null>((resolve) => {
+      const ready = () => resolve((this.now() - startNs) / 1e9);
+      conn.socket.once(this.secure ? 'secureConnect' : 'connect', ready);
+      conn.socket.once('close', () => resolve(null));
+    });
+    if (connectS === null) {
+      this.discard(conn);
+      return { reused: false, connectS: null, confirmS: null, error: `cannot connect to ${this.hostHeader}` };
+    }
+    const confirmS = await this.confirm(conn, path);
+    return { reused: false, connectS, confirmS, error: confirmS === null ? `no keep-alive answer to GET ${path} on a new connection` : null };
+  }
+
+  /** Sends GET `path` on an idle connection; resolves with its round trip once the connection is back in the pool, or null. */
+  private confirm(conn: Conn, path: string): Promise<number | null> {
+    const url = new URL(joinPath(this.base.pathname, path), this.base);
+    const head = `GET ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${this.hostHeader}\r\n${this.authorization ? `Authorization: ${this.authorization}\r\n` : ''}\r\n`;
+    const reader = new HttpResponseReader(4096);
+    const t0 = this.now();
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => end(false), Math.min(this.timeoutNs / 1e6, 10_000));
+      const end = (ok: boolean) => {
+        clearTimeout(timer);
+        if (ok) {
+          const roundTripS = (this.now() - t0) / 1e9;
+          this.release(conn, reader);
+          return resolve(this.idle[this.idle.length - 1] === conn ? roundTripS : null);
+        }
+        this.discard(conn);
+        resolve(null);
+      };
+      conn.user = {
+        bytes: (buf, n) => {
+          reader.feed(buf, 0, n);
+          if (reader.state === 'done') end(true);
+          else if (reader.state === 'failed') end(false);
+        },
+        eof: () => end(reader.eof()),
+        error: () => end(false),
+      };
+      conn.socket.write(head, 'latin1');
+    });
+  }
+
+  /** The most recently used idle connection still alive, within the server's keep-alive hint and idle less than `maxIdleNs`. */
+  private takeIdle(maxIdleNs = Infinity): Conn | null {
     const now = this.now();
     while (this.idle.length > 0) {
       const c = this.idle.pop()!;
-      if (!c.gone && now < c.idleUntilNs) return c;
+      if (!c.gone && now < c.idleUntilNs && now - c.idleSinceNs < maxIdleNs) return c;
       this.discard(c);
     }
     return null;
   }
 
   private connect(): Conn {
-    const conn: Conn = { socket: null as unknown as net.Socket, user: null, served: 0, idleUntilNs: Infinity, gone: false };
+    const conn: Conn = { socket: null as unknown as net.Socket, user: null, served: 0, idleUntilNs: Infinity, idleSinceNs: 0, gone: false };
     if (this.secure) {
       conn.socket = tls.connect({ host: this.host, port: this.port, servername: net.isIP(this.host) ? undefined : this.host, ALPNProtocols: ['http/1.1'] });
       conn.socket.on('data', (b: Buffer) => {
@@ -339,7 +412,8 @@ export class StreamClient {
     const hintS = reader.keepAliveTimeoutS;
     if (hintS !== null && hintS <= 1) return this.discard(conn);
     conn.served++;
-    conn.idleUntilNs = hintS === null ? Infinity : this.now() + (hintS - 1) * 1e9;
+    conn.idleSinceNs = this.now();
+    conn.idleUntilNs = hintS === null ? Infinity : conn.idleSinceNs + (hintS - 1) * 1e9;
     this.idle.push(conn);
   }
 

@@ -5,6 +5,7 @@ import { InfraError, UserError } from '../util/errors.ts';
 import type { ContainerSpec } from './containerSpec.ts';
 import type { ConnectOptions } from './sshConnection.ts';
 import type { GpuFacts } from './gpuFacts.ts';
+import type { LogBounds, LogRelayCost } from './logStream.ts';
 
 /** An existing OpenAI-compatible server: nothing is launched or stopped. */
 export interface EndpointPlan {
@@ -27,6 +28,8 @@ export interface LaunchOptions {
   reconnectTimeoutS?: number;
   /** Stop grace before Docker kills the engine. */
   stopGraceS?: number;
+  /** Bounds on the engine log's relay into server.log (logStream.ts defaults). */
+  logBounds?: LogBounds;
 }
 
 export type EngineExit =
@@ -54,6 +57,8 @@ export interface EngineFacts {
   sshHostKey: string | null;
   /** Added latency of the SSH tunnel (keep-alive GET of the health path), when access is ssh-tunnel. */
   tunnel: TunnelFacts | null;
+  /** Which connection the engine's log is followed over (absent in older runs). */
+  logFollowedVia?: string;
 }
 
 export interface TunnelFacts {
@@ -75,6 +80,8 @@ export interface Engine {
   serverLogPath: string;
   onExit(cb: (exit: EngineExit) => void): () => void;
   startGpuTelemetry(file: string, intervalS?: number): () => Promise<void>;
+  /** What following the engine's log has cost so far; absent when nothing is followed (an endpoint). */
+  logRelayCost?: () => LogRelayCost;
   stop(): Promise<StopReport>;
 }
 

@@ -15,7 +15,7 @@ import type { ContainerSpec } from './containerSpec.ts';
 import { dockerCreateOptions } from './dockerCreateOptions.ts';
 import type { HostHandle } from './hostHandle.ts';
 import { readGpuFacts } from './gpuFacts.ts';
-import { followLogs } from './logStream.ts';
+import { followLogsApart } from './logConnection.ts';
 import { waitReady } from './readiness.ts';
 import { removeRunContainers } from './teardown.ts';
 import { teardownOnSignals } from './signals.ts';
@@ -114,9 +114,13 @@ export async function launchEngine(plan: ContainerSpec | EndpointPlan, host: Hos
     await appendFile(serverLogPath, `# fluidcap: ${spec.name} (${spec.image}) on ${host.name}, created ${deps.isoNow()}\n`);
     await container.start();
     log(`started ${spec.name} on ${host.name}`);
-    const logs = await followLogs(handle.docker, container, serverLogPath);
+    const logs = await followLogsApart(handle, () => deps.openHost(host, { ...opts.connect, acceptNewHostKey: false }), container.id, serverLogPath, opts.logBounds);
     acquired.logs = logs;
-    const exits = watchExit({ waited: container.wait(), inspect: () => container.inspect(), logs, lost: handle.lost, ...names }, deps);
+    log(`following ${spec.name}'s log over its ${logs.via}`);
+    const waited = container.wait();
+    // Once the engine stopped, its last lines are read past the relay's rate bound.
+    const logsAtExit = { ended: waited.then(() => logs.catchUp(), () => logs.ended), tail: () => logs.tail() };
+    const exits = watchExit({ waited, inspect: () => container.inspect(), logs: logsAtExit, lost: handle.lost, ...names }, deps);
     watch = exits;
     if (stopping) exits.expectExit();
 
@@ -160,6 +164,7 @@ export async function launchEngine(plan: ContainerSpec | EndpointPlan, host: Hos
       readyAt: deps.isoNow(),
       sshHostKey: conn ? `${conn.hostKey.type} ${conn.hostKey.fingerprint}` : null,
       tunnel,
+      logFollowedVia: logs.via,
     };
 
     return {
@@ -167,6 +172,7 @@ export async function launchEngine(plan: ContainerSpec | EndpointPlan, host: Hos
       facts,
       serverLogPath,
       onExit: (cb) => exits.onExit(cb),
+      logRelayCost: () => logs.cost(),
       startGpuTelemetry(file, intervalS = 1) {
         if (!gpu.available) return async () => {};
         const stopSampling = sampleGpuTelemetry(file, { intervalS, gpuIds, halted: () => stopping }, {

@@ -249,7 +249,7 @@ export function tokenAccountingSection(d: RunReportData): Block[] {
         fmtPct(p.recvMinusEmit?.p99OfTbtDeadline ?? (p.recvMinusEmit?.p99S != null && ddS ? p.recvMinusEmit.p99S / ddS : null)),
         fmtSeconds(p.recvMinusEmit?.maxS),
         fmtPct(p.recvMinusEmit?.maxOfTbtDeadline ?? (p.recvMinusEmit?.maxS != null && ddS ? p.recvMinusEmit.maxS / ddS : null)),
-        fmtNum(p.serverMetrics?.cachedPromptTokens ?? null),
+        p.serverMetrics?.cachedPromptTokens == null && p.serverMetrics?.prefixCacheWitness?.startsWith('no witness') ? 'no witness' : fmtNum(p.serverMetrics?.cachedPromptTokens ?? null),
       ]),
       [true, true, false, true, true, true, true, true, true, true, true],
       {
@@ -277,7 +277,7 @@ export function tokenAccountingSection(d: RunReportData): Block[] {
     ['Multi-token chunks: streamed chunks that carried more than one token; each adds zero-length gaps to the TBT samples.'],
     ['Retried: requests sent again on a fresh connection because their reused connection closed unread.'],
     ['Receive − emit: the time from the engine stamping a chunk to the client reading it, the client’s own delay; its p99 and max as shares of the TBT deadline say how much of a deadline it could eat.'],
-    ['Cached prompt tokens: growth of the engine’s prompt-cache hit counter during the probe; 0 witnesses that no prompt was served from cache, “—” that the engine does not expose it.'],
+    ['Cached prompt tokens: growth of the engine’s prompt-cache hit counter during the probe; 0 witnesses that no prompt was served from cache, “no witness” that this engine version exports no such counter (vLLM 0.8.5’s V0 engine), “—” that it was not read.'],
   ];
   out.push({ kind: 'list', items });
   const drifted = probes.filter((p) => p.tokenCounts?.note && p.tokenCounts.verdict !== 'ok');

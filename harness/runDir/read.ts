@@ -114,6 +114,8 @@ export function summarizeServerMetricRows(rows: readonly Record<string, unknown>
     if (v.length === 0) return null;
     return v.every((x, i) => i === 0 || x >= v[i - 1]) ? v[v.length - 1] - v[0] : null;
   };
+  const named = rows.map((r) => r.prefixCacheWitness).filter((v): v is string => typeof v === 'string');
+  const witness = named.length > 0 ? named[named.length - 1] : null;
   return {
     scrapes: rows.length,
     maxRunning: max('running'),
@@ -123,6 +125,8 @@ export function summarizeServerMetricRows(rows: readonly Record<string, unknown>
     promptTokens: growth('promptTokens'),
     generationTokens: growth('generationTokens'),
     cachedPromptTokens: growth('cachedPromptTokens'),
+    prefixCacheQueries: growth('prefixCacheQueries'),
+    prefixCacheWitness: witness,
   };
 }
 

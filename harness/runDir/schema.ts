@@ -172,6 +172,15 @@ export interface PrefillLine {
   httpStatus: number | null;
   error: string | null;
   usagePromptTokens: number | null;
+  /**
+   * The connection the request was written on, confirmed open by a GET just before (absent in
+   * older runs, whose send times included connection set-up): reused from the pool, or new with
+   * its TCP (and TLS) set-up in connectS; confirmS is that GET's round trip, which on a new
+   * connection through an SSH tunnel includes opening the channel.
+   */
+  connectionReused?: boolean | null;
+  connectS?: number | null;
+  confirmS?: number | null;
 }
 
 /** Repeat statistics at one prompt length, kept so the report can show the noise behind the fit. */
@@ -221,6 +230,10 @@ export interface ServerMetricsSummary {
   promptTokens?: number | null;
   generationTokens?: number | null;
   cachedPromptTokens?: number | null;
+  /** Growth of the prefix-cache lookup counter (tokens), where the engine exports one. */
+  prefixCacheQueries?: number | null;
+  /** The counter read as cachedPromptTokens, or a sentence starting "no witness" (null in older runs). */
+  prefixCacheWitness?: string | null;
 }
 
 /** summary.json of a probe of the search. */

@@ -7,6 +7,7 @@ import { describeValue, UserError } from '../util/errors.ts';
 import { parseDurationS } from '../util/duration.ts';
 import { blocksFor, kvBlocksForMemory } from './kvCache.ts';
 import type { SchedulerPolicy } from './scheduler.ts';
+import { METRICS_NAMINGS, type MetricsNaming } from './vllmMetrics.ts';
 
 // Options of startSimServer and of the CLI (after yargs turns flags into camelCase).
 export interface SimServerOptions {
@@ -50,6 +51,10 @@ export interface SimServerOptions {
   emptyTextFraction?: number;
   /** --stream vllm: fraction of tokens held back and sent with the next one (one chunk, two tokens). */
   mergeFraction?: number;
+  /** Which vLLM's /metrics names to export: newest (default), 0.8.5-v1 or 0.8.5-v0. */
+  metricsNaming?: MetricsNaming;
+  /** Log every request's whole prompt and token ids, as vLLM 0.8.5 does by default. */
+  logRequests?: boolean;
 }
 
 export type StreamStyle = 'plain' | 'vllm';
@@ -93,6 +98,8 @@ export interface SimConfig {
   traceIterations: string | null;
   logStatsIntervalS: number;
   strictOpenai: boolean;
+  metricsNaming: MetricsNaming;
+  logRequests: boolean;
   faults: FaultConfig;
   stream: StreamConfig;
 }
@@ -138,6 +145,8 @@ const optionsSchema = z.object({
   stream: z.enum(['plain', 'vllm'], 'must be plain or vllm').default('plain'),
   emptyTextFraction: fraction.optional(),
   mergeFraction: fraction.optional(),
+  metricsNaming: z.enum(METRICS_NAMINGS as [MetricsNaming, ...MetricsNaming[]], `must be one of ${METRICS_NAMINGS.join(', ')}`).default('newest'),
+  logRequests: z.boolean('must be true or false').default(false),
 });
 
 function flag(key: PropertyKey): string {
@@ -233,6 +242,8 @@ export function resolveSimConfig(options: SimServerOptions): SimConfig {
     traceIterations: o.traceIterations ?? null,
     logStatsIntervalS: o.logStatsInterval,
     strictOpenai: o.strictOpenai,
+    metricsNaming: o.metricsNaming,
+    logRequests: o.logRequests,
     faults: {
       crashAfter: o.faultCrashAfter ?? null,
       stallFraction: o.faultStallFraction,

@@ -13,6 +13,7 @@ export const FLAG_KEYS = [
   'faultHttp500Fraction', 'faultMalformedSseFraction', 'faultExitAtStart', 'faultSeed', 'logStatsInterval',
   'strictOpenai',
   'stream', 'emptyTextFraction', 'mergeFraction',
+  'metricsNaming', 'logRequests',
 ] as const;
 
 /** The `sim serve` flags, for the CLI and for checking an argv before anything starts. */
@@ -40,6 +41,8 @@ export function serveOptions(y: Argv) {
       default: false,
       describe: "validate requests as Sarathi-Serve's OpenAI server does: fields it does not declare and token-id prompts answered 400; no /health or /tokenize (drive it as engine: endpoint)",
     })
+    .option('metrics-naming', { type: 'string', default: 'newest', describe: "/metrics under vLLM newest's names, or 0.8.5's with its V1 or V0 engine: newest, 0.8.5-v1, 0.8.5-v0" })
+    .option('log-requests', { type: 'boolean', default: false, describe: "log each request's whole prompt and token ids, as vLLM 0.8.5 does unless --disable-log-requests" })
     .option('fault-crash-after', { type: 'number', describe: 'crash (drop every connection, exit 1) after this many finished requests' })
     .option('fault-stall-fraction', { type: 'number', default: 0, describe: 'fraction of streams that stall after their first token' })
     .option('fault-stall-for', { type: 'string', default: '1s', describe: 'how long a stalled stream holds its tokens (real time, not scaled)' })

@@ -17,6 +17,7 @@ import { newSimRequest, type SimRequest } from './request.ts';
 import type { ScheduledBatch, TokenEvent } from './scheduler.ts';
 import { naturalLength, outputToken, wordIds, countWords, tokenDraw } from './text.ts';
 import { createVllmMetrics } from './vllmMetrics.ts';
+import { receivedRequestLine } from './requestLog.ts';
 import { reserveDescriptors } from '../util/descriptorTable.ts';
 
 export type { SimServerOptions } from './config.ts';
@@ -107,11 +108,12 @@ export async function startSimServer(options: SimServerOptions = {}): Promise<Si
     running: () => engine.scheduler.running.length,
     waiting: () => engine.scheduler.waiting.length,
     kvUsedFraction: () => engine.scheduler.kv.usedFraction,
-  });
+  }, config.metricsNaming);
 
   const sink = (events: TokenEvent[], batch: ScheduledBatch) => {
     const nowNs = process.hrtime.bigint();
     for (const r of batch.firstScheduled) {
+      metrics.prefixCacheQueries?.inc(r.promptTokens);
       const a = arrivalNs.get(r);
       if (a !== undefined) metrics.queueTime.observe(Number(nowNs - a) / 1e9);
     }
@@ -213,6 +215,7 @@ export async function startSimServer(options: SimServerOptions = {}): Promise<Si
       vocabSize: config.model.vocabSize,
     });
     if ('status' in parsed) return sendError(res, parsed);
+    if (config.logRequests) log(receivedRequestLine(`${api === 'chat' ? 'chatcmpl' : 'cmpl'}-${seq}`, body, config.model.vocabSize));
     const fault = planFaults();
     if (fault.httpStatus === 429) {
       return sendError(res, { status: 429, type: 'RateLimitError', message: 'Too many requests (simulated by --fault-http-429-fraction)' });

@@ -14,19 +14,34 @@ const TPOT_BOUNDS_S = [0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 
 const LATENCY_BOUNDS_S = [0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0];
 const TOKEN_BOUNDS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000];
 
+/** Which vLLM's metric names /metrics uses: newest, or 0.8.5 with its V1 or V0 engine. */
+export type MetricsNaming = 'newest' | '0.8.5-v1' | '0.8.5-v0';
+export const METRICS_NAMINGS: readonly MetricsNaming[] = ['newest', '0.8.5-v1', '0.8.5-v0'];
+
+// The names that differ between versions (../shared/engines/flags/vllm-*.json): newest dropped the
+// `gpu_` prefixes; 0.8.5's V0 engine counts no prefix-cache lookups at all.
+const NAMES: Record<MetricsNaming, { kvUsage: string; prefixQueries: string | null; prefixHits: string | null }> = {
+  newest: { kvUsage: 'vllm:kv_cache_usage_perc', prefixQueries: 'vllm:prefix_cache_queries_total', prefixHits: 'vllm:prefix_cache_hits_total' },
+  '0.8.5-v1': { kvUsage: 'vllm:gpu_cache_usage_perc', prefixQueries: 'vllm:gpu_prefix_cache_queries_total', prefixHits: 'vllm:gpu_prefix_cache_hits_total' },
+  '0.8.5-v0': { kvUsage: 'vllm:gpu_cache_usage_perc', prefixQueries: null, prefixHits: null },
+};
+
 // The metric objects the server updates.
 export type VllmMetrics = ReturnType<typeof createVllmMetrics>;
 
-// Builds the registry for one served model.
-export function createVllmMetrics(modelName: string, gauges: EngineGauges) {
+// Builds the registry for one served model; the simulator has no prefix cache, so hits stay 0.
+export function createVllmMetrics(modelName: string, gauges: EngineGauges, naming: MetricsNaming = 'newest') {
   const base = { model_name: modelName };
   const registry = new Registry();
+  const names = NAMES[naming];
+  const counter = (name: string | null, help: string) => (name === null ? null : registry.add(new Counter(name, help, base)));
   return {
     registry,
     running: registry.add(new Gauge('vllm:num_requests_running', 'Number of requests in model execution batches.', base, gauges.running)),
     waiting: registry.add(new Gauge('vllm:num_requests_waiting', 'Number of requests waiting to be processed.', base, gauges.waiting)),
-    kvUsage: registry.add(new Gauge('vllm:kv_cache_usage_perc', 'KV-cache usage. 1 means 100 percent usage.', base, gauges.kvUsedFraction)),
-    gpuCacheUsage: registry.add(new Gauge('vllm:gpu_cache_usage_perc', 'GPU KV-cache usage (older name). 1 means 100 percent usage.', base, gauges.kvUsedFraction)),
+    kvUsage: registry.add(new Gauge(names.kvUsage, 'KV-cache usage. 1 means 100 percent usage.', base, gauges.kvUsedFraction)),
+    prefixCacheQueries: counter(names.prefixQueries, 'Prefix cache queries, in terms of number of queried tokens.'),
+    prefixCacheHits: counter(names.prefixHits, 'Prefix cache hits, in terms of number of cached tokens.'),
     preemptions: registry.add(new Counter('vllm:num_preemptions_total', 'Cumulative number of preemptions from the engine.', base)),
     promptTokens: registry.add(new Counter('vllm:prompt_tokens_total', 'Number of prefill tokens processed.', base)),
     generationTokens: registry.add(new Counter('vllm:generation_tokens_total', 'Number of generation tokens processed.', base)),

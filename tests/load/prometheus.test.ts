@@ -51,6 +51,7 @@ test('llamacpp:* fills the same fields as vllm:* where they mean the same; no KV
     promptTokens: 1834,
     generationTokens: 640,
     cachedPromptTokens: 12,
+    prefixCacheQueries: null,
   });
   assert.equal(engineGauges(parsePrometheusText(VLLM)), {
     running: 7,
@@ -60,6 +61,7 @@ test('llamacpp:* fills the same fields as vllm:* where they mean the same; no KV
     promptTokens: 9000,
     generationTokens: 3000,
     cachedPromptTokens: 0,
+    prefixCacheQueries: null,
   });
 });
 
@@ -78,6 +80,8 @@ test('summarizeServerMetricRows: peaks of gauges, growth of counters, null when 
     promptTokens: 1400,
     generationTokens: 400,
     cachedPromptTokens: 4,
+    prefixCacheQueries: null,
+    prefixCacheWitness: null,
   });
   const restarted = [{ promptTokens: 900 }, { promptTokens: 30 }];
   assert.is(summarizeServerMetricRows(restarted).promptTokens, null, 'a counter that went down (engine restart) has no known growth');
