@@ -61,6 +61,8 @@ export interface IntervalOptions {
   /** Posterior draws (default 2000). */
   draws?: number;
   seed?: number;
+  /** How each probe's clustering time is read: its own, or at least any lower rate's (default). */
+  tau?: 'own' | 'running-max';
 }
 
 export const INTERVAL_METHOD = 'monotone fit of per-probe miss fractions (effective sample size n/τ), crossing interpolated on log-odds, 95% from 2000 effective-count posterior draws';
@@ -77,7 +79,7 @@ export function capacityInterval(probes: readonly ProbeEvidence[], options: Inte
   const draws = options.draws ?? 2000;
   const used = probes.filter((p) => p.parts.length > 0 && p.qps > 0);
   const names = [...new Set(used.flatMap((p) => p.parts.map((e) => e.name)))];
-  const entries = names.map((name) => ({ name, points: pointsOf(used, name), allowed: used.flatMap((p) => p.parts.filter((e) => e.name === name))[0]?.allowedFraction ?? 0 }));
+  const entries = names.map((name) => ({ name, points: pointsOf(used, name, options.tau ?? 'running-max'), allowed: used.flatMap((p) => p.parts.filter((e) => e.name === name))[0]?.allowedFraction ?? 0 }));
   const base = { level: 0.95 as const, method: INTERVAL_METHOD, probesUsed: used.length, loadSeconds: used.reduce((t, p) => t + p.durationS, 0) };
   if (entries.length === 0) return { ...base, estimateQps: null, loQps: null, hiQps: null, open: 'both', perSlo: [] };
 
@@ -103,23 +105,27 @@ export function capacityInterval(probes: readonly ProbeEvidence[], options: Inte
 }
 
 // Probes of one entry grouped by rate, in effective units, ascending in rate.
-function pointsOf(probes: readonly ProbeEvidence[], name: string): RatePoint[] {
+function pointsOf(probes: readonly ProbeEvidence[], name: string, mode: NonNullable<IntervalOptions['tau']>): RatePoint[] {
+  const rows = probes
+    .flatMap((p) => p.parts.filter((e) => e.name === name && e.observed > 0).map((e) => ({ qps: p.qps, e })))
+    .sort((a, b) => a.qps - b.qps);
   const byRate = new Map<number, RatePoint>();
-  for (const p of probes) {
-    for (const e of p.parts) {
-      if (e.name !== name || e.observed <= 0) continue;
-      const tau = Math.max(1, e.tau);
-      const pt = byRate.get(p.qps) ?? { qps: p.qps, n: 0, m: 0 };
-      pt.n += e.observed / tau;
-      pt.m += e.misses / tau;
-      byRate.set(p.qps, pt);
-    }
+  let floor = 1;
+  for (const { qps, e } of rows) {
+    // Misses cluster because queues build, and queues build more with rate: a probe's clustering
+    // time is at least the longest measured at any lower rate (a probe with few misses measures
+    // its own short, or only from its near misses).
+    const own = Math.max(1, e.tau);
+    const tau = mode === 'own' ? own : Math.max(own, floor);
+    floor = Math.max(floor, own);
+    const pt = byRate.get(qps) ?? { qps, n: 0, m: 0 };
+    pt.n += e.observed / tau;
+    pt.m += e.misses / tau;
+    byRate.set(qps, pt);
   }
-  return [...byRate.values()].sort((a, b) => a.qps - b.qps);
+  return [...byRate.values()];
 }
 
-// Quantiles of the draws; a crossing beyond the probed rates bounds only the other side: surely
-// above the highest rate, the capacity is at least that rate; surely below the lowest, at most it.
 function summarize(point: number, draws: number[], [minQps, maxQps]: [number, number]): IntervalEstimate {
   const sorted = [...draws].sort((a, b) => a - b);
   const q = (f: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.floor(f * sorted.length)))];
