@@ -79,7 +79,11 @@ export function capacityInterval(probes: readonly ProbeEvidence[], options: Inte
   const draws = options.draws ?? 2000;
   const used = probes.filter((p) => p.parts.length > 0 && p.qps > 0);
   const names = [...new Set(used.flatMap((p) => p.parts.map((e) => e.name)))];
-  const entries = names.map((name) => ({ name, points: pointsOf(used, name, options.tau ?? 'running-max'), allowed: used.flatMap((p) => p.parts.filter((e) => e.name === name))[0]?.allowedFraction ?? 0 }));
+  const entries = names.map((name) => {
+    const allowed = used.flatMap((p) => p.parts.filter((e) => e.name === name))[0]?.allowedFraction ?? 0;
+    const points = pointsOf(used, name, options.tau ?? 'running-max');
+    return { name, allowed, points };
+  });
   const base = { level: 0.95 as const, method: INTERVAL_METHOD, probesUsed: used.length, loadSeconds: used.reduce((t, p) => t + p.durationS, 0) };
   if (entries.length === 0) return { ...base, estimateQps: null, loQps: null, hiQps: null, open: 'both', perSlo: [] };
 
@@ -126,6 +130,8 @@ function pointsOf(probes: readonly ProbeEvidence[], name: string, mode: NonNulla
   return [...byRate.values()];
 }
 
+// Quantiles of the draws; a crossing beyond the probed rates bounds only the other side: surely
+// above the highest rate, the capacity is at least that rate; surely below the lowest, at most it.
 function summarize(point: number, draws: number[], [minQps, maxQps]: [number, number]): IntervalEstimate {
   const sorted = [...draws].sort((a, b) => a - b);
   const q = (f: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.floor(f * sorted.length)))];
