@@ -179,6 +179,12 @@ export function capacityFromArchive(i: ArchiveCapacityInputs): ArchiveCapacity {
   if (interval && interval.open !== 'none' && evidence.length > 0 && failQps !== null && passQps !== null) {
     const side = interval.open === 'hi' ? 'above' : interval.open === 'lo' ? 'below' : 'either way';
     needs.push({ qps: null, range: [interval.loQps, interval.hiQps], reason: `the 95% interval is open ${side}: no probe's evidence bounds that side surely enough` });
+  } else if (interval && interval.open === 'none' && i.tolerance !== null && interval.estimateQps) {
+    const width = (interval.hiQps! - interval.loQps!) / interval.estimateQps;
+    if (width > i.tolerance + 1e-12) {
+      const f = (q: number) => +q.toPrecision(3);
+      needs.push({ qps: null, range: [f(interval.loQps!), f(interval.hiQps!)], reason: `the 95% interval is ${+(width * 100).toPrecision(3)}% of the estimate wide, wider than the tolerance of ${+(i.tolerance * 100).toPrecision(3)}%` });
+    }
   }
   const bound: ArchiveCapacity['bound'] =
     evidence.length === 0 ? 'unknown' : failQps === null ? 'at-least' : passQps === null ? 'below' : needs.length === 0 ? 'exact' : 'bracketed';

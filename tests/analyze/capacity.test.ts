@@ -89,7 +89,7 @@ test('the run SLO itself: an early-stopped fail is a fail, and the bracket is th
   assert.equal(c.needsProbing, []);
 });
 
-test('a bracket within the tolerance is not "exact" while the interval from the probes\' requests is open', () => {
+test('a bracket within the tolerance is not "exact" while the interval from the probes\' requests is open or wider than the tolerance', () => {
   const parts = (observed: number, misses: number) => [{ name: 'fluidity', observed, misses, tau: 1, allowedFraction: 0.01 }];
   const base = { runSlo: RUN_SLO, slo: RUN_SLO, firstTokenDeadlineChanged: false, tolerance: 0.2 };
   // A pass on 40 requests without a miss cannot show a 1% miss fraction holds: nothing floors the capacity.
@@ -103,6 +103,10 @@ test('a bracket within the tolerance is not "exact" while the interval from the 
   assert.is(solid.interval?.open, 'none');
   assert.is(solid.bound, 'exact');
   assert.match(formatArchiveCapacity(solid).join('\n'), /estimate from every probe's requests: [\d.]+ QPS, 95% interval [\d.]+–[\d.]+$/m);
+  // Closed but wider than the tolerance: not settled either.
+  const strict = capacityFromArchive({ ...base, tolerance: 0.01, probes: [probe(6, true, { parts: parts(4000, 2), durationS: 670 }), probe(7, false, { parts: parts(4000, 600), durationS: 570 })] });
+  assert.is(strict.bound, 'bracketed');
+  assert.ok(strict.needsProbing.some((n) => /wider than the tolerance of 1%/.test(n.reason)), JSON.stringify(strict.needsProbing));
 });
 
 test('a looser SLO: early-stopped probes are not evidence, and the rates they leave open need probing', () => {

@@ -87,7 +87,7 @@ export const runCommand = verb({
         // The estimate with its interval is the headline; the search's highest passing probe follows.
         process.stdout.write(
           (cap.interval ? `${intervalHeadline(cap.interval)}\n` : '') +
-            `capacity: ${cap.capacityQps} QPS (${cap.interval ? 'the highest passing probe; ' : ''}${cap.reason})\n` +
+            `${cap.interval ? 'highest passing probe' : 'capacity'}: ${cap.capacityQps} QPS (${cap.reason})\n` +
             `bracket: pass ${cap.bracket.passQps ?? '-'} / fail ${cap.bracket.failQps ?? '-'} QPS, ${cap.probes.length} probes, ${cap.probeTimeS.toFixed(0)} s of load\n` +
             `results: ${outcome.runDir} (${[RUN_FILES.capacity, ...REPORT_FILES].join(', ')})\n`,
         );
