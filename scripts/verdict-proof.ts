@@ -1,5 +1,6 @@
 // npx tsx scripts/verdict-proof.ts [--recipes a.yaml,b.yaml] [--gt-seeds 3] [--gt-requests 12000] [--searches 5]
 //                                  [--knee-probes 24] [--alpha 0.05] [--beta 0.05] [--indifference 0.5] [--max-extension 4]
+//                                  [--warmup-s 0]
 // Are the search's verdicts trustworthy, and what do they cost? For each recipe (default: the
 // quickstart, Sarathi on the same model, Llama-2-70B on 4×A100), on the simulated engine's own
 // scheduler and cost model driven on a virtual clock (scripts/virtualProbe.ts):
@@ -13,7 +14,8 @@
 //    seeds alone, `--spread-requests` requests at every grid rate, its own long-run capacity. No
 //    search can be surer of the capacity than these oracles, which each spend far more load;
 //  - over `--knee-probes` seeded probes at the grid rates just outside the indifference zone, the
-//    fraction of wrong decisions next to the configured alpha and beta.
+//    fraction of wrong decisions next to the configured alpha and beta (`--warmup-s`: that many
+//    seconds of arrivals at the probe's rate first, not judged, so the probe starts loaded).
 // The virtual clock leaves out HTTP and the client's timing error; real runs (`npm run quickstart`,
 // scripts/capacity-vs-sweep.ts) are the check on that.
 import { parseArgs } from 'node:util';
