@@ -139,10 +139,14 @@ function summarize(point: number, draws: number[], [minQps, maxQps]: [number, nu
   const hi = q(0.975);
   const openLo = lo === -Infinity;
   const openHi = hi === Infinity;
+  const loQps = openLo ? null : Math.min(lo, maxQps);
+  const hiQps = openHi ? null : Math.max(hi, minQps);
+  // The fit's own crossing can fall a hair outside the draws' quantiles; it is kept inside them.
+  const estimateQps = Number.isFinite(point) ? Math.min(hiQps ?? Infinity, Math.max(loQps ?? -Infinity, point)) : null;
   return {
-    estimateQps: Number.isFinite(point) ? point : null,
-    loQps: openLo ? null : Math.min(lo, maxQps),
-    hiQps: openHi ? null : Math.max(hi, minQps),
+    estimateQps,
+    loQps,
+    hiQps,
     open: openLo && openHi ? 'both' : openLo ? 'lo' : openHi ? 'hi' : 'none',
   };
 }
