@@ -481,7 +481,8 @@ function buildCapacity(
     bracket: d.bracket,
     bracketStatistics: { passQps: statisticsAt(summaries, d.bracket.passQps), failQps: statisticsAt(summaries, d.bracket.failQps) },
     decidedBracket: decidedBracketOf(summaries),
-    interval: intervalOf(summaries),
+    // Probes archived before statistics kept their counts (a resumed older run) give no interval.
+    ...(summaries.some((s) => s.valid && s.statistics?.parts?.length) ? { interval: intervalOf(summaries) } : {}),
     tolerance: plan.search.tolerance,
     probes: summaries.map(probeOutcome),
     baselines: plan.baselines,
