@@ -3,7 +3,8 @@
 // only says on which side of the allowance its own sample fell; near the knee that side is chance
 // (docs/verdicts.md). Pooling the probes instead:
 //  - each probe's misses and observations are divided by the clustering time τ its decision
-//    measured (decision.ts), so a cluster of τ correlated misses weighs as one observation;
+//    measured (decision.ts), so a cluster of τ correlated misses weighs as one observation; a
+//    probe's τ is at least the largest measured at a lower rate (see pointsOf);
 //  - the curve is fitted monotone in rate (weighted pool-adjacent-violators on the per-rate miss
 //    fractions, weighted by effective sample size), because a higher rate never serves better;
 //  - the capacity is where the fitted curve crosses the allowance, interpolated between the two
@@ -16,6 +17,8 @@
 // crossing above the highest probed rate, nothing probed fails surely enough to cap it ("hi"); when
 // they put it below the lowest, nothing passes surely enough to floor it ("lo").
 // Several SLO entries: the capacity of all of them together is the lowest crossing, draw by draw.
+// What the interval cannot see (probes that share one workload sample, clusters longer than a
+// probe, an empty engine at a probe's start) is measured in docs/verdicts.md.
 //
 // Pure: numbers in, numbers out (seeded draws, no clock).
 import { createRng, gamma, type Rng } from '../util/rng.ts';
