@@ -1,5 +1,6 @@
 // npx tsx scripts/verdict-proof.ts [--recipes a.yaml,b.yaml] [--gt-seeds 3] [--gt-requests 12000] [--searches 5]
 //                                  [--knee-probes 24] [--alpha 0.05] [--beta 0.05] [--indifference 0.5] [--max-extension 4]
+//                                  [--warmup-s 0]
 // Are the search's verdicts trustworthy, and what do they cost? For each recipe (default: the
 // quickstart, Sarathi on the same model, Llama-2-70B on 4×A100), on the simulated engine's own
 // scheduler and cost model driven on a virtual clock (scripts/virtualProbe.ts):
@@ -13,28 +14,21 @@
 //    seeds alone, `--spread-requests` requests at every grid rate, its own long-run capacity. No
 //    search can be surer of the capacity than these oracles, which each spend far more load;
 //  - over `--knee-probes` seeded probes at the grid rates just outside the indifference zone, the
-//    fraction of wrong decisions next to the configured alpha and beta.
+//    fraction of wrong decisions next to the configured alpha and beta (`--warmup-s`: that many
+//    seconds of arrivals at the probe's rate first, not judged, so the probe starts loaded).
 // The virtual clock leaves out HTTP and the client's timing error; real runs (`npm run quickstart`,
 // scripts/capacity-vs-sweep.ts) are the check on that.
 import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
-import { loadRecipe } from '../harness/recipe/load.ts';
 import type { Recipe } from '../harness/recipe/parse.ts';
-import { resolveSimConfig, type SimConfig } from '../harness/sim/config.ts';
-import { planProbe } from '../harness/load/plan.ts';
-import { fitPrefill } from '../harness/capacity/fit.ts';
-import { predictPrefillS, type PrefillFit } from '../harness/metrics/prefill.ts';
-import { computeRequestMetrics, type RequestMetrics } from '../harness/metrics/request.ts';
 import { evaluateSlo } from '../harness/metrics/sloCheck.ts';
-import type { Slo } from '../harness/metrics/slo.ts';
-import { sloWithSources } from '../harness/capacity/runPlan.ts';
-import { bracketOf, nextProbe, type ProbeVerdict, type SearchBounds } from '../harness/capacity/search.ts';
+import { bracketOf, nextProbe, type ProbeVerdict } from '../harness/capacity/search.ts';
 import type { ProbeStatistics } from '../harness/runDir/schema.ts';
 import { makeDecisionStop, makeProbeStop } from '../harness/capacity/earlyStop.ts';
 import { decideSlo, probeDecision, sloSeries, statisticsOfDecision } from '../harness/capacity/sloDecision.ts';
 import { DEFAULT_DECISION, indifferenceZone, type DecisionParams, type Verdict } from '../harness/capacity/decision.ts';
-import type { TimelineRecord } from '../harness/timeline/record.ts';
-import { runVirtualProbe, virtualPrefillS } from './virtualProbe.ts';
+import { runVirtualProbe } from './virtualProbe.ts';
+import { configOf, evaluated, groundTruth, groundTruthSpread, plan, type Config } from './proofSupport.ts';
 
 const { values } = parseArgs({
   options: {
@@ -49,6 +43,8 @@ const { values } = parseArgs({
     beta: { type: 'string' },
     indifference: { type: 'string' },
     'max-extension': { type: 'string' },
+    // Seconds of arrivals at the probe's rate sent before the decision probes' measured requests.
+    'warmup-s': { type: 'string', default: '0' },
   },
 });
 // The decision's defaults, with any flag given overriding them (runs do not decide this way yet:
@@ -63,136 +59,6 @@ let params: DecisionParams = DEFAULT_DECISION;
 const log = (line: string) => process.stderr.write(`${line}\n`);
 const fmtQ = (q: number | null) => (q === null ? '—' : String(+q.toPrecision(4)));
 const pct = (x: number) => `${+(x * 100).toPrecision(3)}%`;
-
-interface Config {
-  recipe: Recipe;
-  sim: SimConfig;
-  slo: Slo;
-  fit: PrefillFit;
-  bounds: SearchBounds;
-  probe: Recipe['search']['probe'];
-  maxContext: number;
-}
-
-async function configOf(file: string): Promise<Config> {
-  const recipe = await loadRecipe(file);
-  const t = recipe.target;
-  const sim = resolveSimConfig({
-    model: t.model,
-    gpu: t.gpuProfile,
-    scheduler: t.sim?.scheduler ?? (t.engine === 'sarathi' ? 'sarathi' : 'vllm'),
-    tensorParallel: t.tensorParallel,
-    ...(t.engineArgs.maxNumSeqs !== undefined ? { maxNumSeqs: t.engineArgs.maxNumSeqs } : {}),
-    ...(t.engineArgs.maxModelLen !== undefined ? { maxModelLen: t.engineArgs.maxModelLen } : {}),
-    ...(t.engineArgs.maxNumBatchedTokens !== undefined ? { maxNumBatchedTokens: t.engineArgs.maxNumBatchedTokens } : {}),
-    ...(t.engineArgs.chunkSize !== undefined ? { chunkSize: t.engineArgs.chunkSize } : {}),
-    ...(t.engineArgs.gpuMemoryUtilization !== undefined ? { gpuMemoryUtilization: t.engineArgs.gpuMemoryUtilization } : {}),
-  });
-  // The profile step: isolated prefills, quadratic fit (deterministic here, so one repeat).
-  const lengths = recipe.profile.promptLengths ?? [128, 256, 512, 1024, 2048, 3072];
-  const fit = fitPrefill(lengths.filter((p) => p < sim.maxModelLen).map((p) => ({ promptTokens: p, prefillS: virtualPrefillS(sim, p) })));
-  return {
-    recipe,
-    sim,
-    slo: sloWithSources(recipe.slo as Slo, recipe.source.sloText),
-    fit,
-    bounds: { qps: recipe.search.qps, tolerance: recipe.search.tolerance, maxProbes: recipe.search.maxProbes },
-    probe: recipe.search.probe,
-    maxContext: sim.maxModelLen,
-  };
-}
-
-const metricsOf = (c: Config, r: TimelineRecord): RequestMetrics => {
-  const pre = predictPrefillS(c.fit, r.promptTokens);
-  return computeRequestMetrics(r, { dpS: pre + (c.slo.fluidity?.ttftSlackS ?? 0.3), tbtDeadlineS: c.slo.fluidity?.tbtDeadlineS ?? 0.025, prefillS: pre });
-};
-
-function plan(c: Config, rateQps: number, requests: number, seed: number, durationS: number) {
-  return planProbe({ workload: c.recipe.workload, rateQps, requests, durationS, maxContextTokens: c.maxContext, seed }).requests;
-}
-
-// Evaluated metrics in arrival order (warm-up left out).
-function evaluated(c: Config, planned: ReturnType<typeof plan>, records: TimelineRecord[], warmup: number): RequestMetrics[] {
-  const byId = new Map(records.map((r) => [r.id, r]));
-  return planned.slice(warmup).flatMap((p) => {
-    const r = byId.get(p.id);
-    return r ? [metricsOf(c, r)] : [];
-  });
-}
-
-// ---- ground truth -------------------------------------------------------------------------
-// Long-run miss fraction relative to its allowance, worst SLO entry, seeds pooled (> 1 = fails).
-const gtCache = new Map<string, number>();
-function loadRatio(c: Config, rateQps: number, seeds: number, requests: number): number {
-  const key = `${c.recipe.name}:${rateQps}`;
-  const hit = gtCache.get(key);
-  if (hit !== undefined) return hit;
-  const pooled = new Map<string, { misses: number; n: number; allowed: number }>();
-  for (let s = 1; s <= seeds; s++) {
-    const planned = plan(c, rateQps, requests, 1000 + s, 1e9);
-    const { records } = runVirtualProbe(c.sim, planned);
-    for (const series of sloSeries(evaluated(c, planned, records, Math.floor(requests * 0.1)), c.slo)) {
-      const e = pooled.get(series.name) ?? { misses: 0, n: 0, allowed: series.allowedFraction };
-      e.misses += series.misses.reduce((a, b) => a + b, 0);
-      e.n += series.misses.length;
-      pooled.set(series.name, e);
-    }
-  }
-  const ratio = Math.max(...[...pooled.values()].map((e) => (e.allowed > 0 ? e.misses / e.n / e.allowed : e.misses > 0 ? Infinity : 0)));
-  gtCache.set(key, ratio);
-  return ratio;
-}
-
-// Long-run miss fraction ÷ allowance of one seed alone (worst SLO entry).
-function seedRatio(c: Config, rateQps: number, seed: number, requests: number): number {
-  const planned = plan(c, rateQps, requests, seed, 1e9);
-  const { records } = runVirtualProbe(c.sim, planned);
-  const series = sloSeries(evaluated(c, planned, records, Math.floor(requests * 0.1)), c.slo);
-  return Math.max(...series.map((s) => {
-    const misses = s.misses.reduce((a, b) => a + b, 0);
-    return s.allowedFraction > 0 ? misses / s.misses.length / s.allowedFraction : misses > 0 ? Infinity : 0;
-  }));
-}
-
-// Each seed's own ground truth on the grid: the highest rate passing with every lower one.
-function groundTruthSpread(c: Config, grid: readonly { qps: number }[], seeds: number, requests: number): { capacities: (number | null)[]; loadS: number } {
-  const capacities: (number | null)[] = [];
-  let loadS = 0;
-  for (let s = 1; s <= seeds; s++) {
-    let capacity: number | null = null;
-    for (const g of grid) {
-      loadS += requests / g.qps;
-      if (seedRatio(c, g.qps, 7000 + s, requests) > 1) break;
-      capacity = g.qps;
-    }
-    capacities.push(capacity);
-  }
-  return { capacities, loadS: loadS / Math.max(1, seeds) };
-}
-
-function groundTruth(c: Config, seeds: number, requests: number): { capacity: number | null; grid: { qps: number; ratio: number }[] } {
-  if (seeds === 0) return { capacity: null, grid: [] };
-  // Bracket the knee on the long-run ratio, then walk a 1% grid across it.
-  let lo = c.bounds.qps.minQps;
-  let hi = c.bounds.qps.startQps;
-  while (loadRatio(c, hi, seeds, requests) <= 1 && hi < c.bounds.qps.maxQps) [lo, hi] = [hi, Math.min(hi * 2, c.bounds.qps.maxQps)];
-  while ((hi - lo) / lo > 0.02) {
-    const mid = (lo + hi) / 2;
-    if (loadRatio(c, mid, seeds, requests) <= 1) lo = mid;
-    else hi = mid;
-  }
-  const grid: { qps: number; ratio: number }[] = [];
-  for (let k = -6; k <= 6; k++) {
-    const qps = +(lo * (1 + 0.01 * k)).toPrecision(5);
-    grid.push({ qps, ratio: loadRatio(c, qps, seeds, requests) });
-  }
-  let capacity: number | null = null;
-  for (const g of grid) {
-    if (g.ratio > 1) break;
-    capacity = g.qps;
-  }
-  return { capacity, grid };
-}
 
 // ---- searches ------------------------------------------------------------------------------
 type Method = 'decision' | 'nearest-rank' | 'metron-1000';
@@ -220,7 +86,7 @@ function probeOnce(c: Config, method: Method, qps: number, seed: number): Search
     return { qps, verdict: passed ? 'pass' : 'fail', requests: records.length, durationS };
   }
   const base = baseRequests(c, qps);
-  const warmup = Math.floor(base * c.probe.warmupFraction);
+  let warmup = Math.floor(base * c.probe.warmupFraction);
   if (method === 'nearest-rank') {
     // As runs judge a probe: the nearest-rank verdict, an early stop only on a certain fail that
     // the sequential test has also decided, and the statistical decision recorded beside it.
@@ -234,8 +100,10 @@ function probeOnce(c: Config, method: Method, qps: number, seed: number): Search
     if (process.env.DEBUG_STATS) log(`    ${qps} QPS ${passed ? 'pass' : 'fail'}${stoppedEarly ? ' (stopped)' : ''} ${durationS.toFixed(1)} s: ${statistics.decision} ${statistics.confidence.toFixed(3)}`);
     return { qps, verdict: passed ? 'pass' : 'fail', requests: records.length, durationS, statistics };
   }
-  const planned = plan(c, qps, Math.ceil(base * params.maxExtension), seed, c.probe.durationLimitS);
-  const minRequests = Math.min(base, planned.length) - warmup;
+  const extra = Math.ceil(qps * Number(values['warmup-s']));
+  const planned = plan(c, qps, Math.ceil(base * params.maxExtension) + extra, seed, c.probe.durationLimitS + Number(values['warmup-s']));
+  const minRequests = Math.min(base, planned.length - extra) - warmup;
+  warmup += extra;
   const hook = makeDecisionStop(c.slo, { requests: planned, warmupRequests: warmup, rateQps: qps, fit: c.fit, minRequests }, params);
   const { records, durationS, stoppedEarly } = runVirtualProbe(c.sim, planned, hook);
   const d = stoppedEarly !== null ? hook.current()! : decideSlo(evaluated(c, planned, records, warmup), c.slo, params, { passFromRequests: minRequests });

@@ -164,7 +164,7 @@ export async function analyzeTarget(opts: AnalyzeOptions, deps: AnalyzeDeps): Pr
         probes: files.probes.map((f) => {
           const r = reports.find((x) => x.file === f.displayPath);
           const passedBy = r ? Object.fromEntries(r.summary.slo.results.map((x) => [x.name, x.passed])) : undefined;
-          return { probe: f.probe, qps: f.qps, passed: r ? r.summary.slo.passed : null, passedBy, ...f.status };
+          return { probe: f.probe, qps: f.qps, passed: r ? r.summary.slo.passed : null, passedBy, ...f.status, parts: r?.statistics?.parts, durationS: r?.summary.durationS ?? null };
         }),
         runSlo: files.runSlo,
         slo,

@@ -9,6 +9,7 @@
 // Pure: probe verdicts and statuses in, the answer out.
 import type { Slo } from '../metrics/slo.ts';
 import { perSloResults, sloDefinitions, stoppingSloSource } from '../capacity/perSloSearch.ts';
+import { capacityInterval, describeInterval, type CapacityInterval, type EntryEvidence } from '../capacity/interval.ts';
 
 export { stoppingSloSource };
 
@@ -24,6 +25,9 @@ export interface ProbeVerdictInput {
   validity: string | null;
   earlyStop: string | null;
   interrupted: boolean;
+  /** Each SLO entry's counts under the new SLO and the probe's load time: evidence for the interval. */
+  parts?: readonly EntryEvidence[];
+  durationS?: number | null;
 }
 
 export interface ArchiveCapacityInputs {
@@ -62,6 +66,8 @@ export interface ArchiveCapacity {
   tolerance: number | null;
   probes: ProbeEvidence[];
   needsProbing: NeededProbe[];
+  /** The estimate and 95% interval from every trusted probe's evidence (capacity/interval.ts); null when no probe has counts. */
+  interval: CapacityInterval | null;
 }
 
 /** One SLO entry's own capacity from the archive (the run's per-SLO search, redone on the probes). */
@@ -84,7 +90,7 @@ export function perSloFromArchive(i: ArchiveCapacityInputs): ArchivePerSlo[] {
     ...capacityFromArchive({
       ...i,
       slo: d.slo,
-      probes: i.probes.map((p) => ({ ...p, passed: p.passedBy?.[d.name] ?? (p.passed === null ? null : p.passed ? true : null) })),
+      probes: i.probes.map((p) => ({ ...p, passed: p.passedBy?.[d.name] ?? (p.passed === null ? null : p.passed ? true : null), parts: p.parts?.filter((e) => e.name === d.name) })),
     }),
   }));
 }
@@ -167,6 +173,19 @@ export function capacityFromArchive(i: ArchiveCapacityInputs): ArchiveCapacity {
   else if (i.tolerance !== null && gap !== null && gap > i.tolerance + 1e-12) {
     needs.push({ qps: null, range: [passQps, failQps], reason: `never probed between ${passQps} and ${failQps} QPS: the gap is ${+(gap * 100).toPrecision(3)}% of the passing rate, wider than the tolerance of ${+(i.tolerance * 100).toPrecision(3)}%` });
   }
+  // The interval pools every trusted probe's requests; an open side is never settled.
+  const counted = i.probes.filter((p) => p.qps !== null && p.valid === true && !p.interrupted && p.parts && p.parts.length > 0);
+  const interval = counted.length > 0 ? capacityInterval(counted.map((p) => ({ qps: p.qps!, durationS: p.durationS ?? 0, parts: p.parts! }))) : null;
+  if (interval && interval.open !== 'none' && evidence.length > 0 && failQps !== null && passQps !== null) {
+    const side = interval.open === 'hi' ? 'above' : interval.open === 'lo' ? 'below' : 'either way';
+    needs.push({ qps: null, range: [interval.loQps, interval.hiQps], reason: `the 95% interval is open ${side}: no probe's evidence bounds that side surely enough` });
+  } else if (interval && interval.open === 'none' && i.tolerance !== null && interval.estimateQps) {
+    const width = (interval.hiQps! - interval.loQps!) / interval.estimateQps;
+    if (width > i.tolerance + 1e-12) {
+      const f = (q: number) => +q.toPrecision(3);
+      needs.push({ qps: null, range: [f(interval.loQps!), f(interval.hiQps!)], reason: `the 95% interval is ${+(width * 100).toPrecision(3)}% of the estimate wide, wider than the tolerance of ${+(i.tolerance * 100).toPrecision(3)}%` });
+    }
+  }
   const bound: ArchiveCapacity['bound'] =
     evidence.length === 0 ? 'unknown' : failQps === null ? 'at-least' : passQps === null ? 'below' : needs.length === 0 ? 'exact' : 'bracketed';
   return {
@@ -177,6 +196,7 @@ export function capacityFromArchive(i: ArchiveCapacityInputs): ArchiveCapacity {
     tolerance: i.tolerance,
     probes,
     needsProbing: needs,
+    interval,
   };
 }
 
@@ -196,8 +216,10 @@ export function formatArchiveCapacity(c: ArchiveCapacity): string[] {
   else head = `capacity under this SLO: ${c.capacityQps} QPS${c.bound === 'exact' ? '' : ' (not final: see below)'}`;
   const gap = c.gap === null ? '' : `; gap ${+(c.gap * 100).toPrecision(3)}%${c.tolerance !== null ? `, tolerance ${+(c.tolerance * 100).toPrecision(3)}%` : ''}`;
   const out = [head, `  bracket: pass ${q(c.bracket.passQps)} / fail ${q(c.bracket.failQps)} QPS${gap}`];
+  if (c.interval) out.push(`  estimate from every probe's requests: ${describeInterval(c.interval)}`);
   for (const p of c.probes) out.push(`  ${p.probe}: ${p.evidence === 'none' ? 'not evidence' : p.evidence} — ${p.why}`);
-  if (c.needsProbing.length === 0) out.push('  nothing needs probing: the archived probes settle it');
+  if (c.needsProbing.length === 0 && c.bound === 'exact') out.push('  nothing needs probing: the archived probes settle it');
+  else if (c.needsProbing.length === 0) out.push('  nothing needs probing within the tolerance, but the capacity is not settled: see the interval');
   else {
     out.push('  would need probing:');
     for (const n of c.needsProbing) out.push(`    ${n.qps !== null ? `${n.qps} QPS again` : rangeText(n.range)}: ${n.reason}`);

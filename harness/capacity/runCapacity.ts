@@ -16,7 +16,7 @@ import { readJsonFile, writeJsonFile } from '../runDir/jsonFiles.ts';
 import { readManifest } from '../runDir/read.ts';
 import { indexFinishedRun } from '../runDir/resultsIndex.ts';
 import { acquireRunLock } from '../runDir/lock.ts';
-import type { CapacityJson, FitFile, JournalLine, Manifest, ManifestPlan, ProbeStatistics, ProbeSummary } from '../runDir/schema.ts';
+import type { CapacityIntervalJson, CapacityJson, FitFile, JournalLine, Manifest, ManifestPlan, ProbeOutcome, ProbeStatistics, ProbeSummary } from '../runDir/schema.ts';
 import type { RunPlan } from './runPlan.ts';
 import { newRunId, resolveRun } from './resolveRun.ts';
 import { startEngineSession, type EngineSession } from './engineSession.ts';
@@ -24,6 +24,7 @@ import { runProfile } from './profiler.ts';
 import { plannedRequests, probeOutcome, runProbeStep } from './probeStep.ts';
 import { reclaimProbes } from './resume.ts';
 import { bracketOf, nextProbe, type Bracket, type ProbeVerdict, type SearchDecision } from './search.ts';
+import { capacityInterval } from './interval.ts';
 import { nextPerSloProbe, probeEvidence, sloDefinitions, summaryFacts, type PerSloResult } from './perSloSearch.ts';
 import { warmNextProbe } from './warmStart.ts';
 import { capacityCost, runCost } from './cost.ts';
@@ -482,6 +483,8 @@ function buildCapacity(
     bracket: d.bracket,
     bracketStatistics: { passQps: statisticsAt(summaries, d.bracket.passQps), failQps: statisticsAt(summaries, d.bracket.failQps) },
     decidedBracket: decidedBracketOf(summaries),
+    // Probes archived before statistics kept their counts (a resumed older run) give no interval.
+    ...(summaries.some((s) => s.valid && s.statistics?.parts?.length) ? { interval: intervalOf(summaries) } : {}),
     tolerance: plan.search.tolerance,
     probes: summaries.map(probeOutcome),
     baselines: plan.baselines,
@@ -497,6 +500,11 @@ function buildCapacity(
     gpuProfile: plan.gpuProfile,
     gpuCount: plan.gpuCount,
   };
+}
+
+/** The capacity estimate and its interval from every valid probe's evidence (capacity/interval.ts). */
+export function intervalOf(probes: readonly Pick<ProbeOutcome, 'qps' | 'durationS' | 'valid' | 'statistics'>[]): CapacityIntervalJson {
+  return capacityInterval(probes.filter((p) => p.valid).map((p) => ({ qps: p.qps, durationS: p.durationS, parts: p.statistics?.parts ?? [] })));
 }
 
 // The statistical decision of the last valid probe at a bracket end (retries share a rate).

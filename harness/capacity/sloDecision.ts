@@ -205,6 +205,7 @@ export function probeDecision(metrics: readonly RequestMetrics[], slo: Slo, para
 export function statisticsOfDecision(d: SloDecision): ProbeStatistics {
   const undecided = d.parts.filter((p) => p.result.decision !== 'pass');
   const leaning = d.decision !== 'undecided' ? d.decision : undecided.some((p) => p.result.leaning === 'fail') ? 'fail' : 'pass';
-  return { decision: d.decision, confidence: d.confidence, leaning, evidence: describeSloDecision(d) };
+  const parts = d.parts.map((p) => ({ name: p.name, observed: p.result.observed, misses: p.result.misses, tau: +p.result.tau.toFixed(4), allowedFraction: p.result.allowedFraction }));
+  return { decision: d.decision, confidence: d.confidence, leaning, evidence: describeSloDecision(d), parts };
 }
 

@@ -71,6 +71,7 @@ function headline(d: RunReportData): Block[] {
     ` — the highest request rate (open-loop arrivals, requests per second) at which every configured SLO below held on a probe, with every lower probed rate passing too.`,
   );
   out.push(para(...words));
+  if (c.interval) out.push(para(...intervalWords(c.interval)));
 
   const { passQps: pass, failQps: fail } = c.bracket;
   const tol = c.tolerance;
@@ -87,6 +88,22 @@ function headline(d: RunReportData): Block[] {
   if (ends) out.push(para(ends));
   if (c.reason || c.outcome) out.push(para('Outcome', c.outcome ? ` (${c.outcome})` : '', `: ${c.reason ?? NONE}.`));
   return out;
+}
+
+// The estimate from every probe's requests and its 95% interval; an open side is said in words.
+function intervalWords(iv: NonNullable<RunReportData['capacity']['interval']>): Inline[] {
+  const range = `${iv.loQps === null ? 'open' : fmtNum(iv.loQps)}–${iv.hiQps === null ? 'open' : fmtNum(iv.hiQps)} QPS`;
+  const est = iv.estimateQps !== null ? `${fmtNum(iv.estimateQps)} QPS` : iv.open === 'lo' ? 'below the probed rates' : 'above the probed rates';
+  const open =
+    iv.open === 'none' ? ''
+    : iv.open === 'hi' ? ' The interval is open above: no probe failed surely enough to cap the capacity.'
+    : iv.open === 'lo' ? ' The interval is open below: no probe passed surely enough to floor the capacity.'
+    : ' The interval is open both ways: the probes do not bound the capacity.';
+  return [
+    { strong: `Estimate: ${est}, ${Math.round(iv.level * 100)}% interval ${range}` },
+    ` — from every evaluated request of ${iv.probesUsed} probes (${iv.loadSeconds.toFixed(0)} s of load), not only the bracket's two: ${iv.method}.${open}`,
+    ' The capacity above is the highest probe that passed; the estimate is where the miss fraction fitted across all probes crosses the allowance.',
+  ];
 }
 
 function sloSection(d: RunReportData): Block[] {

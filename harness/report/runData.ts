@@ -3,7 +3,7 @@
 // figure that may be missing is `null` here and the renderer says it is absent; nothing past this
 // module guesses at the shape of a file. Pure: the converters take parsed JSON (loadRun reads it).
 import type { Slo } from '../metrics/slo.ts';
-import type { GpuTelemetrySummary, PerSloCapacity, PrefillLine, ProbeStatistics, ServerMetricsSummary } from '../runDir/schema.ts';
+import type { CapacityIntervalJson, GpuTelemetrySummary, PerSloCapacity, PrefillLine, ProbeStatistics, ServerMetricsSummary } from '../runDir/schema.ts';
 import type { ProbeDetail } from './probeDetail.ts';
 
 /** What the run was: recipe, engine, model and GPUs, each resolved from capacity.json, else the manifest. */
@@ -93,6 +93,8 @@ export interface ReportCapacity {
   bracket: { passQps: number | null; failQps: number | null };
   /** The bracket of the statistical decisions alone (null in older runs). */
   decidedBracket: { passQps: number | null; failQps: number | null; passConfidence: number | null; failConfidence: number | null } | null;
+  /** The estimate from every probe's evidence with its 95% interval (null in older runs). */
+  interval: CapacityIntervalJson | null;
   tolerance: number | null;
   /** null when the run recorded no baseline SLO verdicts. */
   baselineCapacityQps: Record<string, number | null> | null;
@@ -229,6 +231,7 @@ export function toReportCapacity(raw: unknown, target: ReportTarget | null): Rep
     decidedBracket: has(c.decidedBracket)
       ? (({ passQps, failQps, passConfidence, failConfidence }) => ({ passQps: num(passQps), failQps: num(failQps), passConfidence: num(passConfidence), failConfidence: num(failConfidence) }))(obj(c.decidedBracket))
       : null,
+    interval: has(c.interval) ? intervalOf(obj(c.interval)) : null,
     tolerance: num(c.tolerance),
     baselineCapacityQps: caps ? Object.fromEntries(Object.entries(caps).map(([k, v]) => [k, num(v)])) : null,
     perSlo: Array.isArray(c.perSlo)
@@ -436,4 +439,18 @@ function statisticsOf(v: unknown): ProbeStatistics | null {
   if ((decision !== 'pass' && decision !== 'fail' && decision !== 'undecided') || confidence === null) return null;
   const leaning = str(o.leaning) === 'fail' ? 'fail' : 'pass';
   return { decision, confidence, leaning, evidence: str(o.evidence) ?? '' };
+}
+
+function intervalOf(iv: Record<string, unknown>): CapacityIntervalJson {
+  const open = iv.open === 'none' || iv.open === 'lo' || iv.open === 'hi' ? iv.open : 'both';
+  return {
+    estimateQps: num(iv.estimateQps),
+    loQps: num(iv.loQps),
+    hiQps: num(iv.hiQps),
+    level: 0.95,
+    method: str(iv.method) ?? '',
+    probesUsed: num(iv.probesUsed) ?? 0,
+    loadSeconds: num(iv.loadSeconds) ?? 0,
+    open,
+  };
 }

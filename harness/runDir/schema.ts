@@ -119,6 +119,8 @@ export interface ProbeStatistics {
   leaning: 'pass' | 'fail';
   /** One line per SLO entry: misses, observations, allowance, indifference zone, clustering. */
   evidence: string;
+  /** Each SLO entry's counts, what capacity/interval.ts pools across probes (absent in older runs). */
+  parts?: { name: string; observed: number; misses: number; tau: number; allowedFraction: number }[];
 }
 
 // ---- events.jsonl -----------------------------------------------------------------------------
@@ -314,6 +316,20 @@ export interface PerSloCapacity {
   probesUsed: number[];
 }
 
+/** capacity.json's `interval` (capacity/interval.ts computes it). */
+export interface CapacityIntervalJson {
+  estimateQps: number | null;
+  loQps: number | null;
+  hiQps: number | null;
+  level: 0.95;
+  method: string;
+  probesUsed: number;
+  loadSeconds: number;
+  open: 'none' | 'lo' | 'hi' | 'both';
+  /** Each SLO entry's own estimate and interval; the fields above are all of them together. */
+  perSlo?: { name: string; estimateQps: number | null; loQps: number | null; hiQps: number | null; open: 'none' | 'lo' | 'hi' | 'both' }[];
+}
+
 /** capacity.json: the search's result (SPEC §4). */
 export interface CapacityJson {
   runId: string;
@@ -332,6 +348,12 @@ export interface CapacityJson {
    * capacity is only known as finely as this (absent in older runs).
    */
   decidedBracket?: { passQps: number | null; failQps: number | null; passConfidence: number | null; failConfidence: number | null };
+  /**
+   * The capacity as an estimate from every probe's evidence, with its 95% interval
+   * (capacity/interval.ts); an end is null, and named in `open`, when the evidence does not bound
+   * that side. Absent in older runs.
+   */
+  interval?: CapacityIntervalJson;
   tolerance: number;
   probes: ProbeOutcome[];
   /** The baseline SLO definitions every probe was also judged under (Metron Fig. 6). */

@@ -15,6 +15,8 @@ export interface CapacitySummary {
   costUsd?: number;
   cost: { usdPerHour: number | null; qpsPerUsdPerHour: number | null; usdPerMillionOutputTokens: number | null } | null;
   probes: unknown[];
+  /** The estimate and its 95% interval (capacity.json `interval`; absent in older runs). */
+  interval?: { estimateQps: number | null; loQps: number | null; hiQps: number | null; open: string };
 }
 
 export interface SweepRow {
@@ -76,7 +78,7 @@ export function bestConfigurations(rows: SweepRow[]): Best[] {
 const fmt = (n: number | null | undefined, digits = 3): string => (n === null || n === undefined || !Number.isFinite(n) ? '-' : String(Number(n.toPrecision(digits))));
 const valueText = (v: unknown) => (typeof v === 'object' ? JSON.stringify(v) : String(v));
 
-const COLUMNS = ['config', 'values', 'host', 'gpus', 'status', 'capacity QPS', 'bracket pass/fail QPS', 'tolerance', 'QPS per $/h', '$ per 1M output tokens', 'GPU-seconds', 'run cost $'];
+const COLUMNS = ['config', 'values', 'host', 'gpus', 'status', 'capacity QPS', 'bracket pass/fail QPS', 'estimate (95% interval) QPS', 'tolerance', 'QPS per $/h', '$ per 1M output tokens', 'GPU-seconds', 'run cost $'];
 
 function cells(r: SweepRow): string[] {
   const c = r.capacity;
@@ -88,12 +90,19 @@ function cells(r: SweepRow): string[] {
     c ? (c.outcome === 'invalid-probes' ? 'invalid probes' : r.status) : r.status,
     c ? fmt(c.capacityQps) : '-',
     c ? `${fmt(c.bracket.passQps)} / ${fmt(c.bracket.failQps)}` : '-',
+    c?.interval ? intervalCell(c.interval) : '-',
     c ? `${fmt(c.tolerance * 100)}%` : '-',
     fmt(c?.cost?.qpsPerUsdPerHour),
     fmt(c?.cost?.usdPerMillionOutputTokens),
     c ? fmt(c.gpuSeconds, 4) : '-',
     fmt(c?.costUsd),
   ];
+}
+
+// "42.1 (40.3–43.9)", an open end as "open".
+function intervalCell(iv: NonNullable<CapacitySummary['interval']>): string {
+  const end = (q: number | null) => (q === null ? 'open' : fmt(q));
+  return `${iv.estimateQps === null ? '-' : fmt(iv.estimateQps)} (${end(iv.loQps)}–${end(iv.hiQps)})`;
 }
 
 function bestLines(best: Best[]): string[][] {
@@ -149,7 +158,7 @@ const csvCell = (v: unknown) => {
 export function sweepCsv(rows: SweepRow[]): string {
   const fields = [...new Set(rows.flatMap((r) => Object.keys(r.values)))];
   const baselines = [...new Set(rows.flatMap((r) => Object.keys(r.capacity?.baselineCapacityQps ?? {})))];
-  const head = ['config', ...fields, 'host', 'gpus', 'status', 'outcome', 'capacity_qps', 'pass_qps', 'fail_qps', 'tolerance', 'usd_per_hour', 'qps_per_usd_per_hour', 'usd_per_million_output_tokens', 'gpu_seconds', 'run_cost_usd', 'probes', ...baselines.map((b) => `capacity_qps_${b}`), 'run_dir'];
+  const head = ['config', ...fields, 'host', 'gpus', 'status', 'outcome', 'capacity_qps', 'pass_qps', 'fail_qps', 'tolerance', 'usd_per_hour', 'qps_per_usd_per_hour', 'usd_per_million_output_tokens', 'gpu_seconds', 'run_cost_usd', 'probes', ...baselines.map((b) => `capacity_qps_${b}`), 'estimate_qps', 'interval_lo_qps', 'interval_hi_qps', 'interval_open', 'run_dir'];
   const lines = rows.map((r) => {
     const c = r.capacity;
     return [
@@ -170,6 +179,10 @@ export function sweepCsv(rows: SweepRow[]): string {
       c?.costUsd,
       c?.probes.length,
       ...baselines.map((b) => c?.baselineCapacityQps?.[b]),
+      c?.interval?.estimateQps,
+      c?.interval?.loQps,
+      c?.interval?.hiQps,
+      c?.interval?.open,
       r.runDir,
     ].map(csvCell).join(',');
   });

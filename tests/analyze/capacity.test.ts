@@ -8,7 +8,7 @@ import { execFile } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { capacityFromArchive, perSloFromArchive, stoppingSloSource, type ProbeVerdictInput } from '../../harness/analyze/capacity.ts';
+import { capacityFromArchive, formatArchiveCapacity, perSloFromArchive, stoppingSloSource, type ProbeVerdictInput } from '../../harness/analyze/capacity.ts';
 import type { Slo } from '../../harness/metrics/slo.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
@@ -87,6 +87,26 @@ test('the run SLO itself: an early-stopped fail is a fail, and the bracket is th
   assert.equal(c.bracket, { passQps: 6, failQps: 7 });
   assert.is(c.bound, 'exact');
   assert.equal(c.needsProbing, []);
+});
+
+test('a bracket within the tolerance is not "exact" while the interval from the probes\' requests is open or wider than the tolerance', () => {
+  const parts = (observed: number, misses: number) => [{ name: 'fluidity', observed, misses, tau: 1, allowedFraction: 0.01 }];
+  const base = { runSlo: RUN_SLO, slo: RUN_SLO, firstTokenDeadlineChanged: false, tolerance: 0.2 };
+  // A pass on 40 requests without a miss cannot show a 1% miss fraction holds: nothing floors the capacity.
+  const thin = capacityFromArchive({ ...base, probes: [probe(6, true, { parts: parts(40, 0), durationS: 7 }), probe(7, false, { parts: parts(400, 60), durationS: 57 })] });
+  assert.is(thin.interval?.open, 'lo');
+  assert.is.not(thin.bound, 'exact');
+  assert.ok(thin.needsProbing.some((n) => /interval is open below/.test(n.reason)), JSON.stringify(thin.needsProbing));
+  assert.not.match(formatArchiveCapacity(thin).join('\n'), /settle|exact/);
+  // The same bracket with enough requests on both sides: the interval closes, and the archive settles it.
+  const solid = capacityFromArchive({ ...base, probes: [probe(6, true, { parts: parts(4000, 2), durationS: 670 }), probe(7, false, { parts: parts(4000, 600), durationS: 570 })] });
+  assert.is(solid.interval?.open, 'none');
+  assert.is(solid.bound, 'exact');
+  assert.match(formatArchiveCapacity(solid).join('\n'), /estimate from every probe's requests: [\d.]+ QPS, 95% interval [\d.]+–[\d.]+$/m);
+  // Closed but wider than the tolerance: not settled either.
+  const strict = capacityFromArchive({ ...base, tolerance: 0.01, probes: [probe(6, true, { parts: parts(4000, 2), durationS: 670 }), probe(7, false, { parts: parts(4000, 600), durationS: 570 })] });
+  assert.is(strict.bound, 'bracketed');
+  assert.ok(strict.needsProbing.some((n) => /wider than the tolerance of 1%/.test(n.reason)), JSON.stringify(strict.needsProbing));
 });
 
 test('a looser SLO: early-stopped probes are not evidence, and the rates they leave open need probing', () => {

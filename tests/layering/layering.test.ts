@@ -35,7 +35,7 @@ const ALLOWED: Record<string, string[]> = {
 const PURE = [
   'metrics/*',
   'twin/calibrate.ts',
-  'capacity/fit.ts', 'capacity/search.ts', 'capacity/perSloSearch.ts', 'capacity/earlyStop.ts', 'capacity/decision.ts', 'capacity/sloDecision.ts', 'capacity/profilePlan.ts', 'capacity/cost.ts', 'capacity/runPlan.ts',
+  'capacity/fit.ts', 'capacity/search.ts', 'capacity/perSloSearch.ts', 'capacity/earlyStop.ts', 'capacity/decision.ts', 'capacity/sloDecision.ts', 'capacity/profilePlan.ts', 'capacity/cost.ts', 'capacity/runPlan.ts', 'capacity/interval.ts',
   'report/buildReport.ts', 'report/markdown.ts', 'report/html.ts', 'report/svg.ts', 'report/format.ts', 'report/doc.ts', 'report/compareRuns.ts', 'report/runData.ts',
   'report/loadSections.ts', 'report/probeDetail.ts', 'report/csv.ts',
   'analyze/deadlines.ts', 'analyze/table.ts', 'analyze/requestJson.ts', 'analyze/capacity.ts',

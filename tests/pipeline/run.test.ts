@@ -77,6 +77,27 @@ test('every probe states its statistical decision; the decided bracket rests on 
   if (passQps !== null && failQps !== null) assert.ok(passQps < failQps);
 });
 
+test('capacity.json carries the estimate with its 95% interval, from the valid probes\' evidence', () => {
+  type Interval = { estimateQps: number | null; loQps: number | null; hiQps: number | null; level: number; method: string; probesUsed: number; loadSeconds: number; open: string };
+  const iv = (capacity as CapacityFile & { interval?: Interval }).interval;
+  assert.ok(iv, 'no interval in capacity.json');
+  assert.is(iv!.level, 0.95);
+  assert.ok(['none', 'lo', 'hi', 'both'].includes(iv!.open), iv!.open);
+  assert.is(iv!.loQps === null, iv!.open === 'lo' || iv!.open === 'both');
+  assert.is(iv!.hiQps === null, iv!.open === 'hi' || iv!.open === 'both');
+  if (iv!.loQps !== null && iv!.hiQps !== null) assert.ok(iv!.loQps <= iv!.hiQps, JSON.stringify(iv));
+  const valid = capacity.probes.filter((p) => p.valid);
+  assert.is(iv!.probesUsed, valid.length);
+  assert.ok(Math.abs(iv!.loadSeconds - valid.reduce((t, p) => t + p.durationS, 0)) < 1e-6);
+  assert.match(iv!.method, /monotone/);
+  // Every probe's statistics carry the counts the interval pooled.
+  for (const p of capacity.probes as { statistics?: { parts?: { observed: number; misses: number; tau: number }[] } }[]) {
+    assert.ok(p.statistics?.parts?.length, 'a probe without counts');
+    for (const e of p.statistics!.parts!) assert.ok(e.observed >= e.misses && e.tau >= 1, JSON.stringify(e));
+  }
+  assert.match(readFileSync(join(runDir, 'report.md'), 'utf8'), /Estimate: .*95% interval/);
+});
+
 test('report.md quotes the capacity, the bracket and the SLO as written', () => {
   const md = readFileSync(join(runDir, 'report.md'), 'utf8');
   assert.ok(md.includes(String(capacity.capacityQps)), 'capacity missing from report.md');

@@ -6,6 +6,7 @@ import { stringify } from 'yaml';
 import { verb } from '../command.ts';
 import { EXIT, UserError } from '../../util/errors.ts';
 import { createProgress } from '../../capacity/progress.ts';
+import { intervalHeadline } from '../../capacity/interval.ts';
 import { withInterrupts } from '../interrupts.ts';
 import { formatDockerRun } from '../../provision/containerSpec.ts';
 import type { RunPlan } from '../../capacity/runPlan.ts';
@@ -83,8 +84,10 @@ export const runCommand = verb({
       if (cap.outcome === 'invalid-probes') setExit(EXIT.infra);
       if (args.json) process.stdout.write(JSON.stringify(cap, null, 2) + '\n');
       else {
+        // The estimate with its interval is the headline; the search's highest passing probe follows.
         process.stdout.write(
-          `capacity: ${cap.capacityQps} QPS (${cap.reason})\n` +
+          (cap.interval ? `${intervalHeadline(cap.interval)}\n` : '') +
+            `${cap.interval ? 'highest passing probe' : 'capacity'}: ${cap.capacityQps} QPS (${cap.reason})\n` +
             `bracket: pass ${cap.bracket.passQps ?? '-'} / fail ${cap.bracket.failQps ?? '-'} QPS, ${cap.probes.length} probes, ${cap.probeTimeS.toFixed(0)} s of load\n` +
             `results: ${outcome.runDir} (${[RUN_FILES.capacity, ...REPORT_FILES].join(', ')})\n`,
         );

@@ -1,0 +1,228 @@
+// The capacity as an estimate with an interval. Every evaluated request of every probe is evidence
+// about one curve: the miss fraction of each SLO entry as a function of rate. A probe's verdict
+// only says on which side of the allowance its own sample fell; near the knee that side is chance
+// (docs/verdicts.md). Pooling the probes instead:
+//  - each probe's misses and observations are divided by the clustering time τ its decision
+//    measured (decision.ts), so a cluster of τ correlated misses weighs as one observation; a
+//    probe's τ is at least the largest measured at a lower rate (see pointsOf);
+//  - the curve is fitted monotone in rate (weighted pool-adjacent-violators on the per-rate miss
+//    fractions, weighted by effective sample size), because a higher rate never serves better;
+//  - the capacity is where the fitted curve crosses the allowance, interpolated between the two
+//    probed rates around the crossing on the log-odds of the miss fraction (near a knee the miss
+//    fraction grows geometrically with rate, so log-odds is close to straight there);
+//  - the interval comes from redrawing every rate's miss fraction from its effective-count
+//    posterior (Beta with Jeffreys' prior: the parametric form of a block bootstrap over request
+//    clusters, which also treats a probe without a miss honestly) and refitting, with a fixed seed.
+// A side the evidence cannot bound is open: when more than (1 − level)/2 of the draws put the
+// crossing above the highest probed rate, nothing probed fails surely enough to cap it ("hi"); when
+// they put it below the lowest, nothing passes surely enough to floor it ("lo").
+// Several SLO entries: the capacity of all of them together is the lowest crossing, draw by draw.
+// What the interval cannot see (probes that share one workload sample, clusters longer than a
+// probe, an empty engine at a probe's start) is measured in docs/verdicts.md.
+//
+// Pure: numbers in, numbers out (seeded draws, no clock).
+import { createRng, gamma, type Rng } from '../util/rng.ts';
+
+/** One SLO entry's evidence from one probe (ProbeStatistics.parts). */
+export interface EntryEvidence {
+  name: string;
+  /** Observations judged (requests, or token gaps for TBT). */
+  observed: number;
+  misses: number;
+  /** Clustering time the decision divided the evidence by (≥ 1). */
+  tau: number;
+  allowedFraction: number;
+}
+
+export interface ProbeEvidence {
+  qps: number;
+  /** Load time the probe spent (s). */
+  durationS: number;
+  parts: readonly EntryEvidence[];
+}
+
+export type OpenSide = 'none' | 'lo' | 'hi' | 'both';
+
+export interface IntervalEstimate {
+  estimateQps: number | null;
+  loQps: number | null;
+  hiQps: number | null;
+  open: OpenSide;
+}
+
+/** capacity.json's `interval`. */
+export interface CapacityInterval extends IntervalEstimate {
+  level: 0.95;
+  method: string;
+  probesUsed: number;
+  loadSeconds: number;
+  /** Each SLO entry's own estimate and interval (the headline is their lowest crossing). */
+  perSlo: (IntervalEstimate & { name: string })[];
+}
+
+export interface IntervalOptions {
+  /** Posterior draws (default 2000). */
+  draws?: number;
+  seed?: number;
+  /** How each probe's clustering time is read: its own, or at least any lower rate's (default). */
+  tau?: 'own' | 'running-max';
+}
+
+export const INTERVAL_METHOD = 'monotone fit of per-probe miss fractions (effective sample size n/τ), crossing interpolated on log-odds, 95% from 2000 effective-count posterior draws';
+
+interface RatePoint {
+  qps: number;
+  /** Effective observations and misses at this rate (probes at one rate pooled). */
+  n: number;
+  m: number;
+}
+
+/** The capacity estimate and its 95% interval from the probes' evidence. */
+export function capacityInterval(probes: readonly ProbeEvidence[], options: IntervalOptions = {}): CapacityInterval {
+  const draws = options.draws ?? 2000;
+  const used = probes.filter((p) => p.parts.length > 0 && p.qps > 0);
+  const names = [...new Set(used.flatMap((p) => p.parts.map((e) => e.name)))];
+  const entries = names.map((name) => {
+    const allowed = used.flatMap((p) => p.parts.filter((e) => e.name === name))[0]?.allowedFraction ?? 0;
+    const points = pointsOf(used, name, options.tau ?? 'running-max');
+    return { name, allowed, points };
+  });
+  const base = { level: 0.95 as const, method: INTERVAL_METHOD, probesUsed: used.length, loadSeconds: used.reduce((t, p) => t + p.durationS, 0) };
+  if (entries.length === 0) return { ...base, estimateQps: null, loQps: null, hiQps: null, open: 'both', perSlo: [] };
+
+  const rng = createRng(options.seed ?? 0x5eed);
+  const perDraw: number[][] = entries.map(() => []);
+  const combined: number[] = [];
+  for (let k = 0; k < draws; k++) {
+    let lowest = Infinity;
+    entries.forEach((e, i) => {
+      const drawn = e.points.map((p) => ({ qps: p.qps, w: p.n, p: betaDraw(rng, p.m + 0.5, p.n - p.m + 0.5) }));
+      const c = crossing(drawn, e.allowed);
+      perDraw[i].push(c);
+      lowest = Math.min(lowest, c);
+    });
+    combined.push(lowest);
+  }
+  const point = entries.map((e) => crossing(e.points.map((p) => ({ qps: p.qps, w: p.n, p: (p.m + e.allowed) / (p.n + 1) })), e.allowed));
+  const range = (points: readonly RatePoint[]): [number, number] => [points[0]?.qps ?? 0, points.at(-1)?.qps ?? 0];
+  const all = entries.flatMap((e) => e.points);
+  const overall: [number, number] = [Math.min(...all.map((p) => p.qps)), Math.max(...all.map((p) => p.qps))];
+  const perSlo = entries.map((e, i) => ({ name: e.name, ...summarize(point[i], perDraw[i], range(e.points)) }));
+  return { ...base, ...summarize(Math.min(...point), combined, overall), perSlo };
+}
+
+// Probes of one entry grouped by rate, in effective units, ascending in rate.
+function pointsOf(probes: readonly ProbeEvidence[], name: string, mode: NonNullable<IntervalOptions['tau']>): RatePoint[] {
+  const rows = probes
+    .flatMap((p) => p.parts.filter((e) => e.name === name && e.observed > 0).map((e) => ({ qps: p.qps, e })))
+    .sort((a, b) => a.qps - b.qps);
+  const byRate = new Map<number, RatePoint>();
+  let floor = 1;
+  for (const { qps, e } of rows) {
+    // Misses cluster because queues build, and queues build more with rate: a probe's clustering
+    // time is at least the longest measured at any lower rate (a probe with few misses measures
+    // its own short, or only from its near misses).
+    const own = Math.max(1, e.tau);
+    const tau = mode === 'own' ? own : Math.max(own, floor);
+    floor = Math.max(floor, own);
+    const pt = byRate.get(qps) ?? { qps, n: 0, m: 0 };
+    pt.n += e.observed / tau;
+    pt.m += e.misses / tau;
+    byRate.set(qps, pt);
+  }
+  return [...byRate.values()];
+}
+
+// Quantiles of the draws; a crossing beyond the probed rates bounds only the other side: surely
+// above the highest rate, the capacity is at least that rate; surely below the lowest, at most it.
+function summarize(point: number, draws: number[], [minQps, maxQps]: [number, number]): IntervalEstimate {
+  const sorted = [...draws].sort((a, b) => a - b);
+  const q = (f: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.floor(f * sorted.length)))];
+  const lo = q(0.025);
+  const hi = q(0.975);
+  const openLo = lo === -Infinity;
+  const openHi = hi === Infinity;
+  const loQps = openLo ? null : Math.min(lo, maxQps);
+  const hiQps = openHi ? null : Math.max(hi, minQps);
+  // The fit's own crossing can fall a hair outside the draws' quantiles; it is kept inside them.
+  const estimateQps = Number.isFinite(point) ? Math.min(hiQps ?? Infinity, Math.max(loQps ?? -Infinity, point)) : null;
+  return {
+    estimateQps,
+    loQps,
+    hiQps,
+    open: openLo && openHi ? 'both' : openLo ? 'lo' : openHi ? 'hi' : 'none',
+  };
+}
+
+/**
+ * Where the monotone fit of the points crosses `allowed`: interpolated on log-odds between the
+ * last rate at or below it and the first above; −∞ when even the lowest rate is above, +∞ when no
+ * rate is.
+ */
+export function crossing(points: readonly { qps: number; w: number; p: number }[], allowed: number): number {
+  if (points.length === 0) return Infinity;
+  const fit = isotonic(points.map((x) => x.p), points.map((x) => x.w));
+  const i = fit.findIndex((f) => f > allowed);
+  if (i < 0) return Infinity;
+  if (i === 0) return -Infinity;
+  const lo = points[i - 1].qps;
+  const hi = points[i].qps;
+  const a = logit(fit[i - 1]);
+  const b = logit(fit[i]);
+  const t = logit(allowed);
+  const share = b > a ? Math.min(1, Math.max(0, (t - a) / (b - a))) : 1;
+  return lo + share * (hi - lo);
+}
+
+/** Weighted pool-adjacent-violators: the non-decreasing sequence nearest to `y` in weighted least squares. */
+export function isotonic(y: readonly number[], w: readonly number[]): number[] {
+  const blocks: { value: number; weight: number; count: number }[] = [];
+  for (let i = 0; i < y.length; i++) {
+    blocks.push({ value: y[i], weight: Math.max(w[i], 1e-12), count: 1 });
+    while (blocks.length > 1 && blocks[blocks.length - 2].value > blocks[blocks.length - 1].value) {
+      const b = blocks.pop()!;
+      const a = blocks[blocks.length - 1];
+      a.value = (a.value * a.weight + b.value * b.weight) / (a.weight + b.weight);
+      a.weight += b.weight;
+      a.count += b.count;
+    }
+  }
+  return blocks.flatMap((b) => Array<number>(b.count).fill(b.value));
+}
+
+const logit = (p: number) => {
+  const q = Math.min(1 - 1e-9, Math.max(1e-9, p));
+  return Math.log(q / (1 - q));
+};
+
+function betaDraw(rng: Rng, a: number, b: number): number {
+  const x = gamma(rng, a, 1);
+  const y = gamma(rng, b, 1);
+  return x + y > 0 ? x / (x + y) : 0;
+}
+
+/** "42 QPS, 95% interval 40–44" / "at least 40 (no probe fails surely above it)" for logs and reports. */
+export function describeInterval(iv: IntervalEstimate & { level?: number }, fmt: (q: number) => string = (q) => String(+q.toPrecision(3))): string {
+  const level = `${Math.round((iv.level ?? 0.95) * 100)}% interval`;
+  const lo = iv.loQps === null ? 'open' : fmt(iv.loQps);
+  const hi = iv.hiQps === null ? 'open' : fmt(iv.hiQps);
+  const est = iv.estimateQps === null ? (iv.open === 'lo' ? 'below the lowest probed rate' : iv.open === 'hi' || iv.open === 'both' ? 'above the highest probed rate' : 'unknown') : `${fmt(iv.estimateQps)} QPS`;
+  const note = iv.open === 'none' ? '' : iv.open === 'hi' ? ' (open above: no probe fails surely enough to cap it)' : iv.open === 'lo' ? ' (open below: no probe passes surely enough to floor it)' : ' (open both ways)';
+  return `${est}, ${level} ${lo}–${hi}${note}`;
+}
+
+/**
+ * The console's headline: "capacity 42.1 QPS, 95% interval 40.3–43.9, 9 probes, 130 s of load",
+ * with an open side named instead of a number.
+ */
+export function intervalHeadline(iv: Pick<CapacityInterval, 'estimateQps' | 'loQps' | 'hiQps' | 'open' | 'level' | 'probesUsed' | 'loadSeconds'>): string {
+  const f = (q: number) => String(+q.toPrecision(3));
+  const level = `${Math.round(iv.level * 100)}% interval`;
+  const range =
+    iv.open === 'none' ? `${f(iv.loQps!)}–${f(iv.hiQps!)}`
+    : iv.open === 'hi' ? `${iv.loQps === null ? 'open' : f(iv.loQps)}–open (no probe fails surely enough to cap it)`
+    : iv.open === 'lo' ? `open–${iv.hiQps === null ? 'open' : f(iv.hiQps)} (no probe passes surely enough to floor it)`
+    : 'open both ways (the probes do not bound it)';
+  const est = iv.estimateQps !== null ? `${f(iv.estimateQps)} QPS` : iv.open === 'lo' ? `below ${iv.hiQps === null ? 'the probed rates' : `${f(iv.hiQps)} QPS`}` : iv.loQps !== null ? `at least ${f(iv.loQps)} QPS` : 'not bounded';
+  return `capacity ${est}, ${level} ${range}, ${iv.probesUsed} probes, ${iv.loadSeconds.toFixed(0)} s of load`;
+}

@@ -1,0 +1,177 @@
+// npx tsx scripts/interval-proof.ts [--recipes a.yaml,b.yaml] [--seeds 20] [--truth 43.5,6.75,0.3277]
+//                                   [--gt-seeds 3] [--gt-requests 12000]
+// Does the capacity's 95% interval mean what it says? For each recipe (default: the quickstart,
+// Sarathi on the same model, Llama-2-70B on 4×A100), on the simulated engine driven on a virtual
+// clock (scripts/virtualProbe.ts), `--seeds` searches with workload seeds 7, 8, …:
+//  - the run's search (the recipe's probes, nearest-rank verdicts, decided early stops), and the
+//    interval capacity/interval.ts draws from its probes, as capacity.json carries it;
+//  - a Metron-style search (1000 requests per probe, no early stop) for comparison, with the
+//    interval from its probes too.
+// Printed per method: the share of intervals containing the pooled ground truth (goal ≥ 90%), how
+// many had an open end, the median and worst error of the estimate, the median interval width and
+// the load-seconds used. `--truth` skips the ground-truth computation with known values (same
+// order as --recipes), which scripts/verdict-proof.ts computes the same way (scripts/proofSupport.ts).
+import { parseArgs } from 'node:util';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import { evaluateSlo } from '../harness/metrics/sloCheck.ts';
+import { nextProbe, type ProbeVerdict } from '../harness/capacity/search.ts';
+import { makeProbeStop } from '../harness/capacity/earlyStop.ts';
+import { probeDecision, statisticsOfDecision } from '../harness/capacity/sloDecision.ts';
+import { DEFAULT_DECISION } from '../harness/capacity/decision.ts';
+import { capacityInterval, type CapacityInterval } from '../harness/capacity/interval.ts';
+import type { ProbeStatistics } from '../harness/runDir/schema.ts';
+import { deriveSeed } from '../harness/util/rng.ts';
+import { runVirtualProbe } from './virtualProbe.ts';
+import { configOf, evaluated, groundTruth, plan, type Config } from './proofSupport.ts';
+
+const { values } = parseArgs({
+  options: {
+    recipes: { type: 'string', default: 'recipes/quickstart.yaml,recipes/papers/llama3-8b-h100-sarathi-sim.yaml,recipes/papers/llama2-70b-a100-tp4-sim.yaml' },
+    seeds: { type: 'string', default: '20' },
+    truth: { type: 'string' },
+    'gt-seeds': { type: 'string', default: '3' },
+    'gt-requests': { type: 'string', default: '12000' },
+    methods: { type: 'string', default: 'run,metron-1000' },
+    // Seconds of arrivals at the probe's rate sent before the measured requests (not judged).
+    'warmup-s': { type: 'string', default: '0' },
+    // Write every search's probes (with their evidence) to this JSON file, or read them back from
+    // it instead of probing: the estimator can then be re-judged without the CPU time.
+    save: { type: 'string' },
+    tau: { type: 'string', default: 'running-max' },
+    // Each probe draws its own workload sample (a seed derived from the search's seed and the rate)
+    // instead of every probe of a search replaying one sample at a different rate.
+    'seed-per-probe': { type: 'boolean', default: false },
+    from: { type: 'string' },
+  },
+});
+const log = (line: string) => process.stderr.write(`${line}\n`);
+const fmtQ = (q: number | null) => (q === null ? '—' : String(+q.toPrecision(4)));
+const pct = (x: number) => `${+(x * 100).toPrecision(3)}%`;
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length === 0 ? NaN : s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+
+type Method = 'run' | 'metron-1000';
+interface Probe {
+  qps: number;
+  passed: boolean;
+  durationS: number;
+  statistics: ProbeStatistics;
+}
+
+function probeOnce(c: Config, method: Method, qps: number, seed: number): Probe {
+  if (method === 'metron-1000') {
+    const extra = Math.ceil(qps * Number(values['warmup-s']));
+    const planned = plan(c, qps, 1000 + extra, seed, 1e9);
+    const warmup = Math.floor(1000 * c.probe.warmupFraction) + extra;
+    const { records, durationS } = runVirtualProbe(c.sim, planned);
+    const judged = evaluated(c, planned, records, warmup);
+    return { qps, passed: evaluateSlo(judged, c.slo).passed, durationS, statistics: probeDecision(judged, c.slo, DEFAULT_DECISION, judged.length) };
+  }
+  // As runs probe (capacity/probeStep.ts): the recipe's requests, a stop on a decided certain fail.
+  const extra = Math.ceil(qps * Number(values['warmup-s']));
+  const base = Math.max(c.probe.requests, Math.ceil(qps * c.probe.minDurationS));
+  const warmup = Math.floor(base * c.probe.warmupFraction) + extra;
+  const planned = plan(c, qps, base + extra, seed, c.probe.durationLimitS + Number(values['warmup-s']));
+  const hook = makeProbeStop(c.slo, { requests: planned, warmupRequests: warmup, rateQps: qps, fit: c.fit, minRequests: base - warmup }, DEFAULT_DECISION);
+  const { records, durationS, stoppedEarly } = runVirtualProbe(c.sim, planned, hook);
+  const judged = evaluated(c, planned, records, warmup);
+  const passed = stoppedEarly === null && evaluateSlo(judged, c.slo).passed;
+  const stoppedOn = stoppedEarly !== null ? hook.decided() : null;
+  const statistics = stoppedOn ? statisticsOfDecision(stoppedOn) : probeDecision(judged, c.slo, DEFAULT_DECISION, base - warmup);
+  return { qps, passed, durationS, statistics };
+}
+
+interface SearchResult {
+  capacity: number;
+  loadS: number;
+  probes: Probe[];
+  interval: CapacityInterval;
+}
+
+const saved: Record<string, { capacity: number; probes: Probe[] }> = values.from && existsSync(values.from) ? JSON.parse(readFileSync(values.from, 'utf8')) : {};
+const toSave: typeof saved = {};
+
+function search(c: Config, method: Method, seed: number): SearchResult {
+  const key = `${c.recipe.name}:${method}:${seed}:${values['warmup-s']}${values['seed-per-probe'] ? ':per-probe' : ''}`;
+  const hit = saved[key];
+  if (hit) {
+    const interval = capacityInterval(hit.probes.map((p) => ({ qps: p.qps, durationS: p.durationS, parts: p.statistics.parts ?? [] })), { tau: values.tau as 'own' });
+    return { capacity: hit.capacity, loadS: hit.probes.reduce((t, p) => t + p.durationS, 0), probes: hit.probes, interval };
+  }
+  const r = searchNow(c, method, seed);
+  toSave[key] = { capacity: r.capacity, probes: r.probes };
+  if (values.save) writeFileSync(values.save, JSON.stringify({ ...saved, ...toSave }));
+  return r;
+}
+
+function searchNow(c: Config, method: Method, seed: number): SearchResult {
+  const probes: Probe[] = [];
+  const verdicts: ProbeVerdict[] = [];
+  for (;;) {
+    const d = nextProbe(c.bounds, verdicts);
+    if (d.done) {
+      const interval = capacityInterval(probes.map((p) => ({ qps: p.qps, durationS: p.durationS, parts: p.statistics.parts ?? [] })), { tau: values.tau as 'own' });
+      return { capacity: d.capacityQps, loadS: probes.reduce((t, p) => t + p.durationS, 0), probes, interval };
+    }
+    const p = probeOnce(c, method, d.qps, values['seed-per-probe'] ? deriveSeed(seed, `probe at ${d.qps}`) : seed);
+    probes.push(p);
+    verdicts.push({ qps: p.qps, passed: p.passed, decision: p.passed ? 'pass' : 'fail', valid: true });
+  }
+}
+
+const t0 = performance.now();
+const files = values.recipes!.split(',');
+const truths = values.truth ? values.truth.split(',').map(Number) : [];
+const nSeeds = Number(values.seeds);
+const methods = values.methods!.split(',') as Method[];
+const rows: string[] = [];
+for (const [k, file] of files.entries()) {
+  const tc = performance.now();
+  const c = await configOf(file);
+  let truth = truths[k];
+  if (!(truth > 0)) {
+    log(`${c.recipe.name}: ground truth…`);
+    const gt = groundTruth(c, Number(values['gt-seeds']), Number(values['gt-requests']));
+    if (gt.capacity === null) throw new Error(`${file}: no ground truth on the grid`);
+    truth = gt.capacity;
+  }
+  const metronLoad: number[] = [];
+  const metronErr: number[] = [];
+  for (const method of methods) {
+    const runs: SearchResult[] = [];
+    for (let i = 0; i < nSeeds; i++) {
+      const r = search(c, method, c.recipe.workload.seed + i);
+      runs.push(r);
+      const iv = r.interval;
+      log(`  ${c.recipe.name} ${method} seed ${c.recipe.workload.seed + i}: search ${fmtQ(r.capacity)}; estimate ${fmtQ(iv.estimateQps)} [${fmtQ(iv.loQps)}, ${fmtQ(iv.hiQps)}] open ${iv.open}; ${r.probes.length} probes, ${r.loadS.toFixed(0)} s; ` +
+        r.probes.map((p) => `${fmtQ(p.qps)}:${p.passed ? 'P' : 'F'}`).join(' '));
+    }
+    const contains = runs.filter((r) => (r.interval.loQps ?? -Infinity) <= truth && truth <= (r.interval.hiQps ?? Infinity)).length;
+    const open = runs.filter((r) => r.interval.open !== 'none').length;
+    // A missing estimate (open side) counts at the end that bounds it, or as a 100% error.
+    const estimate = (r: SearchResult) => r.interval.estimateQps ?? r.interval.loQps ?? r.interval.hiQps;
+    const errs = runs.map((r) => {
+      const e = estimate(r);
+      return e === null ? 1 : Math.abs(e - truth) / truth;
+    });
+    const searchErrs = runs.map((r) => Math.abs(r.capacity - truth) / truth);
+    const widths = runs.map((r) => (r.interval.loQps !== null && r.interval.hiQps !== null ? (r.interval.hiQps - r.interval.loQps) / truth : Infinity));
+    const loads = runs.map((r) => r.loadS);
+    if (method === 'metron-1000') {
+      metronLoad.push(median(loads));
+      metronErr.push(median(searchErrs));
+    }
+    rows.push(
+      `| ${c.recipe.name} | ${method} | ${fmtQ(truth)} | ${contains}/${nSeeds} (${pct(contains / nSeeds)}) | ${open} | ${pct(median(errs))} | ${pct(Math.max(...errs))} | ${pct(median(widths))} | ${pct(median(searchErrs))} | ${pct(Math.max(...searchErrs))} | ${median(loads).toFixed(0)} |`,
+    );
+  }
+  log(`${c.recipe.name}: wall ${((performance.now() - tc) / 1000).toFixed(0)} s`);
+  rows.push(`<!-- ${c.recipe.name}: wall ${((performance.now() - tc) / 1000).toFixed(0)} s -->`);
+}
+console.log(`| recipe | method | pooled ground truth QPS | intervals containing it | open end | median error of estimate | worst error of estimate | median width | median error of search's capacity | worst error of search's capacity | median load-s |`);
+console.log('|---|---|---|---|---|---|---|---|---|---|---|');
+for (const r of rows) console.log(r);
+console.log(`wall time: ${((performance.now() - t0) / 1000).toFixed(0)} s (virtual clock; no HTTP, no client timing error)`);

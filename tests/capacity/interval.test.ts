@@ -1,0 +1,99 @@
+// The capacity estimate and its interval on synthetic evidence whose true curve is known: the
+// interval contains the true crossing in nearly every seeded replication (and would not if the
+// clustering were ignored), ends the evidence cannot bound are open, the fit is monotone, and
+// several SLO entries together cross at the lowest of their crossings.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { capacityInterval, crossing, describeInterval, isotonic, type ProbeEvidence } from '../../harness/capacity/interval.ts';
+import { createRng, type Rng } from '../../harness/util/rng.ts';
+
+const P0 = 0.01;
+// A knee: the miss fraction grows geometrically with rate, P0 at exactly 40 QPS.
+const truth = (qps: number) => Math.min(0.9, P0 * Math.exp((qps - 40) / 1.2));
+
+// n requests whose misses come in clusters of `cluster` (a burst misses together): the evidence
+// holds n/cluster independent pieces, which is what τ = cluster says.
+function probe(rng: Rng, qps: number, n: number, cluster = 1, name = 'fluidity', p = truth(qps)): ProbeEvidence {
+  let misses = 0;
+  for (let i = 0; i < n / cluster; i++) if (rng.next() < p) misses += cluster;
+  return { qps, durationS: n / qps, parts: [{ name, observed: n, misses, tau: cluster, allowedFraction: P0 }] };
+}
+
+test('the fit is monotone and pools violators by their weights', () => {
+  assert.equal(isotonic([0.1, 0.3, 0.2, 0.5], [1, 1, 3, 1]).map((x) => +x.toFixed(9)), [0.1, 0.225, 0.225, 0.5]);
+  const fit = isotonic([0.5, 0.4, 0.3, 0.2], [1, 1, 1, 1]);
+  for (let i = 1; i < fit.length; i++) assert.ok(fit[i] >= fit[i - 1]);
+  assert.equal(isotonic([0.01, 0.02], [5, 5]), [0.01, 0.02]);
+});
+
+test('the crossing interpolates between the rates around the allowance, on log-odds', () => {
+  const c = crossing([{ qps: 40, w: 100, p: 0.001 }, { qps: 50, w: 100, p: 0.1 }], P0);
+  assert.ok(c > 44 && c < 46, String(c)); // halfway on log-odds (0.001 → 0.01 → 0.1)
+  assert.is(crossing([{ qps: 40, w: 100, p: 0.001 }], P0), Infinity);
+  assert.is(crossing([{ qps: 40, w: 100, p: 0.5 }], P0), -Infinity);
+});
+
+test('the 95% interval contains the true crossing in nearly all replications, and clustering counted by τ keeps it so', () => {
+  let covered = 0;
+  let ignoredCovered = 0;
+  const reps = 60;
+  for (let r = 0; r < reps; r++) {
+    const rng = createRng(100 + r);
+    const probes = [36, 38, 39, 40.5, 41.5, 43, 46].map((q) => probe(rng, q, 3000, 6));
+    const iv = capacityInterval(probes, { seed: r, draws: 800 });
+    assert.is(iv.open, 'none');
+    assert.ok(iv.loQps! <= iv.estimateQps! && iv.estimateQps! <= iv.hiQps!);
+    if (iv.loQps! <= 40 && 40 <= iv.hiQps!) covered++;
+    // The same counts read as independent requests: too narrow.
+    const naive = capacityInterval(probes.map((p) => ({ ...p, parts: p.parts.map((e) => ({ ...e, tau: 1 })) })), { seed: r, draws: 800 });
+    if (naive.loQps !== null && naive.hiQps !== null && naive.loQps <= 40 && 40 <= naive.hiQps) ignoredCovered++;
+  }
+  assert.ok(covered / reps >= 0.88, `covered ${covered}/${reps}`);
+  assert.ok(ignoredCovered < covered, `τ ignored covered ${ignoredCovered}/${reps}, counted ${covered}/${reps}`);
+});
+
+test('an end the evidence cannot bound is open', () => {
+  const rng = createRng(7);
+  // Everything passes clearly: the capacity is above the highest rate, nothing caps it.
+  const low = capacityInterval([30, 33, 35].map((q) => probe(rng, q, 2000)));
+  assert.is(low.open, 'hi');
+  assert.is(low.hiQps, null);
+  assert.is(low.estimateQps, null);
+  assert.ok(low.loQps !== null && low.loQps >= 30, String(low.loQps));
+  assert.match(describeInterval(low), /open/);
+  // Everything fails clearly: nothing floors it.
+  const high = capacityInterval([50, 60].map((q) => probe(rng, q, 500)));
+  assert.is(high.open, 'lo');
+  assert.is(high.loQps, null);
+  // Few requests and no miss at the only rate below the knee: 40 requests cannot show P99 holds.
+  const thin = capacityInterval([probe(rng, 35, 40), probe(rng, 50, 400)]);
+  assert.is(thin.open, 'lo');
+  // No evidence at all.
+  assert.is(capacityInterval([]).open, 'both');
+  assert.is(capacityInterval([]).probesUsed, 0);
+});
+
+test('several SLO entries: the headline is the lowest crossing, each entry keeps its own', () => {
+  const rng = createRng(11);
+  const probes = [34, 36, 38, 40, 42, 44, 46].map((q) => {
+    const a = probe(rng, q, 3000, 1, 'fluidity');
+    const b = probe(rng, q, 3000, 1, 'ttft', Math.min(0.9, P0 * Math.exp((q - 37) / 1.2)));
+    return { ...a, parts: [...a.parts, ...b.parts] };
+  });
+  const iv = capacityInterval(probes, { seed: 3 });
+  const ttft = iv.perSlo.find((e) => e.name === 'ttft')!;
+  const fluidity = iv.perSlo.find((e) => e.name === 'fluidity')!;
+  assert.ok(ttft.estimateQps! < fluidity.estimateQps!);
+  assert.ok(Math.abs(iv.estimateQps! - ttft.estimateQps!) < 1e-9);
+  assert.ok(iv.hiQps! <= fluidity.hiQps! + 1e-9);
+  assert.is(iv.probesUsed, 7);
+  assert.ok(Math.abs(iv.loadSeconds - probes.reduce((t, p) => t + p.durationS, 0)) < 1e-9);
+});
+
+test('draws are seeded: the same evidence gives the same interval', () => {
+  const rng = createRng(5);
+  const probes = [38, 40, 42].map((q) => probe(rng, q, 2000, 3));
+  assert.equal(capacityInterval(probes), capacityInterval(probes));
+});
+
+test.run();
