@@ -2,7 +2,8 @@
 // in events.jsonl before and after it happens, so `--resume` reuses the profile and every finished
 // probe, and a killed probe's partial data is kept (moved aside), never overwritten.
 import { createHash, randomBytes } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { copyFileIn, renameIn } from '../util/confinedFs.ts';
 import { dirname, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { loadRecipe } from '../recipe/load.ts';
@@ -119,7 +120,7 @@ async function createRun(opts: RunOptions, now: () => Date): Promise<OpenedRun> 
   const runDir = resolve(opts.outDir, runId);
   const paths = runPaths(runDir);
   const recipeText = readFileSync(opts.recipeFile, 'utf8');
-  copyFileSync(opts.recipeFile, paths.recipeCopy);
+  copyFileIn(runDir, opts.recipeFile, paths.recipeCopy);
   const manifest: Manifest = {
     runId,
     recipeFile: resolve(opts.recipeFile),
@@ -207,7 +208,7 @@ async function runOpened(opts: RunOptions, opened: OpenedRun, now: () => Date): 
   const resumed = history.length > 0;
   const saveManifest = (update: Partial<Manifest> = {}) => {
     manifest = { ...manifest, ...update };
-    writeJsonFile(paths.manifest, manifest);
+    writeJsonFile(runDir, paths.manifest, manifest);
   };
   saveManifest();
   journal.append({ type: 'run-started', runId, recipeFile: manifest.recipeFile, resumed });
@@ -246,7 +247,7 @@ async function runOpened(opts: RunOptions, opened: OpenedRun, now: () => Date): 
     } else {
       const decision = result.decision;
       capacity = buildCapacity(plan, decision, result.perSlo, result.summaries, runId, engineUp.totalS + (performance.now() - engineUp.sinceMs) / 1000);
-      writeJsonFile(paths.capacity, capacity);
+      writeJsonFile(runDir, paths.capacity, capacity);
       journal.append({ type: 'search-finished', capacityQps: capacity.capacityQps, reason: capacity.reason });
       status = 'completed';
       reason = capacity.reason;
@@ -388,7 +389,7 @@ async function search(
     });
     if (summary.interrupted) {
       const movedTo = probe.interruptedRel;
-      renameSync(probe.dir, probe.interruptedDir);
+      renameIn(runDir, probe.dir, probe.interruptedDir);
       journal.append({ type: 'probe-interrupted', index, qps, dir: probe.rel, movedTo });
       const why = summary.engineDied ?? 'interrupted by signal';
       if (summary.engineDied) {

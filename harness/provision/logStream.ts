@@ -1,6 +1,8 @@
 // Streams a container's output into the run's server.log (stdout and stderr demultiplexed from
 // Docker's framed stream) and keeps the last lines for failure messages.
 import { createWriteStream } from 'node:fs';
+import { dirname } from 'node:path';
+import { openAppendIn } from '../util/confinedFs.ts';
 import { PassThrough, type Readable } from 'node:stream';
 import type Docker from 'dockerode';
 
@@ -15,7 +17,7 @@ export interface LogFollower {
 
 /** Follows `container`'s logs from its start into `logPath` (appending). */
 export async function followLogs(docker: Docker, container: Docker.Container, logPath: string, keep = 50): Promise<LogFollower> {
-  const file = createWriteStream(logPath, { flags: 'a' });
+  const file = createWriteStream(logPath, { fd: openAppendIn(dirname(logPath), logPath) });
   const lines: string[] = [];
   let partial = '';
   const sink = new PassThrough();

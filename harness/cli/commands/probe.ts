@@ -3,7 +3,7 @@
 // as `run` does (same context length, workload, probe settings, client tolerance, run id) and
 // writes <out>/probes/00-qps-<rate>/{timelines.jsonl, summary.json, server-metrics.jsonl}.
 import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { makeDirIn } from '../../util/confinedFs.ts';
 import { join } from 'node:path';
 import { verb } from '../command.ts';
 import { readTimelines } from '../../timeline/reader.ts';
@@ -105,7 +105,7 @@ export const probeCommand = verb({
     // The same prompt set-up as a run: the served model, exact lengths, the engine's cache-off switch.
     const setup = await setUpPrompts(runPlan, { name: recipe.target.engine, baseUrl, apiKey }, plan.requests.map((r) => r.promptTokens));
     options.model = setup.model;
-    mkdirSync(probe.dir, { recursive: true });
+    makeDirIn(runDir, probe.dir);
     const notes: string[] = [...setup.notes];
     if (!argv.json) process.stderr.write(`fluidcap probe: ${plan.requests.length} requests at ${argv.qps} QPS against ${new URL(baseUrl).origin} → ${probe.dir}\n`);
     await withInterrupts('stopping the probe (what it received is kept)', async (signal) => {
@@ -118,7 +118,7 @@ export const probeCommand = verb({
         recipeSlo: runPlan.slo,
         metrics: await probeMetrics(result, runPlan.slo, notes),
       };
-      writeJsonFile(probe.summary, summary);
+      writeJsonFile(runDir, probe.summary, summary);
       if (argv.json) process.stdout.write(JSON.stringify(summary) + '\n');
       else process.stdout.write(describeResult(result, probe.dir, notes));
       if (result.cancelled && signal.aborted) {
