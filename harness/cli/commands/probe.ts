@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { verb } from '../command.ts';
 import { readTimelines } from '../../timeline/reader.ts';
 import { EXIT, UserError, describeValue } from '../../util/errors.ts';
+import { checkSize } from '../../util/sizeBounds.ts';
 import { parseDurationS, formatDurationS } from '../../util/duration.ts';
 import type { ProbeResult } from '../../load/runProbe.ts';
 import { computeRequestMetrics, summarizeRequests } from '../../metrics/index.ts';
@@ -71,11 +72,18 @@ export const probeCommand = verb({
     }
     const settings = runPlan.probe;
     const bothDefault = argv.requests === undefined && durationS === undefined;
+    const requests = argv.requests ?? (bothDefault ? plannedRequests(settings, argv.qps) : undefined);
+    const probeDurationS = durationS ?? (bothDefault ? settings.durationLimitS : undefined);
+    checkSize(
+      'probeRequests',
+      Math.min(requests ?? Infinity, argv.qps * (probeDurationS ?? Infinity)),
+      argv.requests !== undefined ? `--requests (${argv.requests})` : bothDefault ? `--qps (${argv.qps}) × ${argv.recipe}: search.probe.minDuration (${settings.minDurationS} s)` : `--qps (${argv.qps}) × --duration (${argv.duration})`,
+    );
     const plan = planProbe({
       workload: runPlan.workload,
       rateQps: argv.qps,
-      requests: argv.requests ?? (bothDefault ? plannedRequests(settings, argv.qps) : undefined),
-      durationS: durationS ?? (bothDefault ? settings.durationLimitS : undefined),
+      requests,
+      durationS: probeDurationS,
       maxContextTokens: runPlan.maxContextTokens,
       trace: runPlan.trace ?? undefined,
       idPrefix: '00',
