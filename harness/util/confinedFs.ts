@@ -12,7 +12,7 @@ import {
   lstatSync,
   mkdirSync,
   openSync,
-  readFileSync,
+  readdirSync,
   renameSync,
   rmSync,
   writeSync,
@@ -180,7 +180,21 @@ export function copyFileIn(root: string, src: string, dest: string): void {
   }
 }
 
-/** Reads a file inside `root` as text, refusing a link anywhere below the root (the file itself included). */
-export function readFileIn(root: string, path: string): string {
-  return readFileSync(confinedPath(root, path, { includeLast: true }), 'utf8');
+/**
+ * Refuses a link at `dir` (inside `root`) or anywhere within `depth` levels below it: for readers
+ * that take in a whole subtree (a run's report reads every probe's files), so a file's text is
+ * never read, or quoted in a note, through a link to somewhere else. An absent `dir` is fine.
+ */
+export function refuseLinksIn(root: string, dir: string, depth: number): void {
+  const top = confinedPath(root, dir, { includeLast: true });
+  if (lstatOrNull(top)?.isDirectory() !== true) return;
+  const walk = (at: string, left: number) => {
+    for (const entry of readdirSync(at, { withFileTypes: true })) {
+      const path = join(at, entry.name);
+      if (entry.isSymbolicLink()) throw linkRefusal(path, root);
+      if (entry.isDirectory() && left > 1) walk(path, left - 1);
+    }
+  };
+  walk(top, depth);
 }
+

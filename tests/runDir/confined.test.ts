@@ -4,7 +4,7 @@
 // that the outside file is untouched.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { appendFileIn, confinedPath, makeDirIn, openAppendIn, relativeInside, renameIn, writeFileIn } from '../../harness/util/confinedFs.ts';
@@ -105,6 +105,18 @@ test('fluidcap report: report.md, report.html and a CSV linked to outside files 
     assert.is(readFileSync(`${outside}.${i}`, 'utf8'), 'PRECIOUS\n', `${name} wrote through its link`);
     assert.ok(lstatSync(join(runDir, name)).isFile(), `${name} is still a link`);
   }
+});
+
+test('fluidcap report reads no input through a link: a probe summary linked to an outside file is refused, not quoted', () => {
+  const { root, outside } = setUp();
+  const runDir = writeSyntheticRun(join(root, 'r'));
+  const probe = readdirSync(join(runDir, 'probes')).sort()[0];
+  const summary = join(runDir, 'probes', probe, 'summary.json');
+  writeFileSync(outside, 'aws_secret_access_key = CANARY\n');
+  rmSync(summary);
+  symlinkSync(outside, summary);
+  refused(() => writeReports(runDir), new RegExp(`probes/${probe}/summary\\.json: is a symbolic link inside`));
+  assert.not.ok(existsSync(join(runDir, 'report.md')), 'a report was written');
 });
 
 test('events.jsonl and timelines.jsonl linked to an outside file: appends refused', () => {
