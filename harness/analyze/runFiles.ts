@@ -228,13 +228,15 @@ export function locateRunFiles(target: string): RunFiles {
     }
     if (probes.length === 0) throw new UserError(`${target}: no ${relative(target, probeFilesIn(join(probesDir, '*')).timelines)} found (is it a run directory?)`);
     const runDir = probes[0].path === asProbe ? join(target, '..', '..') : target;
-    const fitPath = inside(runDir, runPaths(runDir).fit);
+    const fitPath = runPaths(runDir).fit;
+    inside(runDir, fitPath);
     let { slo, source } = runSloOf(runDir);
     if (!slo) ({ slo, source } = sloFromProbeSummaries(probes) ?? { slo: null, source: null });
     return { kind: 'run', target, probes, fit: readFit(fitPath), fitPath: display(fitPath), runSlo: slo, runSloSource: source, tolerance: toleranceOf(runDir), slackOnlyWithoutFit: true };
   }
   const runDir = join(dirname(target), '..', '..');
-  const fitPath = inside(runDir, runPaths(runDir).fit);
+  const fitPath = runPaths(runDir).fit;
+  inside(runDir, fitPath);
   const fit = readFit(fitPath);
   const probe = basename(dirname(target)) || basename(target);
   const file = probeFile(target, probe);

@@ -83,6 +83,9 @@ export function planProbe(input: PlanInput): ProbePlan {
   const maxCount = input.requests ?? Infinity;
   const durationLimitS = input.durationS ?? Infinity;
   if (workload.lengths.kind === 'trace' && !input.trace) throw new Error('planProbe: the workload names a trace; load it with loadWorkloadTrace()');
+  const from = `a probe at ${rateQps} QPS${Number.isFinite(durationLimitS) ? ` for ${durationLimitS} s` : ''}`;
+  // A rate-driven plan holds about rate × duration requests: refused before any is drawn.
+  if (workload.arrivals.process !== 'trace') checkSize('probeRequests', Math.min(maxCount, rateQps * durationLimitS), from);
   const times = arrivalTimesS({
     arrivals: workload.arrivals,
     rateQps,
@@ -92,7 +95,7 @@ export function planProbe(input: PlanInput): ProbePlan {
     rng: createRng(deriveSeed(seed, 'arrivals')),
     traceArrivedS: input.trace?.arrivedS ? Array.from(input.trace.arrivedS) : undefined,
   });
-  checkSize('probeRequests', times.length, `a probe at ${rateQps} QPS${Number.isFinite(durationLimitS) ? ` for ${durationLimitS} s` : ''}`);
+  checkSize('probeRequests', times.length, from);
   const nextLengths = lengthSource(workload, input.trace, maxContextTokens, createRng(deriveSeed(seed, 'lengths')));
   const prefix = input.idPrefix ?? '00';
   const width = Math.max(4, String(times.length - 1).length);
