@@ -21,7 +21,8 @@ export function reclaimProbes(runDir: string, history: readonly JournalLine[], j
   const movedAside = new Set(history.flatMap((x) => (x.type === 'probe-interrupted' ? [x.index] : [])));
   const moveAside = (index: number, qps: number, why: string) => {
     const p = probePaths(runDir, index, qps);
-    if (existsSync(p.dir)) renameIn(runDir, p.dir, p.interruptedDir);
+    // A link in its place is refused rather than moved aside: the report reads nothing through links.
+    if (existsSync(confinedPath(runDir, p.dir, { includeLast: true }))) renameIn(runDir, p.dir, p.interruptedDir);
     journal.append({ type: 'probe-interrupted', index, qps, dir: p.rel, movedTo: p.interruptedRel });
     movedAside.add(index);
     log(`probe ${index} at ${qps} QPS ${why}; its data is kept in ${p.interruptedRel} and the rate is probed again`);

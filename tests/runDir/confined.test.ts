@@ -13,6 +13,7 @@ import { writeReports } from '../../harness/report/write.ts';
 import { Journal } from '../../harness/runDir/journal.ts';
 import { TimelineWriter } from '../../harness/timeline/writer.ts';
 import { runProbeStep, type ProbeStepInput } from '../../harness/capacity/probeStep.ts';
+import { reclaimProbes } from '../../harness/capacity/resume.ts';
 import { writeSyntheticRun } from '../report/syntheticRun.ts';
 
 /** A root directory and a precious file outside it. */
@@ -144,6 +145,18 @@ test('a probe step into a probe directory that is a link: refused before its pla
     assert.instance(err, UserError, String(err));
     assert.match((err as Error).message, /probes\/03-qps-24: is a symbolic link/);
   }
+  assert.equal(readdirSync(elsewhere), []);
+});
+
+test('resume: an unfinished probe whose directory is a link is refused, not moved aside or followed', () => {
+  const { root, outside } = setUp();
+  const elsewhere = join(outside, '..', 'elsewhere');
+  mkdirSync(elsewhere);
+  mkdirSync(join(root, 'probes'));
+  symlinkSync(elsewhere, join(root, 'probes', '03-qps-24'));
+  const journal = new Journal(join(root, 'events.jsonl'));
+  refused(() => reclaimProbes(root, [{ type: 'probe-started', index: 3, qps: 24, dir: 'probes/03-qps-24', atIso: '' }] as never, journal, () => {}), /probes\/03-qps-24: is a symbolic link/);
+  assert.ok(lstatSync(join(root, 'probes', '03-qps-24')).isSymbolicLink());
   assert.equal(readdirSync(elsewhere), []);
 });
 
