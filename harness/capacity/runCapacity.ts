@@ -3,7 +3,7 @@
 // probe, and a killed probe's partial data is kept (moved aside), never overwritten.
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { copyFileIn, renameIn } from '../util/confinedFs.ts';
+import { confinedPath, copyFileIn, renameIn } from '../util/confinedFs.ts';
 import { dirname, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { loadRecipe } from '../recipe/load.ts';
@@ -150,11 +150,17 @@ async function reopenRun(resumeDir: string, now: () => Date): Promise<OpenedRun>
   if (typeof runId !== 'string' || typeof recipeFile !== 'string' || typeof recipeSha256 !== 'string') {
     throw new UserError(`${paths.manifest}: runId, recipeFile and recipeSha256 must be strings, got ${JSON.stringify({ runId, recipeFile, recipeSha256 })}`);
   }
-  if (!existsSync(recipeFile)) throw new UserError(`${paths.manifest}: the run's recipe ${recipeFile} no longer exists`);
-  if (sha256(readFileSync(recipeFile, 'utf8')) !== recipeSha256) {
-    throw new UserError(`${recipeFile} changed since run ${runId} started; resuming would mix two recipes (start a new run instead)`);
+  let source = recipeFile;
+  if (!existsSync(recipeFile)) {
+    // A run directory copied or moved (with its sweep) keeps the recipe it started with beside it.
+    const copy = confinedPath(runDir, paths.recipeCopy, { includeLast: true });
+    if (!existsSync(copy) || sha256(readFileSync(copy, 'utf8')) !== recipeSha256) throw new UserError(`${paths.manifest}: the run's recipe ${recipeFile} no longer exists`);
+    source = copy;
   }
-  const recipe = await loadRecipe(recipeFile, { env: process.env });
+  if (sha256(readFileSync(source, 'utf8')) !== recipeSha256) {
+    throw new UserError(`${source} changed since run ${runId} started; resuming would mix two recipes (start a new run instead)`);
+  }
+  const recipe = await loadRecipe(source, { env: process.env });
   // A run directory written before prompts had a nonce gets one now; kept on every later resume.
   const promptNonce = typeof found.promptNonce === 'string' ? found.promptNonce : randomBytes(8).toString('hex');
   const plan = resolveRun(recipe, runId, promptNonce);
