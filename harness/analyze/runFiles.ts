@@ -1,5 +1,8 @@
 // Finds what analyze reads: the probes' timelines, the prefill fit and the run's SLO, for a run
 // directory or a single timelines.jsonl (whose run is two levels up: <run>/probes/<probe>/).
+// A run directory may come from someone else: no file is read through a link inside it (a
+// timelines.jsonl linked to a credentials file would otherwise be quoted in the problems printed).
+// A timelines file named on the command line is the user's own choice and is read as named.
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { UserError } from '../util/errors.ts';
@@ -10,6 +13,10 @@ import { RUN_FILES, probeFilesIn, rateInName, runPaths } from '../runDir/layout.
 import { readJsonFile } from '../runDir/jsonFiles.ts';
 import { readFit as readFitFile } from '../runDir/read.ts';
 import { TOKEN_ARRIVALS, type TokenArrivals } from '../timeline/record.ts';
+import { confinedPath } from '../util/confinedFs.ts';
+
+/** `path` inside `root`, refused (UserError) when it or a directory on the way below `root` is a link. */
+const inside = (root: string, path: string) => confinedPath(root, path, { includeLast: true });
 
 /** One probe's timelines file. */
 export interface ProbeFile {
@@ -74,8 +81,8 @@ function readJson(path: string): unknown {
 }
 
 // capacity.json keeps the resolved slo; manifest.json the recipe (raw or resolved).
-function sloFrom(path: string, pick: (j: Record<string, unknown>) => unknown): Slo | null {
-  if (!existsSync(path)) return null;
+function sloFrom(root: string, path: string, pick: (j: Record<string, unknown>) => unknown): Slo | null {
+  if (!existsSync(inside(root, path))) return null;
   const json = readJson(path) as Record<string, unknown>;
   const raw = pick(json ?? {});
   if (raw === undefined || raw === null) return null;
@@ -92,9 +99,9 @@ function sloFrom(path: string, pick: (j: Record<string, unknown>) => unknown): S
 
 function runSloOf(runDir: string): { slo: Slo | null; source: string | null } {
   const { capacity: cap, manifest: man } = runPaths(runDir);
-  const fromCap = sloFrom(cap, (j) => j.slo);
+  const fromCap = sloFrom(runDir, cap, (j) => j.slo);
   if (fromCap) return { slo: fromCap, source: display(cap) };
-  const fromMan = sloFrom(man, (j) => (j.recipe as Record<string, unknown> | undefined)?.slo ?? j.slo);
+  const fromMan = sloFrom(runDir, man, (j) => (j.recipe as Record<string, unknown> | undefined)?.slo ?? j.slo);
   if (fromMan) return { slo: fromMan, source: display(man) };
   return { slo: null, source: null };
 }
@@ -105,7 +112,7 @@ const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 
 function readSummary(dir: string): Json | null {
   const p = probeFilesIn(dir).summary;
-  if (!existsSync(p)) return null;
+  if (!existsSync(inside(dir, p))) return null;
   try {
     return obj(readJsonFile(p));
   } catch {
@@ -202,7 +209,7 @@ function toleranceOf(runDir: string): number | null {
     [capacity, (j: Json) => j.tolerance],
     [manifest, (j: Json) => obj(obj(j.plan).search).tolerance],
   ] as const) {
-    if (!existsSync(path)) continue;
+    if (!existsSync(inside(runDir, path))) continue;
     try {
       const v = pick(obj(readJsonFile(path)));
       if (typeof v === 'number' && v > 0) return v;
@@ -225,24 +232,26 @@ export function locateRunFiles(target: string): RunFiles {
     const { probesDir } = runPaths(target);
     const asProbe = probeFilesIn(target).timelines;
     const probes: ProbeFile[] = [];
-    if (existsSync(probesDir)) {
+    if (existsSync(inside(target, probesDir))) {
       for (const name of readdirSync(probesDir).sort()) {
         const path = probeFilesIn(join(probesDir, name)).timelines;
-        if (existsSync(path)) probes.push(probeFile(path, name));
+        if (existsSync(inside(target, path))) probes.push(probeFile(path, name));
       }
-    } else if (existsSync(asProbe)) {
+    } else if (existsSync(inside(target, asProbe))) {
       // A probe directory given directly.
       probes.push(probeFile(asProbe, basename(target)));
     }
     if (probes.length === 0) throw new UserError(`${target}: no ${relative(target, probeFilesIn(join(probesDir, '*')).timelines)} found (is it a run directory?)`);
     const runDir = probes[0].path === asProbe ? join(target, '..', '..') : target;
     const fitPath = runPaths(runDir).fit;
+    inside(runDir, fitPath);
     let { slo, source } = runSloOf(runDir);
     if (!slo) ({ slo, source } = sloFromProbeSummaries(probes) ?? { slo: null, source: null });
     return { kind: 'run', target, probes, fit: readFit(fitPath), fitPath: display(fitPath), runSlo: slo, runSloSource: source, tolerance: toleranceOf(runDir), slackOnlyWithoutFit: true, runArrivals: arrivalsOf(runDir) };
   }
   const runDir = join(dirname(target), '..', '..');
   const fitPath = runPaths(runDir).fit;
+  inside(runDir, fitPath);
   const fit = readFit(fitPath);
   const probe = basename(dirname(target)) || basename(target);
   const file = probeFile(target, probe);

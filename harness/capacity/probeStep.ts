@@ -1,7 +1,7 @@
 // One load probe of the search: plan it, run it open-loop (with the early-stop hook), then judge
 // the archived timelines under the recipe's SLO and every baseline SLO, and write summary.json.
 // The verdict is derived from the files on disk, exactly as `fluidcap analyze` would.
-import { mkdirSync } from 'node:fs';
+import { makeDirIn } from '../util/confinedFs.ts';
 import { performance } from 'node:perf_hooks';
 import { planProbe, type ProbePlan } from '../load/plan.ts';
 import { runProbe, type ProbeProgress, type ProbeResult } from '../load/runProbe.ts';
@@ -55,7 +55,7 @@ export interface ProbeStepInput {
 export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary> {
   const { plan, index, qps, fit } = input;
   const paths = probePaths(input.runDir, index, qps);
-  mkdirSync(paths.dir, { recursive: true });
+  makeDirIn(input.runDir, paths.dir);
   const probePlan: ProbePlan = planProbe({
     workload: plan.workload,
     rateQps: qps,
@@ -67,7 +67,7 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
     promptNonce: plan.prompts.nonce ?? undefined,
     promptFormat: input.prompts?.format,
   });
-  writeJsonFile(paths.plan, probePlan, { compact: true });
+  writeJsonFile(input.runDir, paths.plan, probePlan, { compact: true });
   const warmupRequests = Math.floor(plan.probe.warmupFraction * probePlan.requests.length);
   const { tbtDeadlineS } = fluidityDeadlines(plan.slo);
   const minRequests = plannedRequests(plan.probe, qps) - warmupRequests;
@@ -199,7 +199,7 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
     earlyStopFor: early ? Object.keys(stopSlo) : [],
     ...(clientTrustedFails ? { clientTrustedFails } : {}),
   };
-  writeJsonFile(paths.summary, out);
+  writeJsonFile(input.runDir, paths.summary, out);
   return out;
 }
 

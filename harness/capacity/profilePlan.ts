@@ -1,5 +1,6 @@
 // Plans the isolated-prefill profile as plain data (which prompt lengths, how many repeats, which
 // warm-up requests, in what order) so `--dry-run` can print it and the runner only executes it.
+import { sizeProblem } from '../util/sizeBounds.ts';
 
 /** The recipe's `profile` section as resolved (structurally the recipe's ProfileSection). */
 export interface ProfileOptions {
@@ -66,6 +67,11 @@ export function planProfile(options: ProfileOptions, limits: ProfileLimits): Pro
     }
   }
 
+  const tooMany = sizeProblem('profileRequests', options.warmup + options.repeats * promptLengths.length, `profile.repeats (${options.repeats}) × ${promptLengths.length} prompt lengths + profile.warmup (${options.warmup})`);
+  if (tooMany !== null) {
+    problems.push(tooMany);
+    promptLengths = [];
+  }
   const requests: ProfileRequest[] = [];
   // Warm-ups walk the lengths from the longest down, so the first measured request does not pay
   // for the engine's first allocation at peak size.
@@ -75,7 +81,7 @@ export function planProfile(options: ProfileOptions, limits: ProfileLimits): Pro
   }
   // Round-robin over lengths (all lengths of repeat 0, then repeat 1, ...): slow drift of the
   // server (clocks, background load) spreads over every length instead of biasing one.
-  for (let repeat = 0; repeat < options.repeats; repeat++) {
+  for (let repeat = 0; repeat < options.repeats && promptLengths.length > 0; repeat++) {
     for (const promptTokens of promptLengths) {
       requests.push({ seq: requests.length, promptTokens, maxTokens, warmup: false, repeat });
     }

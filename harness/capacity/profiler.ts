@@ -1,7 +1,7 @@
 // Prefill profiling: the plan's isolated requests, one at a time (warm-ups first), each with
 // max_tokens 1 so its time to first token is its prefill; raw points go to profile/prefill.jsonl
 // as they arrive, then the quadratic D_p fit and its verdict to profile/fit.json.
-import { mkdirSync } from 'node:fs';
+import { makeDirIn } from '../util/confinedFs.ts';
 import { openSender } from '../load/sendOne.ts';
 import { fitPrefill, toFitJson, type FitBounds, type PrefillPoint } from './fit.ts';
 import { runPaths } from '../runDir/layout.ts';
@@ -49,9 +49,9 @@ export async function runProfile(
   opts: { runDir: string; ttftSlackS: number; fitBounds?: Partial<FitBounds>; log: (line: string) => void; signal?: AbortSignal; onProgress?: (done: number, total: number) => void },
 ): Promise<ProfileOutcome> {
   const paths = runPaths(opts.runDir);
-  mkdirSync(paths.profileDir, { recursive: true });
+  makeDirIn(opts.runDir, paths.profileDir);
   const rawPath = paths.prefill;
-  startJsonLines(rawPath);
+  startJsonLines(opts.runDir, rawPath);
   const points: PrefillPoint[] = [];
   const failures: string[] = [];
   /** The engine's usage.prompt_tokens of each measured point (null where it sent none). */
@@ -76,7 +76,7 @@ export async function runProfile(
     const prefillS = r.status === 'ok' && first ? first[0] - r.sentS : null;
     const line: PrefillLine = { seq: req.seq, promptTokens: req.promptTokens, warmup: req.warmup, repeat: req.repeat, prefillS, status: r.status, httpStatus: r.httpStatus, error: r.error, usagePromptTokens: r.usagePromptTokens ?? null,
       connectionReused: conn && !conn.error ? conn.reused : null, connectS: conn?.connectS ?? null, confirmS: conn?.confirmS ?? null };
-    appendJsonLine(rawPath, line);
+    appendJsonLine(opts.runDir, rawPath, line);
     if (prefillS === null) failures.push(`${req.promptTokens} tokens: ${failureText(r, target.tokenArrivals ?? 'engine')}`);
     else if (!req.warmup) {
       points.push({ promptTokens: req.promptTokens, prefillS });
@@ -91,7 +91,7 @@ export async function runProfile(
   }
   const fit = fitPrefill(enginePromptLengths(points, counted, opts.log), opts.fitBounds);
   const fitFile: FitFile = { ...fit, ...toFitJson(fit, opts.ttftSlackS) };
-  writeJsonFile(paths.fit, fitFile);
+  writeJsonFile(opts.runDir, paths.fit, fitFile);
   if (!fit.ok) {
     throw new UserError(`prefill profile refused (${paths.fit}): ${fit.problems.join('; ')}`);
   }

@@ -1,7 +1,8 @@
 // What `--resume` takes over from the journal: the summaries of the probes that finished, and the
 // data of probes that started and never finished (SIGKILL, power loss), moved aside so the rate is
 // probed again. Every path is derived from a probe's index and rate, never from the journal's `dir`.
-import { existsSync, renameSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { confinedPath, renameIn } from '../util/confinedFs.ts';
 import type { Journal } from '../runDir/journal.ts';
 import { probePaths } from '../runDir/layout.ts';
 import { readJsonFile } from '../runDir/jsonFiles.ts';
@@ -20,14 +21,15 @@ export function reclaimProbes(runDir: string, history: readonly JournalLine[], j
   const movedAside = new Set(history.flatMap((x) => (x.type === 'probe-interrupted' ? [x.index] : [])));
   const moveAside = (index: number, qps: number, why: string) => {
     const p = probePaths(runDir, index, qps);
-    if (existsSync(p.dir)) renameSync(p.dir, p.interruptedDir);
+    // A link in its place is refused rather than moved aside: the report reads nothing through links.
+    if (existsSync(confinedPath(runDir, p.dir, { includeLast: true }))) renameIn(runDir, p.dir, p.interruptedDir);
     journal.append({ type: 'probe-interrupted', index, qps, dir: p.rel, movedTo: p.interruptedRel });
     movedAside.add(index);
     log(`probe ${index} at ${qps} QPS ${why}; its data is kept in ${p.interruptedRel} and the rate is probed again`);
   };
   for (const e of history) {
     if (e.type !== 'probe-finished' || movedAside.has(e.index)) continue;
-    const summary = readJsonFile(probePaths(runDir, e.index, e.qps).summary) as ProbeSummary;
+    const summary = readJsonFile(confinedPath(runDir, probePaths(runDir, e.index, e.qps).summary, { includeLast: true })) as ProbeSummary;
     // A probe the engine died under measured a dying engine: its verdict is never reused.
     if (summary.interrupted === true || (summary.engineDied ?? null) !== null) {
       moveAside(e.index, e.qps, `ended with the engine gone (${summary.engineDied ?? 'interrupted'})`);

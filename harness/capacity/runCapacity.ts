@@ -2,7 +2,8 @@
 // in events.jsonl before and after it happens, so `--resume` reuses the profile and every finished
 // probe, and a killed probe's partial data is kept (moved aside), never overwritten.
 import { createHash, randomBytes } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { confinedPath, copyFileIn, renameIn } from '../util/confinedFs.ts';
 import { dirname, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { loadRecipe } from '../recipe/load.ts';
@@ -120,7 +121,7 @@ async function createRun(opts: RunOptions, now: () => Date): Promise<OpenedRun> 
   const runDir = resolve(opts.outDir, runId);
   const paths = runPaths(runDir);
   const recipeText = readFileSync(opts.recipeFile, 'utf8');
-  copyFileSync(opts.recipeFile, paths.recipeCopy);
+  copyFileIn(runDir, opts.recipeFile, paths.recipeCopy);
   const manifest: Manifest = {
     runId,
     recipeFile: resolve(opts.recipeFile),
@@ -150,11 +151,17 @@ async function reopenRun(resumeDir: string, now: () => Date): Promise<OpenedRun>
   if (typeof runId !== 'string' || typeof recipeFile !== 'string' || typeof recipeSha256 !== 'string') {
     throw new UserError(`${paths.manifest}: runId, recipeFile and recipeSha256 must be strings, got ${JSON.stringify({ runId, recipeFile, recipeSha256 })}`);
   }
-  if (!existsSync(recipeFile)) throw new UserError(`${paths.manifest}: the run's recipe ${recipeFile} no longer exists`);
-  if (sha256(readFileSync(recipeFile, 'utf8')) !== recipeSha256) {
-    throw new UserError(`${recipeFile} changed since run ${runId} started; resuming would mix two recipes (start a new run instead)`);
+  let source = recipeFile;
+  if (!existsSync(recipeFile)) {
+    // A run directory copied or moved (with its sweep) keeps the recipe it started with beside it.
+    const copy = confinedPath(runDir, paths.recipeCopy, { includeLast: true });
+    if (!existsSync(copy) || sha256(readFileSync(copy, 'utf8')) !== recipeSha256) throw new UserError(`${paths.manifest}: the run's recipe ${recipeFile} no longer exists`);
+    source = copy;
   }
-  const recipe = await loadRecipe(recipeFile, { env: process.env });
+  if (sha256(readFileSync(source, 'utf8')) !== recipeSha256) {
+    throw new UserError(`${source} changed since run ${runId} started; resuming would mix two recipes (start a new run instead)`);
+  }
+  const recipe = await loadRecipe(source, { env: process.env });
   // A run directory written before prompts had a nonce gets one now; kept on every later resume.
   const promptNonce = typeof found.promptNonce === 'string' ? found.promptNonce : randomBytes(8).toString('hex');
   const plan = resolveRun(recipe, runId, promptNonce);
@@ -208,7 +215,7 @@ async function runOpened(opts: RunOptions, opened: OpenedRun, now: () => Date): 
   const resumed = history.length > 0;
   const saveManifest = (update: Partial<Manifest> = {}) => {
     manifest = { ...manifest, ...update };
-    writeJsonFile(paths.manifest, manifest);
+    writeJsonFile(runDir, paths.manifest, manifest);
   };
   saveManifest();
   journal.append({ type: 'run-started', runId, recipeFile: manifest.recipeFile, resumed });
@@ -247,7 +254,7 @@ async function runOpened(opts: RunOptions, opened: OpenedRun, now: () => Date): 
     } else {
       const decision = result.decision;
       capacity = buildCapacity(plan, decision, result.perSlo, result.summaries, runId, engineUp.totalS + (performance.now() - engineUp.sinceMs) / 1000);
-      writeJsonFile(paths.capacity, capacity);
+      writeJsonFile(runDir, paths.capacity, capacity);
       journal.append({ type: 'search-finished', capacityQps: capacity.capacityQps, reason: capacity.reason });
       status = 'completed';
       reason = capacity.reason;
@@ -391,7 +398,7 @@ async function search(
     });
     if (summary.interrupted) {
       const movedTo = probe.interruptedRel;
-      renameSync(probe.dir, probe.interruptedDir);
+      renameIn(runDir, probe.dir, probe.interruptedDir);
       journal.append({ type: 'probe-interrupted', index, qps, dir: probe.rel, movedTo });
       const why = summary.engineDied ?? 'interrupted by signal';
       if (summary.engineDied) {

@@ -12,6 +12,7 @@ import { renderContainerSpec } from '../provision/containerSpec.ts';
 import { planProfile, type ProfilePlan } from './profilePlan.ts';
 import type { SearchBounds } from './search.ts';
 import { UserError } from '../util/errors.ts';
+import { checkSize } from '../util/sizeBounds.ts';
 import type { EngineLaunch, ProbeSettings, RunPrompts } from '../runDir/schema.ts';
 
 export interface RunPlan {
@@ -106,6 +107,12 @@ export function planRun(recipe: Recipe, ctx: PlanContext): RunPlan {
     throw new UserError(`${recipe.source.file}: target.model must name a model of the simulated engine's catalog, got "${t.model}" (string)`);
   }
   const maxContextTokens = t.engineArgs.maxModelLen ?? catalogContext ?? 4096;
+  // Sizes the plan derives, refused before any of them is allocated.
+  const file = recipe.source.file;
+  checkSize('gpus', t.tensorParallel, `${file}: target.tensorParallel (${t.tensorParallel})`);
+  const sp = recipe.search.probe;
+  const qpsMax = recipe.search.qps.maxQps;
+  checkSize('probeRequests', Math.max(sp.requests, Math.ceil(qpsMax * sp.minDurationS)), `${file}: search.probe.requests (${sp.requests}), or search.qps.max (${qpsMax}) × search.probe.minDuration (${sp.minDurationS} s),`);
 
   let engine: EngineLaunch;
   if (t.engine === 'endpoint') {

@@ -4,7 +4,8 @@
 // Each batch runs twice and the second is reported, as run_model.py does (the first warms the
 // engine). Every request's timeline is archived under batches/ before anything is derived from it.
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { appendFileIn, makeDirIn, writeFileIn } from '../util/confinedFs.ts';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parse, stringify } from 'yaml';
@@ -63,15 +64,15 @@ export async function runDeepspeedThroughput(o: DeepspeedOptions): Promise<Deeps
   const stamp = now().toISOString().replace(/[-:]/g, '').replace(/\..*$/, '');
   const dir = join(o.outDir, `deepspeed-throughput-${stamp}`);
   const engineDir = join(dir, 'engine');
-  mkdirSync(join(dir, 'batches'), { recursive: true });
-  mkdirSync(engineDir, { recursive: true });
+  makeDirIn(dir, join(dir, 'batches'));
+  makeDirIn(dir, engineDir);
 
   const baseFile = join(ROOT, 'recipes', 'papers', `${BASE_RECIPE}${onHosts ? '' : '-sim'}.yaml`);
   const base = parse(readFileSync(baseFile, 'utf8')) as Record<string, unknown>;
   const target = { ...(base.target as Record<string, unknown>) };
   if (!onHosts) target.sim = { ...(target.sim as Record<string, unknown>), timeScale: scale };
   const recipeFile = join(dir, 'recipe.yaml');
-  writeFileSync(recipeFile, `# Written by fluidcap figure deepspeed-throughput from ${baseFile}\n${stringify({ ...base, name: 'deepspeed-throughput', target })}`);
+  writeFileIn(dir, recipeFile, `# Written by fluidcap figure deepspeed-throughput from ${baseFile}\n${stringify({ ...base, name: 'deepspeed-throughput', target })}`);
   const recipe = await loadRecipe(recipeFile, { env: process.env });
   // Random per figure so no prompt repeats one an earlier figure sent (prompt caches).
   const plan = resolveRun(recipe, 'deepspeed-throughput', randomBytes(8).toString('hex'));
@@ -107,7 +108,7 @@ export async function runDeepspeedThroughput(o: DeepspeedOptions): Promise<Deeps
         index += b;
         // Raw first: every request's timeline with its send offset, whatever is derived later.
         const file = join(dir, 'batches', `bs${b}-${attempt}.jsonl`);
-        for (const { offsetS, r } of results) appendFileSync(file, `${JSON.stringify({ sentOffsetS: offsetS, ...r.record })}\n`);
+        for (const { offsetS, r } of results) appendFileIn(dir, file, `${JSON.stringify({ sentOffsetS: offsetS, ...r.record })}\n`);
         measured = results.map(({ offsetS, r }) => ({ sentOffsetS: offsetS, ttftS: r.ttftS, e2eS: r.e2eS, ok: r.record.status === 'ok', outputTokens: r.record.outputTokens }));
       }
       if (interrupted) break;
@@ -122,7 +123,7 @@ export async function runDeepspeedThroughput(o: DeepspeedOptions): Promise<Deeps
     }
   }
   const runSeconds = { engine: (performance.now() - t0) / 1000 };
-  writeJsonFile(join(dir, 'figure.json'), { name: 'deepspeed-throughput', timeScale: scale, onHosts, batchSizes, promptTokens, genTokens, runSeconds, rows });
+  writeJsonFile(dir, join(dir, 'figure.json'), { name: 'deepspeed-throughput', timeScale: scale, onHosts, batchSizes, promptTokens, genTokens, runSeconds, rows });
   if (interrupted) return { dir, status: 'interrupted', artifacts: [], runSeconds };
 
   const paper = parsePaperNumbers(JSON.parse(readFileSync(PAPER_NUMBERS, 'utf8')), PAPER_NUMBERS);
@@ -135,6 +136,6 @@ export async function runDeepspeedThroughput(o: DeepspeedOptions): Promise<Deeps
     'Not a replay of ZeRO-Inference itself: there one generate() call holds the batch on a GPU with weights offloaded; here a serving engine batches streamed requests continuously.',
   ];
   const artifacts = deepspeedThroughput({ model, rows, timeScale: scale, paperNumbers: fig.numbers, paperName, setup });
-  for (const f of artifacts.files) writeFileSync(join(dir, f.file), f.text);
+  for (const f of artifacts.files) writeFileIn(dir, join(dir, f.file), f.text);
   return { dir, status: 'completed', artifacts: [artifacts], runSeconds };
 }

@@ -4,7 +4,9 @@
 // TPOT SLO; each run's per-SLO search brackets and bisects every entry on its own, reusing probes
 // and stopping early only for the entries a probe can still teach. The figure reads capacity.json's
 // perSlo. figure.json names each run, so --resume reuses finished runs and resumes the others.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { makeDirIn, writeFileIn } from '../util/confinedFs.ts';
+import { FIGURE_STATE_FILE, checkFigureRuns, figureRunDir } from './figureRuns.ts';
 import { join, relative, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parse, stringify } from 'yaml';
@@ -25,7 +27,7 @@ import type { FigureArtifacts } from './output.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const PAPER_NUMBERS = join(import.meta.dirname, 'paperNumbers.json');
-const STATE_FILE = 'figure.json';
+const STATE_FILE = FIGURE_STATE_FILE;
 const PAPER_TBT_DEADLINE_S = 0.025;
 const PAPER_TTFT_SLACK_S = 0.3;
 /** The search's settings in the paper's time: wide enough for both systems, fine enough to tell them apart. */
@@ -124,6 +126,7 @@ export async function runFig6Search(o: Fig6SearchOptions): Promise<{ dir: string
   if (o.resumeDir) {
     dir = o.resumeDir;
     state = readJsonFile(join(dir, STATE_FILE)) as State;
+    checkFigureRuns(dir, state?.runs);
   } else {
     if (!(o.timeScale > 0 && o.timeScale <= 1)) throw new UserError(`--time-scale must be > 0 and <= 1, got ${describeValue(o.timeScale)}`);
     const bounds = { ...FIG6_SEARCH, ...o.search };
@@ -132,12 +135,12 @@ export async function runFig6Search(o: Fig6SearchOptions): Promise<{ dir: string
     dir = join(o.outDir, `metron-fig6-${stamp}`);
     state = { name: 'metron-fig6', mode: 'search', timeScale: o.timeScale, rateQps: o.rateQps, requests: o.requests, onHosts: Boolean(o.inventory), search: { ...FIG6_SEARCH, ...o.search }, runs: {}, runSeconds: {} };
   }
-  mkdirSync(join(dir, 'recipes'), { recursive: true });
-  mkdirSync(join(dir, 'runs'), { recursive: true });
-  const save = () => writeJsonFile(join(dir, STATE_FILE), state);
+  makeDirIn(dir, join(dir, 'recipes'));
+  makeDirIn(dir, join(dir, 'runs'));
+  const save = () => writeJsonFile(dir, join(dir, STATE_FILE), state);
   save();
   const scale = state.onHosts ? 1 : state.timeScale;
-  const runOf = (key: string) => (state.runs[key] ? join(dir, state.runs[key]!) : null);
+  const runOf = (key: string) => figureRunDir(dir, state.runs, key);
   const jobs = SYSTEMS.flatMap((sys) => PARTS.map((p) => ({ sys, part: p, key: `${sys.key}-${p.part}` })));
   for (const { sys, part, key } of jobs) {
     const runDir = runOf(key);
@@ -149,7 +152,7 @@ export async function runFig6Search(o: Fig6SearchOptions): Promise<{ dir: string
     const recipeFile = join(dir, 'recipes', `${key}.yaml`);
     if (!runDir) {
       const base = parse(readFileSync(baseFile, 'utf8')) as Record<string, unknown>;
-      writeFileSync(recipeFile, `# Written by fluidcap figure metron-fig6 from ${baseFile}\n${stringify(partRecipe(base, state, `metron-fig6-${key}`, part.part))}`);
+      writeFileIn(dir, recipeFile, `# Written by fluidcap figure metron-fig6 from ${baseFile}\n${stringify(partRecipe(base, state, `metron-fig6-${key}`, part.part))}`);
     }
     o.log(`${sys.label}, ${part.part}: ${runDir ? `resuming ${runDir}` : `running ${recipeFile}`}`);
     const t0 = performance.now();
@@ -199,7 +202,7 @@ export async function runFig6Search(o: Fig6SearchOptions): Promise<{ dir: string
     `Runs (relative to this directory): ${jobs.map((j) => state.runs[j.key]).join(', ')}.`,
   ];
   const artifacts = metronFig6Measured({ systems, timeScale: scale, tbtDeadlineS: PAPER_TBT_DEADLINE_S, ttftSlackS: PAPER_TTFT_SLACK_S, paperNumbers: fig.numbers, paperName, setup });
-  for (const f of artifacts.files) writeFileSync(join(dir, f.file), f.text);
+  for (const f of artifacts.files) writeFileIn(dir, join(dir, f.file), f.text);
   return { dir, status: 'completed', artifacts: [artifacts], runSeconds: state.runSeconds };
 }
 

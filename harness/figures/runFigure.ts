@@ -3,7 +3,9 @@
 // draws the figure from the archived timelines. On the simulated engine by default, time-scaled and
 // with fewer requests than the paper; on real hosts with an inventory. figure.json in the figure's
 // directory names each system's run, so --resume reuses finished runs and resumes interrupted ones.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { makeDirIn, writeFileIn } from '../util/confinedFs.ts';
+import { FIGURE_STATE_FILE, checkFigureRuns, figureRunDir } from './figureRuns.ts';
 import { join, relative, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parse, stringify } from 'yaml';
@@ -27,7 +29,7 @@ import { runVidurFigure } from './vidurRun.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const PAPER_NUMBERS = join(import.meta.dirname, 'paperNumbers.json');
-const STATE_FILE = 'figure.json';
+const STATE_FILE = FIGURE_STATE_FILE;
 
 /** The figures this command draws. */
 export const FIGURES = ['metron-fig5d', 'metron-fig3', 'metron-fig6', 'vidur-fig5', 'vidur-fig6', 'deepspeed-throughput'] as const;
@@ -139,6 +141,7 @@ function readState(dir: string): State {
   if (!existsSync(file)) throw new UserError(`--resume ${dir}: ${STATE_FILE} is missing, so this is not a figure directory`);
   const s = readJsonFile(file) as State;
   if (typeof s?.name !== 'string' || typeof s.runs !== 'object') throw new UserError(`${file}: not a figure state file (no name or runs)`);
+  checkFigureRuns(dir, s.runs);
   return { ...s, rates: Array.isArray(s.rates) ? s.rates : [s.rateQps], runSeconds: s.runSeconds ?? {} };
 }
 
@@ -167,14 +170,14 @@ export async function runFigure(o: FigureOptions): Promise<FigureOutcome> {
     const rates = o.name === 'metron-fig6' ? [...(o.grid ?? DEFAULT_GRID)].sort((a, b) => a - b) : [o.rateQps];
     state = { name: o.name, timeScale: o.timeScale, rateQps: o.rateQps, rates, requests: o.requests, onHosts: Boolean(o.inventory), runs: {}, runSeconds: {} };
   }
-  mkdirSync(join(dir, 'recipes'), { recursive: true });
-  mkdirSync(join(dir, 'runs'), { recursive: true });
-  const save = () => writeJsonFile(join(dir, STATE_FILE), state);
+  makeDirIn(dir, join(dir, 'recipes'));
+  makeDirIn(dir, join(dir, 'runs'));
+  const save = () => writeJsonFile(dir, join(dir, STATE_FILE), state);
   save();
   const paper = parsePaperNumbers(JSON.parse(readFileSync(PAPER_NUMBERS, 'utf8')), PAPER_NUMBERS);
 
   // Runs are named relative to the figure's directory, so a moved or copied directory still resumes.
-  const runOf = (key: string) => (state.runs[key] ? join(dir, state.runs[key]!) : null);
+  const runOf = (key: string) => figureRunDir(dir, state.runs, key);
   const jobs = SYSTEMS.flatMap((sys) => state.rates.map((rateQps) => ({ sys, rateQps, key: state.rates.length === 1 ? sys.key : `${sys.key}@${rateQps}` })));
   for (const { sys, rateQps, key } of jobs) {
     const runDir = runOf(key);
@@ -186,7 +189,7 @@ export async function runFigure(o: FigureOptions): Promise<FigureOutcome> {
     const recipeFile = join(dir, 'recipes', `${key.replace('@', '-at-')}.yaml`);
     if (!runDir) {
       const base = parse(readFileSync(baseFile, 'utf8')) as Record<string, unknown>;
-      writeFileSync(recipeFile, `# Written by fluidcap figure ${state.name} from ${baseFile}\n${stringify(figureRecipe(base, state, `${state.name}-${key.replace('@', '-at-')}`, rateQps))}`);
+      writeFileIn(dir, recipeFile, `# Written by fluidcap figure ${state.name} from ${baseFile}\n${stringify(figureRecipe(base, state, `${state.name}-${key.replace('@', '-at-')}`, rateQps))}`);
     }
     o.log(`${sys.label} at ${rateQps} QPS: ${runDir ? `resuming ${runDir}` : `running ${recipeFile}`}`);
     const t0 = performance.now();
@@ -223,7 +226,7 @@ export async function runFigure(o: FigureOptions): Promise<FigureOutcome> {
       probes: jobs.filter((j) => j.sys === sys).map((j) => ({ rateQps: j.rateQps, metrics: loadMetrics(runOf(j.key)!, PAPER_TBT_DEADLINE_S * scale) })),
     }));
     const artifacts = metronFig6({ systems, timeScale: scale, tbtDeadlineS: PAPER_TBT_DEADLINE_S, ttftSlackS: PAPER_TTFT_SLACK_S, paperNumbers: fig.numbers, paperName, setup });
-    for (const f of artifacts.files) writeFileSync(join(dir, f.file), f.text);
+    for (const f of artifacts.files) writeFileIn(dir, join(dir, f.file), f.text);
     return { dir, status: 'completed', artifacts: [artifacts], runSeconds: state.runSeconds };
   }
   const probes = SYSTEMS.map((sys) => loadSystem(sys, runOf(sys.key)!, state));
@@ -240,7 +243,7 @@ export async function runFigure(o: FigureOptions): Promise<FigureOutcome> {
           setup,
         })
       : metronFig3({ systems: probes.map((p) => p.fig3), timeScale: scale, paperNumbers: fig.numbers, paperName, setup });
-  for (const f of artifacts.files) writeFileSync(join(dir, f.file), f.text);
+  for (const f of artifacts.files) writeFileIn(dir, join(dir, f.file), f.text);
   return { dir, status: 'completed', artifacts: [artifacts], runSeconds: state.runSeconds };
 }
 

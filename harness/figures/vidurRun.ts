@@ -2,7 +2,8 @@
 // sweep file, by default sweeps/vidur-fig5.yaml), then drawn. The twin sweep's own directory (its
 // ranking, the sweep file and base recipe) sits inside the figure's directory, so every mark can be
 // traced to its configuration. No engine runs, so there is nothing to resume and no host to use.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { writeFileIn } from '../util/confinedFs.ts';
 import { join, relative, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { runTwinSweep } from '../twin/twinSweep.ts';
@@ -55,7 +56,7 @@ export async function runVidurFigure(o: VidurFigureOptions): Promise<{ dir: stri
     setup,
   };
   const artifacts = o.name === 'vidur-fig5' ? vidurFig5(input) : vidurFig6(input);
-  for (const f of artifacts.files) writeFileSync(join(dir, f.file), f.text);
+  for (const f of artifacts.files) writeFileIn(dir, join(dir, f.file), f.text);
   const figureS = (performance.now() - t0) / 1000;
   artifacts.summary.push(`figure written in ${figureS.toFixed(1)} s (twin sweep included)`);
   return { dir, artifacts, twinWallS: twin.wallS, figureS };

@@ -4,7 +4,9 @@
 // `available: false`.
 import http from 'node:http';
 import https from 'node:https';
-import { openSync, writeSync, closeSync } from 'node:fs';
+import { writeSync, closeSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { openAppendIn } from '../util/confinedFs.ts';
 import { engineGauges, parsePrometheusText } from './prometheus.ts';
 import { prefixCacheWitness } from './metricNames.ts';
 
@@ -64,7 +66,7 @@ export function startScraper(o: ScraperOptions): Scraper {
       const metrics = parsePrometheusText(text);
       const series: Record<string, number> = {};
       for (const [k, v] of metrics) if (/^(vllm|sglang|tgi|llamacpp):/.test(k) && !/_bucket$/.test(k)) series[k] = v;
-      fd ??= openSync(o.file, 'a');
+      fd ??= openAppendIn(dirname(o.file), o.file);
       const witness = prefixCacheWitness(metrics);
       // The counter read as the prompt-cache witness is named, or why there is none, so a missing value is never mistaken for 0.
       writeSync(fd, JSON.stringify({ tS: Math.round(tS * 1e6) / 1e6, ...engineGauges(metrics), prefixCacheWitness: witness.metric ?? witness.why, series }) + '\n');

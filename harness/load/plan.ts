@@ -8,6 +8,7 @@ import { createRng, deriveSeed, permutation, type Rng } from '../util/rng.ts';
 import type { TraceTable } from './traceCsv.ts';
 import type { WorkloadSpec } from './workloadSpec.ts';
 import type { PromptContent } from './prompt.ts';
+import { SIZE_BOUNDS, checkSize } from '../util/sizeBounds.ts';
 
 /** One request of the plan: when to send it and how long its prompt and output are. */
 export interface PlannedRequest {
@@ -82,14 +83,19 @@ export function planProbe(input: PlanInput): ProbePlan {
   const maxCount = input.requests ?? Infinity;
   const durationLimitS = input.durationS ?? Infinity;
   if (workload.lengths.kind === 'trace' && !input.trace) throw new Error('planProbe: the workload names a trace; load it with loadWorkloadTrace()');
+  const from = `a probe at ${rateQps} QPS${Number.isFinite(durationLimitS) ? ` for ${durationLimitS} s` : ''}`;
+  // A rate-driven plan holds about rate × duration requests: refused before any is drawn.
+  if (workload.arrivals.process !== 'trace') checkSize('probeRequests', Math.min(maxCount, rateQps * durationLimitS), from);
   const times = arrivalTimesS({
     arrivals: workload.arrivals,
     rateQps,
-    maxCount,
+    // One past the bound at most: enough to tell a plan that exceeds it, never its full size.
+    maxCount: Math.min(maxCount, SIZE_BOUNDS.probeRequests.max + 1),
     durationS: durationLimitS,
     rng: createRng(deriveSeed(seed, 'arrivals')),
     traceArrivedS: input.trace?.arrivedS ? Array.from(input.trace.arrivedS) : undefined,
   });
+  checkSize('probeRequests', times.length, from);
   const nextLengths = lengthSource(workload, input.trace, maxContextTokens, createRng(deriveSeed(seed, 'lengths')));
   const prefix = input.idPrefix ?? '00';
   const width = Math.max(4, String(times.length - 1).length);

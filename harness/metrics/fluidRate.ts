@@ -67,7 +67,8 @@ export function fluidTokenRate(cols: MetricColumns, opts: FluidRateOptions = {})
     maxS = Math.max(maxS, cols.ttftS[i] - cols.dpS[i]);
     for (let j = cols.tbtStart[i]; j < cols.tbtStart[i + 1]; j++) maxS = Math.max(maxS, cols.tbtSamplesS[j]);
   }
-  let hi = Math.floor(maxS * FLUID_RATE_STEPS_PER_S) + 1;
+  // A gap past 1.8e304 s would put the grid index at Infinity: cap it at the largest double.
+  let hi = Math.min(Math.floor(maxS * FLUID_RATE_STEPS_PER_S) + 1, Number.MAX_VALUE);
   if (!reaches(hi)) {
     return {
       ...base,
@@ -79,7 +80,10 @@ export function fluidTokenRate(cols: MetricColumns, opts: FluidRateOptions = {})
   }
   let lo = 0; // D_d = 0 is not a deadline: treated as failing.
   while (hi - lo > 1) {
-    const mid = Math.floor((lo + hi) / 2);
+    // Past 2^53 neighbouring doubles are more than one grid step apart: once no double lies
+    // strictly between lo and hi the midpoint stops moving, and hi is as fine as a double can say.
+    const mid = Math.floor(lo / 2 + hi / 2);
+    if (mid <= lo || mid >= hi) break;
     if (reaches(mid)) hi = mid;
     else lo = mid;
   }

@@ -7,8 +7,9 @@
 //   launchEngine(plan: ContainerSpec | EndpointPlan, host: Host, opts: LaunchOptions, deps?: LaunchDeps) → Promise<Engine>
 //   Engine { baseUrl, facts, serverLogPath, onExit(cb) → unsubscribe, startGpuTelemetry(file, intervalS?) → stop,
 //            stop() → Promise<StopReport> (idempotent) }
-import { mkdir, appendFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir } from 'node:fs/promises';
+import { appendFileIn } from '../util/confinedFs.ts';
+import { dirname, join } from 'node:path';
 import { InfraError, UserError } from '../util/errors.ts';
 import type { Host } from './inventory.ts';
 import type { ContainerSpec } from './containerSpec.ts';
@@ -111,7 +112,7 @@ export async function launchEngine(plan: ContainerSpec | EndpointPlan, host: Hos
       resolveSource: (s) => (s === '~' ? home : s.startsWith('~/') ? `${home}/${s.slice(2)}` : s),
     });
     const container = await handle.docker.createContainer(createOpts);
-    await appendFile(serverLogPath, `# fluidcap: ${spec.name} (${spec.image}) on ${host.name}, created ${deps.isoNow()}\n`);
+    appendFileIn(dirname(serverLogPath), serverLogPath, `# fluidcap: ${spec.name} (${spec.image}) on ${host.name}, created ${deps.isoNow()}\n`);
     await container.start();
     log(`started ${spec.name} on ${host.name}`);
     const logs = await followLogsApart(handle, () => deps.openHost(host, { ...opts.connect, acceptNewHostKey: false }), container.id, serverLogPath, opts.logBounds);
@@ -177,7 +178,7 @@ export async function launchEngine(plan: ContainerSpec | EndpointPlan, host: Hos
         if (!gpu.available) return async () => {};
         const stopSampling = sampleGpuTelemetry(file, { intervalS, gpuIds, halted: () => stopping }, {
           readFacts: gpuFactsOn(handle, 10),
-          appendLine: (f, line) => appendFile(f, line),
+          appendLine: async (f, line) => appendFileIn(dirname(f), f, line),
           nowS: deps.nowS,
           isoNow: deps.isoNow,
           sleep: deps.sleep,

@@ -2,6 +2,8 @@
 // image): no Docker needed, so the quickstart works on any fresh clone. Logs go to server.log.
 import { execa, type ResultPromise } from 'execa';
 import { createWriteStream } from 'node:fs';
+import { dirname } from 'node:path';
+import { openAppendIn } from '../util/confinedFs.ts';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { InfraError } from '../util/errors.ts';
@@ -34,7 +36,7 @@ export async function startLocalSim(
 ): Promise<LocalEngine> {
   const t0 = performance.now();
   const readyTimeoutS = opts.readyTimeoutS ?? 120;
-  const log = createWriteStream(opts.logPath, { flags: 'a' });
+  const log = createWriteStream(opts.logPath, { fd: openAppendIn(dirname(opts.logPath), opts.logPath) });
   const child: ResultPromise = execa(process.execPath, ['--import', EXIT_WITH_PARENT, BIN, 'sim', 'serve', ...serveArgs], {
     reject: false,
     stdin: 'pipe',

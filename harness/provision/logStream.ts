@@ -5,6 +5,8 @@
 // pauses when the relay runs ahead of its byte rate (the rest waits in Docker's own log), and
 // server.log keeps at most its byte cap, then the last lines at the end.
 import { createWriteStream } from 'node:fs';
+import { dirname } from 'node:path';
+import { openAppendIn } from '../util/confinedFs.ts';
 import { PassThrough, type Readable } from 'node:stream';
 import type Docker from 'dockerode';
 
@@ -54,7 +56,7 @@ export const DEFAULT_LOG_BOUNDS = { maxBytes: 64 * 2 ** 20, maxBytesPerS: 256 * 
 /** Follows `container`'s logs from its start into `logPath` (appending), within `bounds`. */
 export async function followLogs(docker: Docker, container: Docker.Container, logPath: string, bounds: LogBounds = {}): Promise<LogFollower> {
   const { maxBytes, maxBytesPerS, maxBurstBytes, keep } = { ...DEFAULT_LOG_BOUNDS, ...stripUndefined(bounds) };
-  const file = createWriteStream(logPath, { flags: 'a' });
+  const file = createWriteStream(logPath, { fd: openAppendIn(dirname(logPath), logPath) });
   const lines: string[] = [];
   let partial = '';
   let kept = 0;

@@ -12,6 +12,7 @@ import { findProbeDir, readCapacityFile, readManifest, readPrefill, summarizeGpu
 import { isTimelineRecord, probeDetail } from './probeDetail.ts';
 import { probesAroundCapacity } from './loadSections.ts';
 import { DEFAULT_FLUIDITY } from '../metrics/slo.ts';
+import { confinedPath, refuseLinksIn } from '../util/confinedFs.ts';
 import {
   toReportCapacity,
   toReportFit,
@@ -42,6 +43,11 @@ export function readRunCore(runDir: string): RunCore {
 function readCore(runDir: string): { core: RunCore; rows: unknown[] } {
   if (!existsSync(runDir)) throw new UserError(`${runDir}: no such directory`);
   if (!statSync(runDir).isDirectory()) throw new UserError(`${runDir}: not a directory (expected a run directory such as results/<runId>)`);
+  // What a report reads is never read through a link (its own outputs are replaced, not read).
+  const inputs = runPaths(runDir);
+  for (const file of [inputs.manifest, inputs.capacity]) confinedPath(runDir, file, { includeLast: true });
+  refuseLinksIn(runDir, inputs.profileDir, 1);
+  refuseLinksIn(runDir, inputs.probesDir, 2);
   const paths = runPaths(runDir);
   const notes: string[] = [];
   const found = existsSync(paths.manifest) ? optional(() => readManifest(paths.manifest), notes) : null;

@@ -1,5 +1,6 @@
 // The run's journal (events.jsonl): one JSON line per step, appended and flushed as it happens, so
 // `--resume` can rebuild where a killed run stood. A torn last line (crash mid-write) is ignored.
+import { dirname } from 'node:path';
 import { UserError, describeValue } from '../util/errors.ts';
 import { appendJsonLine, readJsonLines } from './jsonFiles.ts';
 import type { JournalLine, RunEvent } from './schema.ts';
@@ -7,9 +8,14 @@ import type { JournalLine, RunEvent } from './schema.ts';
 export class Journal {
   constructor(readonly path: string) {}
 
-  /** Appends one event with its wall-clock stamp; appendFileSync flushes it to the OS at once. */
+  /** events.jsonl sits at the top of the run directory, the directory it may write in. */
+  private get root(): string {
+    return dirname(this.path);
+  }
+
+  /** Appends one event with its wall-clock stamp, handed to the OS at once. */
   append(event: RunEvent): void {
-    appendJsonLine(this.path, { atIso: new Date().toISOString(), ...event });
+    appendJsonLine(this.root, this.path, { atIso: new Date().toISOString(), ...event });
   }
 
   /**

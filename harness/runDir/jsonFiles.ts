@@ -1,23 +1,18 @@
 // The JSON and JSON-lines helpers every run-directory file goes through: pretty JSON written whole,
 // JSON lines appended and flushed one at a time, and readers that name the file in every error.
 // Timelines have their own streaming reader (timeline/reader.ts); everything else is small.
-import { appendFileSync, existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+// Writers name the directory they own (`root`): nothing is written through a link below it.
+import { existsSync, readFileSync } from 'node:fs';
 import { UserError } from '../util/errors.ts';
+import { appendFileIn, writeFileIn } from '../util/confinedFs.ts';
 
 /**
  * Writes `value` as JSON with a trailing newline: indented for people, or compact for large plans.
  * Written beside the file and renamed over it, so a full disk or a kill mid-write leaves the old
  * file whole (manifest.json is rewritten at every step of a run).
  */
-export function writeJsonFile(path: string, value: unknown, opts: { compact?: boolean } = {}): void {
-  const tmp = `${path}.${process.pid}.tmp`;
-  try {
-    writeFileSync(tmp, (opts.compact ? JSON.stringify(value) : JSON.stringify(value, null, 2)) + '\n');
-    renameSync(tmp, path);
-  } catch (err) {
-    rmSync(tmp, { force: true });
-    throw err;
-  }
+export function writeJsonFile(root: string, path: string, value: unknown, opts: { compact?: boolean } = {}): void {
+  writeFileIn(root, path, (opts.compact ? JSON.stringify(value) : JSON.stringify(value, null, 2)) + '\n');
 }
 
 /** Parses a JSON file; a file that is not JSON is a UserError naming it. */
@@ -30,14 +25,14 @@ export function readJsonFile(path: string): unknown {
   }
 }
 
-/** Appends one line; appendFileSync hands it to the OS at once, so a crash loses at most this line. */
-export function appendJsonLine(path: string, value: unknown): void {
-  appendFileSync(path, JSON.stringify(value) + '\n');
+/** Appends one line, handed to the OS at once, so a crash loses at most this line. */
+export function appendJsonLine(root: string, path: string, value: unknown): void {
+  appendFileIn(root, path, JSON.stringify(value) + '\n');
 }
 
 /** Starts (or empties) a JSON-lines file. */
-export function startJsonLines(path: string): void {
-  writeFileSync(path, '');
+export function startJsonLines(root: string, path: string): void {
+  writeFileIn(root, path, '');
 }
 
 /** The objects of a JSON-lines file; [] when it is absent. A torn line (a crash mid-write) is skipped. */

@@ -3,7 +3,8 @@
 // and `fluidcap compare --history` find earlier nights of a configuration without opening every
 // run. The one module that owns the format: it builds a line from a run directory, appends it,
 // reads the file back (torn lines skipped) and rebuilds it from a results folder.
-import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { writeFileIn } from '../util/confinedFs.ts';
 import { basename, isAbsolute, join, relative, resolve } from 'node:path';
 import { UserError } from '../util/errors.ts';
 import { appendJsonLine, readJsonLines } from './jsonFiles.ts';
@@ -130,7 +131,7 @@ export function appendToIndex(resultsDir: string, runDir: string): IndexEntry {
   const known = readIndex(file).some((e) => resolveEntryDir(file, e) === resolve(runDir));
   if (!known) {
     mkdirSync(resultsDir, { recursive: true });
-    appendJsonLine(file, entry);
+    appendJsonLine(resultsDir, file, entry);
   }
   return entry;
 }
@@ -202,6 +203,6 @@ export function rebuildIndex(resultsDir: string): { file: string; entries: Index
   }
   entries.sort((a, b) => (a.startedAt ?? '').localeCompare(b.startedAt ?? '') || a.runId.localeCompare(b.runId));
   const file = indexPath(resultsDir);
-  writeFileSync(file, entries.map((e) => JSON.stringify(e) + '\n').join(''));
+  writeFileIn(resultsDir, file, entries.map((e) => JSON.stringify(e) + '\n').join(''));
   return { file, entries, skipped };
 }

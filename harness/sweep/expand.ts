@@ -6,6 +6,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import { resolveField } from './fields.ts';
 import type { SweepFile } from './sweepFile.ts';
+import { checkSize } from '../util/sizeBounds.ts';
 
 export type MatrixValue = SweepFile['matrix'][string][number];
 
@@ -31,8 +32,10 @@ function slugOf(key: string, value: MatrixValue): string {
  * names, then each `include` entry not already among them. With an empty matrix and includes,
  * only the includes run (an empty matrix alone is the base recipe, once).
  */
-export function expandMatrix(sweep: Pick<SweepFile, 'matrix' | 'exclude'> & { include?: SweepFile['include'] }): SweepConfig[] {
+export function expandMatrix(sweep: Pick<SweepFile, 'matrix' | 'exclude'> & { include?: SweepFile['include']; file?: string }): SweepConfig[] {
   const include = sweep.include ?? [];
+  const product = Object.values(sweep.matrix).reduce((n, values) => n * values.length, 1);
+  checkSize('sweepConfigurations', product, `${sweep.file ? `${sweep.file}: ` : ''}matrix (${Object.entries(sweep.matrix).map(([k, v]) => `${k}: ${v.length}`).join(' × ')} values)`);
   let combos: Record<string, MatrixValue>[] = Object.keys(sweep.matrix).length === 0 && include.length > 0 ? [] : [{}];
   for (const [key, values] of Object.entries(sweep.matrix)) {
     combos = combos.flatMap((c) => values.map((v) => ({ ...c, [key]: v })));

@@ -1,7 +1,13 @@
 // The sweep's journal (sweep.jsonl): one JSON line per run start and end, appended and flushed as
 // it happens, so `--resume` knows which runs finished (skipped), which began (resumed from their
 // run directory) and which never started. A torn last line (crash mid-write) is ignored.
-import { appendFileSync, existsSync, readFileSync } from 'node:fs';
+// Run directories and recipe files are written relative to the sweep directory, so a sweep copied
+// or moved elsewhere resumes into its own runs; an entry that would leave it is refused.
+import { existsSync, readFileSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { UserError, describeValue } from '../util/errors.ts';
+import { appendFileIn, confinedPath, relativeInside } from '../util/confinedFs.ts';
+import { SWEEP_FILES } from '../runDir/layout.ts';
 
 export type SweepRunStatus = 'completed' | 'failed' | 'interrupted';
 
@@ -16,9 +22,42 @@ export type SweepJournalLine = SweepEvent & { atIso: string };
 export class SweepJournal {
   constructor(readonly path: string) {}
 
-  append(event: SweepEvent): void {
-    appendFileSync(this.path, JSON.stringify({ atIso: new Date().toISOString(), ...event }) + '\n');
+  /** sweep.jsonl sits at the top of the sweep directory, the directory it may write in. */
+  get sweepDir(): string {
+    return dirname(this.path);
   }
+
+  append(event: SweepEvent): void {
+    appendFileIn(this.sweepDir, this.path, JSON.stringify({ atIso: new Date().toISOString(), ...event }) + '\n');
+  }
+
+  /** A path inside the sweep directory as the journal writes it: relative to the sweep directory. */
+  relativePath(path: string): string {
+    const rel = relative(resolve(this.sweepDir), resolve(path));
+    relativeInside(this.sweepDir, rel, `${this.path}: a path to journal`);
+    return rel;
+  }
+
+  /**
+   * A run directory the journal names (`entry` says which line and field), as a directory inside
+   * the sweep with no link on the way. Journals written before paths were relative hold absolute
+   * ones: those that point into the sweep's runs/ where it then stood (`originalDirs`) are read as
+   * the same run under this directory; any other entry is refused.
+   */
+  runDirOf(value: string, entry: string, originalDirs: ReadonlySet<string>): string {
+    const what = `${this.path}: ${entry}`;
+    if (typeof value !== 'string') throw new UserError(`${what}: must be a run directory relative to ${this.sweepDir}, got ${describeValue(value)}`);
+    let path: string;
+    if (isAbsolute(value)) {
+      const parent = dirname(value);
+      if (basename(parent) !== SWEEP_FILES.runsDir || !(originalDirs.has(dirname(parent)) || resolve(dirname(parent)) === resolve(this.sweepDir))) {
+        throw new UserError(`${what}: must be a run directory under ${SWEEP_FILES.runsDir}/ of this sweep, got ${describeValue(value)}`);
+      }
+      path = join(resolve(this.sweepDir), SWEEP_FILES.runsDir, basename(value));
+    } else path = relativeInside(this.sweepDir, value, what);
+    return confinedPath(this.sweepDir, path, { includeLast: true });
+  }
+
 
   read(): SweepJournalLine[] {
     if (!existsSync(this.path)) return [];
@@ -43,8 +82,27 @@ export interface RunState {
   attempts: number;
 }
 
-/** Folds the journal into each run's state (pure). */
-export function runStates(lines: readonly SweepEvent[], ids: readonly string[]): Map<string, RunState> {
+/**
+ * Where the sweep directory stood when an older journal wrote absolute paths: the parent of the
+ * recipes/ folder its run-started lines name.
+ */
+export function originalSweepDirs(lines: readonly SweepEvent[]): Set<string> {
+  const out = new Set<string>();
+  for (const e of lines) {
+    if (e.type === 'run-started' && typeof e.recipeFile === 'string' && isAbsolute(e.recipeFile) && basename(dirname(e.recipeFile)) === 'recipes') out.add(dirname(dirname(e.recipeFile)));
+  }
+  return out;
+}
+
+/**
+ * Folds the journal into each run's state (pure). `runDirOf` turns a journalled run directory into
+ * the path to use (and refuses one that leaves the sweep); by default it is kept as written.
+ */
+export function runStates(
+  lines: readonly SweepEvent[],
+  ids: readonly string[],
+  runDirOf: (value: string, entry: string) => string = (v) => v,
+): Map<string, RunState> {
   const states = new Map<string, RunState>(ids.map((id) => [id, { status: 'pending', runDir: null, attempts: 0 }]));
   for (const e of lines) {
     if (e.type !== 'run-started' && e.type !== 'run-finished') continue;
@@ -53,10 +111,10 @@ export function runStates(lines: readonly SweepEvent[], ids: readonly string[]):
     if (e.type === 'run-started') {
       s.status = 'started';
       s.attempts += 1;
-      if (e.resumeDir) s.runDir = e.resumeDir;
+      if (e.resumeDir) s.runDir = runDirOf(e.resumeDir, `run-started of ${e.id}: resumeDir`);
     } else {
       s.status = e.status;
-      if (e.runDir) s.runDir = e.runDir;
+      if (e.runDir) s.runDir = runDirOf(e.runDir, `run-finished of ${e.id}: runDir`);
     }
   }
   return states;

@@ -78,6 +78,11 @@ export function planSweep(sweep: SweepFile, baseText: string, deps: SweepPlanDep
     // With gpusPerHost the placement chooses the GPU ids: a run's list only has to have its size.
     let text = configRecipeText(baseText, sweep.dir, baseName, c);
     const tp = parseDocument(text).getIn(['target', 'tensorParallel']);
+    if (sweep.gpusPerHost !== undefined && Number.isInteger(tp) && (tp as number) > sweep.gpusPerHost) {
+      // Refused before a list of that many GPU ids is built (gpusPerHost is bounded, tensorParallel is not yet).
+      problems.push(`${where(c)}: target.tensorParallel (${tp}) is more than gpusPerHost (${sweep.gpusPerHost})`);
+      continue;
+    }
     if (sweep.gpusPerHost !== undefined && Number.isInteger(tp) && (tp as number) > 0) {
       text = configRecipeText(baseText, sweep.dir, baseName, c, { gpus: Array.from({ length: tp as number }, (_, i) => i) });
     }

@@ -4,8 +4,9 @@
 // their own run directories. Ctrl-C aborts every run in progress (each releases its engine) and
 // starts no new one.
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { basename, join, resolve } from 'node:path';
+import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { copyFileIn, makeDirIn, writeFileIn } from '../util/confinedFs.ts';
 import pLimit from 'p-limit';
 import { runCapacity, type RunOptions, type RunOutcome } from '../capacity/runCapacity.ts';
 import { findModel } from '../catalog/models.ts';
@@ -20,7 +21,7 @@ import { UserError } from '../util/errors.ts';
 import { loadSweepFile, type SweepFile } from './sweepFile.ts';
 import { planSweep, type PlannedRun, type SweepPlan } from './plan.ts';
 import { gpuLocks } from './placement.ts';
-import { SweepJournal, runStates, type SweepRunStatus } from './journal.ts';
+import { SweepJournal, originalSweepDirs, runStates, type SweepRunStatus } from './journal.ts';
 import { sweepCsv, sweepHtml, sweepMarkdown, type CapacitySummary, type SweepRow } from './sweepReport.ts';
 
 export interface SweepOptions {
@@ -77,12 +78,20 @@ function newSweepDir(outDir: string, name: string, now: Date): string {
   return dir;
 }
 
-/** The run directory runCapacity made for a recipe file: the one whose manifest names it. */
-function findRunDir(runsDir: string, recipeFile: string): string | null {
+/**
+ * The run directory runCapacity made for a recipe file: the one whose manifest names it, here or
+ * at the same place under where the sweep directory stood before it was copied (`originalDirs`).
+ * Links in runs/ are passed over: a run directory is never one the sweep does not hold.
+ */
+function findRunDir(runsDir: string, recipeFile: string, originalDirs: ReadonlySet<string> = new Set()): string | null {
   if (!existsSync(runsDir)) return null;
+  const sameRecipe = (named: unknown) =>
+    named === recipeFile ||
+    (typeof named === 'string' && basename(named) === basename(recipeFile) && basename(dirname(named)) === 'recipes' && originalDirs.has(dirname(dirname(named))));
   for (const entry of readdirSync(runsDir)) {
     try {
-      if (readManifest(runPaths(join(runsDir, entry)).manifest)?.recipeFile === recipeFile) return join(runsDir, entry);
+      if (lstatSync(join(runsDir, entry)).isSymbolicLink()) continue;
+      if (sameRecipe(readManifest(runPaths(join(runsDir, entry)).manifest)?.recipeFile)) return join(runsDir, entry);
     } catch {
       // a manifest being written: not this run's
     }
@@ -147,24 +156,27 @@ export async function runSweep(opts: SweepOptions): Promise<SweepOutcome> {
   if (!resumed) {
     sweepDir = newSweepDir(opts.outDir, sweep.name, now());
     mkdirSync(sweepDir, { recursive: true });
-    copyFileSync(sweepFile, join(sweepDir, 'sweep.yaml'));
+    copyFileIn(sweepDir, sweepFile, join(sweepDir, 'sweep.yaml'));
   }
   const recipesDir = join(sweepDir, 'recipes');
   const runsDir = sweepPaths(sweepDir).runsDir;
-  mkdirSync(recipesDir, { recursive: true });
-  mkdirSync(runsDir, { recursive: true });
+  makeDirIn(sweepDir, recipesDir);
+  makeDirIn(sweepDir, runsDir);
 
   const journal = new SweepJournal(sweepPaths(sweepDir).journal);
-  const states = runStates(journal.read(), plan.runs.map((r) => r.config.id));
+  const history = journal.read();
+  const originals = originalSweepDirs(history);
+  const states = runStates(history, plan.runs.map((r) => r.config.id), (value, entry) => journal.runDirOf(value, entry, originals));
   const recipeFileOf = (r: PlannedRun) => join(recipesDir, `${r.config.id}.yaml`);
+  const findRun = (file: string) => findRunDir(runsDir, file, originals);
   for (const run of plan.runs) {
     const file = recipeFileOf(run);
-    const runDir = states.get(run.config.id)?.runDir ?? findRunDir(runsDir, file);
+    const runDir = states.get(run.config.id)?.runDir ?? findRun(file);
     if (existsSync(file) && readFileSync(file, 'utf8') !== run.recipeText) {
       // A started run keeps the recipe it began with; only a run that never started may be re-placed.
       if (runDir !== null) throw new UserError(`${file}: ${run.config.id} would now be placed differently (was the inventory changed?); resume with the same --hosts`);
     }
-    if (!existsSync(file) || runDir === null) writeFileSync(file, run.recipeText);
+    if (!existsSync(file) || runDir === null) writeFileIn(sweepDir, file, run.recipeText);
   }
   journal.append({
     type: 'sweep-started',
@@ -185,7 +197,7 @@ export async function runSweep(opts: SweepOptions): Promise<SweepOutcome> {
     const id = run.config.id;
     const file = recipeFileOf(run);
     const state = states.get(id)!;
-    const priorDir = state.runDir ?? findRunDir(runsDir, file);
+    const priorDir = state.runDir ?? findRun(file);
     if (state.status === 'completed' && readCapacity(priorDir) !== null) {
       opts.log(`[${id}] finished before: skipped`);
       results.set(id, { status: 'completed', reason: 'finished before the resume', runDir: priorDir });
@@ -196,7 +208,7 @@ export async function runSweep(opts: SweepOptions): Promise<SweepOutcome> {
       return;
     }
     const p = run.placement;
-    journal.append({ type: 'run-started', id, host: p.host, gpus: p.gpus, port: p.port, recipeFile: file, resumeDir: priorDir });
+    journal.append({ type: 'run-started', id, host: p.host, gpus: p.gpus, port: p.port, recipeFile: journal.relativePath(file), resumeDir: priorDir && journal.relativePath(priorDir) });
     opts.log(`[${id}] ${priorDir ? 'resuming' : 'starting'} on ${p.host} GPUs ${p.gpus.join(',')}${p.port !== null ? ` port ${p.port}` : ''}`);
     let status: SweepRunStatus;
     let reason: string;
@@ -215,10 +227,10 @@ export async function runSweep(opts: SweepOptions): Promise<SweepOutcome> {
     } catch (err) {
       status = opts.signal?.aborted ? 'interrupted' : 'failed';
       reason = (err as Error).message;
-      runDir = findRunDir(runsDir, file);
+      runDir = findRun(file);
     }
     const capacity = status === 'completed' ? readCapacity(runDir) : null;
-    journal.append({ type: 'run-finished', id, status, reason, runDir, capacityQps: capacity?.capacityQps ?? null });
+    journal.append({ type: 'run-finished', id, status, reason, runDir: runDir && journal.relativePath(runDir), capacityQps: capacity?.capacityQps ?? null });
     opts.log(`[${id}] ${status}${capacity ? `: ${capacity.capacityQps} QPS` : ''} (${reason})`);
     results.set(id, { status, reason, runDir });
   };
@@ -250,9 +262,9 @@ export async function runSweep(opts: SweepOptions): Promise<SweepOutcome> {
   };
   const status = opts.signal?.aborted || counts.interrupted + counts.notStarted > 0 ? 'interrupted' : counts.failed > 0 ? 'failed' : 'completed';
   const out = sweepPaths(sweepDir);
-  writeFileSync(out.reportMd, sweepMarkdown(sweep.name, rows));
-  writeFileSync(out.reportHtml, sweepHtml(sweep.name, rows));
-  writeFileSync(out.reportCsv, sweepCsv(rows));
+  writeFileIn(sweepDir, out.reportMd, sweepMarkdown(sweep.name, rows));
+  writeFileIn(sweepDir, out.reportHtml, sweepHtml(sweep.name, rows));
+  writeFileIn(sweepDir, out.reportCsv, sweepCsv(rows));
   const { invalid: _invalid, ...journalCounts } = counts;
   journal.append({ type: 'sweep-finished', status, ...journalCounts });
   return { sweepDir, status, rows, counts };

@@ -22,6 +22,7 @@ import { UserError, describeValue } from '../util/errors.ts';
 import { readYamlFile } from '../recipe/load.ts';
 import { formatIssues } from '../recipe/problems.ts';
 import { resolveField } from './fields.ts';
+import { SIZE_BOUNDS } from '../util/sizeBounds.ts';
 
 export { FIELD_ALIASES, resolveField } from './fields.ts';
 
@@ -37,7 +38,7 @@ export const sweepSchema = z
     matrix: z.record(z.string(), z.array(matrixValue).min(1)).default({}),
     exclude: z.array(z.record(z.string(), matrixValue)).default([]),
     include: z.array(z.record(z.string(), matrixValue)).default([]),
-    gpusPerHost: z.number().int().positive().optional(),
+    gpusPerHost: z.number().int().positive().max(SIZE_BOUNDS.gpus.max).optional(),
     parallel: z.number().int().positive().optional(),
     ports: z.strictObject({ base: z.number().int().min(1).max(65535) }).optional(),
   })

@@ -1,7 +1,8 @@
 // Appends timeline records as JSON lines, one write per request, so a crash loses at most the
 // requests still in flight (SPEC §4). Times are rounded to microseconds when written.
-import { openSync, writeSync, closeSync, mkdirSync } from 'node:fs';
+import { writeSync, closeSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { openAppendIn } from '../util/confinedFs.ts';
 import type { TimelineRecord } from './record.ts';
 
 const roundUs = (s: number) => Math.round(s * 1e6) / 1e6;
@@ -25,7 +26,8 @@ export class TimelineWriter {
   constructor(path: string) {
     mkdirSync(dirname(path), { recursive: true });
     this.path = path;
-    this.fd = openSync(path, 'a');
+    // The probe directory was made by its owner; a link planted as the file itself is refused.
+    this.fd = openAppendIn(dirname(path), path);
   }
 
   /** Writes the record and its newline in one synchronous write (appended and flushed to the OS). */

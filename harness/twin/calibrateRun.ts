@@ -67,7 +67,7 @@ export async function calibrateRunDir(runDir: string, opts: CalibrateRunOptions 
     uncalibrated: engine ? (shape) => modelledIterationS(engine, shape) : undefined,
     meanKvTokens,
   });
-  if (opts.write !== false) writeJsonFile(paths.calibration, calibration);
+  if (opts.write !== false) writeJsonFile(runDir, paths.calibration, calibration);
   return calibration;
 }
 

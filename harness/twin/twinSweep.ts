@@ -3,7 +3,8 @@
 // (sweep/plan.ts), then its whole capacity search runs in virtual time (twinSearch.ts). A
 // configuration whose model does not fit in its GPUs' memory is reported infeasible with the
 // numbers, not refused. The ranking, its files and the top-N sweep file are twinSweepRank.ts's.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { writeFileIn } from '../util/confinedFs.ts';
 import { basename, isAbsolute, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseDocument } from 'yaml';
@@ -224,7 +225,7 @@ export async function runTwinSweep(o: TwinSweepOptions): Promise<TwinSweepOutcom
   };
   const files: string[] = [];
   const write = (name: string, text: string) => {
-    writeFileSync(join(dir, name), text);
+    writeFileIn(dir, join(dir, name), text);
     files.push(name);
   };
   const sweepCopy = parseDocument(readFileSync(sweep.file, 'utf8'));

@@ -115,4 +115,17 @@ test('summary: throughput, goodput, statuses and exact distributions', () => {
   assert.is(summarizeRequests(metrics(recs), { slo, durationS: 20 }).goodputQps, 8 / 20);
 });
 
+test('fluid rate: gaps past 2^53 grid steps (1e15 s up to 1e306 s) end the search', () => {
+  // The grid index of a 1e15 s gap is 1e19, beyond 2^53: there the midpoint of two neighbouring
+  // doubles is one of them, which used to loop forever; past 1.8e304 s the index overflows.
+  for (const gapS of [1e15, 1e300, 1e306]) {
+    const r = fluidTokenRate(columnsOf(metrics([withGaps(0, [0.01, gapS, 0.01])])), { percentile: 99, minFluidity: 1 });
+    assert.ok(r.evaluations < 2200, `${gapS}: ${r.evaluations} evaluations`);
+    if (r.tbtDeadlineS !== null) {
+      // The first gap's slack (D_d − 10 ms) carries over, so the long gap needs 2·D_d − 0.01 >= gap.
+      assert.ok(Math.abs(r.tbtDeadlineS / (gapS / 2) - 1) < 1e-12, `${gapS}: ${r.tbtDeadlineS}`);
+    } else assert.is(gapS, 1e306, `only a gap past the grid's largest double has no deadline`);
+  }
+});
+
 test.run();

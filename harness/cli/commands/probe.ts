@@ -3,11 +3,12 @@
 // as `run` does (same context length, workload, probe settings, client tolerance, run id) and
 // writes <out>/probes/00-qps-<rate>/{timelines.jsonl, summary.json, server-metrics.jsonl}.
 import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { makeDirIn } from '../../util/confinedFs.ts';
 import { join } from 'node:path';
 import { verb } from '../command.ts';
 import { readTimelines } from '../../timeline/reader.ts';
 import { EXIT, UserError, describeValue } from '../../util/errors.ts';
+import { checkSize } from '../../util/sizeBounds.ts';
 import { parseDurationS, formatDurationS } from '../../util/duration.ts';
 import type { ProbeResult } from '../../load/runProbe.ts';
 import { computeRequestMetrics, summarizeRequests } from '../../metrics/index.ts';
@@ -71,11 +72,18 @@ export const probeCommand = verb({
     }
     const settings = runPlan.probe;
     const bothDefault = argv.requests === undefined && durationS === undefined;
+    const requests = argv.requests ?? (bothDefault ? plannedRequests(settings, argv.qps) : undefined);
+    const probeDurationS = durationS ?? (bothDefault ? settings.durationLimitS : undefined);
+    checkSize(
+      'probeRequests',
+      Math.min(requests ?? Infinity, argv.qps * (probeDurationS ?? Infinity)),
+      argv.requests !== undefined ? `--requests (${argv.requests})` : bothDefault ? `--qps (${argv.qps}) × ${argv.recipe}: search.probe.minDuration (${settings.minDurationS} s)` : `--qps (${argv.qps}) × --duration (${argv.duration})`,
+    );
     const plan = planProbe({
       workload: runPlan.workload,
       rateQps: argv.qps,
-      requests: argv.requests ?? (bothDefault ? plannedRequests(settings, argv.qps) : undefined),
-      durationS: durationS ?? (bothDefault ? settings.durationLimitS : undefined),
+      requests,
+      durationS: probeDurationS,
       maxContextTokens: runPlan.maxContextTokens,
       trace: runPlan.trace ?? undefined,
       idPrefix: '00',
@@ -106,7 +114,7 @@ export const probeCommand = verb({
     // The same prompt set-up as a run: the served model, exact lengths, the engine's cache-off switch.
     const setup = await setUpPrompts(runPlan, { name: recipe.target.engine, baseUrl, apiKey }, plan.requests.map((r) => r.promptTokens));
     options.model = setup.model;
-    mkdirSync(probe.dir, { recursive: true });
+    makeDirIn(runDir, probe.dir);
     const notes: string[] = [...setup.notes];
     if (!argv.json) process.stderr.write(`fluidcap probe: ${plan.requests.length} requests at ${argv.qps} QPS against ${new URL(baseUrl).origin} → ${probe.dir}\n`);
     await withInterrupts('stopping the probe (what it received is kept)', async (signal) => {
@@ -119,7 +127,7 @@ export const probeCommand = verb({
         recipeSlo: runPlan.slo,
         metrics: await probeMetrics(result, runPlan.slo, notes, settings.tokenArrivals ?? 'engine'),
       };
-      writeJsonFile(probe.summary, summary);
+      writeJsonFile(runDir, probe.summary, summary);
       if (argv.json) process.stdout.write(JSON.stringify(summary) + '\n');
       else process.stdout.write(describeResult(result, probe.dir, notes));
       if (result.cancelled && signal.aborted) {
