@@ -23,6 +23,8 @@ export interface LaunchOptions {
   access?: 'direct' | 'ssh-tunnel';
   gpuIdle?: { maxUsedMiB: number; timeoutS: number };
   pullTimeoutS?: number;
+  /** Where image facts (version, --help flags) are cached per image id; default ~/.cache/fluidcap/images. */
+  imageCacheDir?: string;
   /** How long teardown keeps trying to reach a host whose connection dropped. */
   reconnectTimeoutS?: number;
   /** Stop grace before Docker kills the engine. */
@@ -45,6 +47,8 @@ export interface EngineFacts {
   imageId: string | null;
   /** `repo@sha256:...` when the image came from a registry; null for a locally built image. */
   imageDigest: string | null;
+  /** What the image said about itself (version, --help) and the argv and env names it was started with. */
+  engineImage?: { family: string; version: string | null; helpFlags: number; argv: string[]; envNames: string[] } | null;
   gpu: GpuFacts | null;
   dockerVersion: string | null;
   models: string[];
