@@ -5,6 +5,7 @@ import { InfraError, UserError } from '../util/errors.ts';
 import type { ContainerSpec } from './containerSpec.ts';
 import type { ConnectOptions } from './sshConnection.ts';
 import type { GpuFacts } from './gpuFacts.ts';
+import type { EngineRuntime } from './engineRuntime.ts';
 
 /** An existing OpenAI-compatible server: nothing is launched or stopped. */
 export interface EndpointPlan {
@@ -47,6 +48,10 @@ export interface EngineFacts {
   imageId: string | null;
   /** `repo@sha256:...` when the image came from a registry; null for a locally built image. */
   imageDigest: string | null;
+  /** What the started engine said it runs (start-up log, /version). */
+  engineRuntime?: EngineRuntime;
+  /** The same in words, as the report shows it. */
+  engineRuns?: string;
   /** What the image said about itself (version, --help) and the argv and env names it was started with. */
   engineImage?: { family: string; version: string | null; helpFlags: number; argv: string[]; envNames: string[] } | null;
   gpu: GpuFacts | null;

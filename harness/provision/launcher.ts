@@ -28,6 +28,8 @@ import { ensureImage } from './engineImage.ts';
 import { defaultImageCacheDir, imageFlagProblem, learnImage, type ImageFacts } from './imageFacts.ts';
 import { forVersion } from './containerSpec.ts';
 import { parseVersion } from './engineVersion.ts';
+import { describeRuntime, readEngineRuntime, runtimeMismatch, type EngineRuntime } from './engineRuntime.ts';
+import { readFile } from 'node:fs/promises';
 import { waitGpusIdle } from './gpuIdle.ts';
 import { watchExit, type ExitWatch } from './exitWatch.ts';
 import { startupFailure } from './startupFailure.ts';
@@ -140,6 +142,10 @@ export async function launchEngine(plan: ContainerSpec | EndpointPlan, host: Hos
     });
     if (!ready.ready) throw startupFailure(ready, exits.observed(), logs.tail(), names);
     log(`${spec.name} ready after ${ready.timeToReadyS.toFixed(2)} s`);
+    const runtime = await readRuntimeAfterStart(spec, serverLogPath, directUrl, deps);
+    log(`${spec.name} runs: ${describeRuntime(runtime)}`);
+    const mismatch = runtimeMismatch(spec.basis, runtime);
+    if (mismatch) throw new UserError(`${spec.name} on ${host.name} (image ${spec.image}): ${mismatch}. Nothing was measured.`);
 
     let baseUrl = directUrl;
     let tunnel: EngineFacts['tunnel'] = null;
@@ -163,6 +169,8 @@ export async function launchEngine(plan: ContainerSpec | EndpointPlan, host: Hos
       image: spec.image,
       imageId: image.imageId,
       imageDigest: image.imageDigest,
+      engineRuntime: runtime,
+      engineRuns: describeRuntime(runtime),
       engineImage: { family: learnt.family, version: learnt.version, helpFlags: learnt.flags.length, argv: spec.argv, envNames: Object.keys(spec.env) },
       gpu,
       dockerVersion: version.Version ?? null,
@@ -225,4 +233,16 @@ export function specForImage(spec: ContainerSpec, learnt: ImageFacts): Container
   const problem = imageFlagProblem(out, learnt);
   if (problem) throw problem;
   return out;
+}
+
+// The start-up lines reach server.log through the log follower, which may trail readiness by a
+// moment: an engine expected to print them (vLLM, the simulated one) is read a few times.
+async function readRuntimeAfterStart(spec: ContainerSpec, serverLogPath: string, baseUrl: string, deps: LaunchDeps): Promise<EngineRuntime> {
+  const version = await deps.httpGet(`${baseUrl}/version`, 5).then((r) => (r.status === 200 ? r.body : null), () => null);
+  let rt = readEngineRuntime(await readFile(serverLogPath, 'utf8').catch(() => ''), version);
+  for (let i = 0; i < 8 && spec.basis.scheduler !== null && rt.generation === null && rt.chunkedPrefill === null; i++) {
+    await deps.sleep(0.25);
+    rt = readEngineRuntime(await readFile(serverLogPath, 'utf8').catch(() => ''), version);
+  }
+  return rt;
 }

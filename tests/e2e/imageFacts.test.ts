@@ -52,7 +52,7 @@ if (env) {
     const runId = `e2e-${process.pid}-badflag`;
     const target = targetSchema.parse({ engine: 'sim', image: env.image, model: 'tiny', port: await freePort(), sim: { timeScale: 0.1 }, readyTimeout: '60s', engineArgs: { extraArgs: ['--enable-chunked-prefill'] } });
     const spec = renderContainerSpec(target, { runId })!;
-    const err = await launchEngine(spec, e2eHost(env), { runDir: join(dir, 'bad'), imageCacheDir: cacheDir }).then(() => null, (e: Error) => e);
+    const err = await launchEngine(spec, e2eHost(env), { runDir: join(dir, 'bad'), imageCacheDir: cacheDir }).then(async (engine) => (await engine.stop(), null), (e: Error) => e);
     assert.ok(err instanceof UserError, String(err));
     assert.match(err.message, new RegExp(`^image ${env.image} \\(sim ${packageVersion.replace(/\./g, '\\.')}\\) does not know the flag --enable-chunked-prefill: its own --help does not list it`));
     assert.equal(await listRunContainers(localDocker(), runId), [], 'no engine container was created');
@@ -65,9 +65,23 @@ if (env) {
     try {
       assert.equal(engine.facts.engineImage?.version, packageVersion);
       assert.ok((engine.facts.engineImage?.helpFlags ?? 0) > 20);
+      assert.equal(engine.facts.engineRuntime, { generation: 'V0', engineVersion: 'fluidcap-sim-0.1.0', versionRoute: 'fluidcap-sim-0.1.0', chunkedPrefill: false, maxNumBatchedTokens: 4096 },
+        'read back from the container\'s start-up log and /version');
     } finally {
       await engine.stop();
     }
+  });
+
+  test('an engine that starts another scheduler than the recipe asked for is refused and removed', async () => {
+    const runId = `e2e-${process.pid}-mismatch`;
+    const target = targetSchema.parse({ engine: 'sim', image: env.image, model: 'tiny', port: await freePort(), sim: { timeScale: 0.1, scheduler: 'vllm' }, readyTimeout: '60s' });
+    const spec = renderContainerSpec(target, { runId })!;
+    // Asked for chunked prefill, started without it: what a vLLM 0.8.5 V0 launch of engine sarathi would be if its flag were lost.
+    const asked = { ...spec, basis: { ...spec.basis, scheduler: 'chunked-prefill' as const } };
+    const err = await launchEngine(asked, LOCAL_HOST, { runDir: join(dir, 'mismatch'), imageCacheDir: cacheDir }).then(async (engine) => (await engine.stop(), null), (e: Error) => e);
+    assert.ok(err instanceof UserError, String(err));
+    assert.match(err.message, /the recipe asks for chunked prefill, but the engine started V0 without it .*Nothing was measured\.$/);
+    assert.equal(await listRunContainers(localDocker(), runId), [], 'the engine is removed');
   });
 }
 
