@@ -86,8 +86,8 @@ function manifestPlan(plan: RunPlan): ManifestPlan {
 }
 
 /** Resolves the recipe's plan without launching anything (what --dry-run prints). */
-export async function dryRun(recipeFile: string, now = new Date()): Promise<RunPlan> {
-  const recipe = await loadRecipe(recipeFile);
+export async function dryRun(recipeFile: string, now = new Date(), onWarning?: (message: string) => void): Promise<RunPlan> {
+  const recipe = await loadRecipe(recipeFile, { onWarning });
   return resolveRun(recipe, newRunId(recipe.name, now, '/nonexistent'));
 }
 

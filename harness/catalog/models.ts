@@ -13,6 +13,8 @@ export interface ModelSpec {
   intermediateSize: number;
   vocabSize: number;
   maxContextTokens: number;
+  /** Hugging Face serves its files (config and tokenizer too) only to accounts that accepted its licence. */
+  gated: boolean;
 }
 
 // Derived sizes the cost model and the KV manager use.
@@ -35,6 +37,7 @@ const MODELS: ModelSpec[] = [
     aliases: ['llama2-7b', 'llama-2-7b-hf', 'llama-2-7b-chat-hf', 'meta-llama/llama-2-7b-chat-hf'],
     layers: 32, hiddenSize: 4096, heads: 32, kvHeads: 32, intermediateSize: 11008, vocabSize: 32000,
     maxContextTokens: 4096,
+    gated: true,
   },
   {
     name: 'llama-3-8b',
@@ -42,6 +45,7 @@ const MODELS: ModelSpec[] = [
     aliases: ['llama3-8b', 'meta-llama-3-8b', 'meta-llama-3-8b-instruct', 'meta-llama/meta-llama-3-8b-instruct'],
     layers: 32, hiddenSize: 4096, heads: 32, kvHeads: 8, intermediateSize: 14336, vocabSize: 128256,
     maxContextTokens: 8192,
+    gated: true,
   },
   {
     name: 'llama-2-70b',
@@ -49,6 +53,7 @@ const MODELS: ModelSpec[] = [
     aliases: ['llama2-70b', 'llama-2-70b-hf', 'llama-2-70b-chat-hf', 'meta-llama/llama-2-70b-chat-hf'],
     layers: 80, hiddenSize: 8192, heads: 64, kvHeads: 8, intermediateSize: 28672, vocabSize: 32000,
     maxContextTokens: 4096,
+    gated: true,
   },
   {
     name: 'llama-3-70b',
@@ -56,6 +61,7 @@ const MODELS: ModelSpec[] = [
     aliases: ['llama3-70b', 'meta-llama-3-70b', 'meta-llama-3-70b-instruct', 'meta-llama/meta-llama-3-70b-instruct'],
     layers: 80, hiddenSize: 8192, heads: 64, kvHeads: 8, intermediateSize: 28672, vocabSize: 128256,
     maxContextTokens: 8192,
+    gated: true,
   },
   {
     // Four Llama-2-7B layers: iterations of a few milliseconds that still scale with batch and prompt.
@@ -64,6 +70,7 @@ const MODELS: ModelSpec[] = [
     aliases: ['fluidcap-tiny'],
     layers: 4, hiddenSize: 4096, heads: 32, kvHeads: 32, intermediateSize: 11008, vocabSize: 32000,
     maxContextTokens: 4096,
+    gated: false,
   },
 ];
 

@@ -8,6 +8,7 @@
 import { UserError, describeValue } from '../util/errors.ts';
 import { hostPathProblem, type TargetSpec } from './targetSpec.ts';
 import { shellQuote } from '../util/shellQuote.ts';
+import { versionFromTag, vllmVersionedParts, type VersionSource, type VllmScheduler } from './engineVersion.ts';
 
 export const RUN_LABEL = 'fluidcap.run';
 /** The image scripts/build-llama-image.mjs builds; used when a llamacpp target names none. */
@@ -58,6 +59,30 @@ export interface ContainerSpec {
   promptCache: PromptCache;
   /** Path the readiness check polls before /v1/models (every supported engine answers /health). */
   healthPath: string;
+  /** What the image must run, and the engine version the argv and env were written for. */
+  basis: EngineBasis;
+}
+
+/**
+ * The engine a container must run and the version its argv and env were written for. The launcher
+ * reads the version from the image and, when it differs, writes them again (`forVersion`).
+ */
+export interface EngineBasis {
+  family: 'vllm' | 'sim' | 'llamacpp';
+  /** The scheduling the recipe asks for (vLLM and the simulated engine); null for llama.cpp. */
+  scheduler: VllmScheduler | null;
+  version: string | null;
+  versionSource: VersionSource;
+  /** The argv switches and env names fluidcap chose for that version (replaced for another one). */
+  versionArgv: string[];
+  versionEnv: string[];
+}
+
+/** The version a spec is written for, and what the image's own --help says (null: not read). */
+export interface EngineVersionFacts {
+  version: string | null;
+  source: VersionSource;
+  hasDisableLogRequests?: boolean | null;
 }
 
 export type PromptCache = 'off' | 'on';
@@ -76,6 +101,8 @@ export interface RenderOptions {
   env?: Record<string, string | undefined>;
   /** The recipe file, named in the errors this renderer raises. */
   recipeFile?: string;
+  /** The engine version to write the argv and env for; default: the one the image tag names. */
+  engineVersion?: EngineVersionFacts;
 }
 
 const GiB = 1024 ** 3;
@@ -208,7 +235,10 @@ export function renderContainerSpec(target: TargetSpec, opts: RenderOptions): Co
     argv = simArgv(target, gpuProfile);
     image = target.image ?? 'fluidcap/sim:dev';
   }
-  return {
+  const scheduler: VllmScheduler | null = gpuEngine
+    ? engine === 'sarathi' ? 'chunked-prefill' : 'prefill-first'
+    : engine === 'sim' ? (target.sim?.scheduler === 'sarathi' ? 'chunked-prefill' : 'prefill-first') : null;
+  const spec: ContainerSpec = {
     runId: opts.runId,
     engine,
     name: `fluidcap-${opts.runId}-${engine}`,
@@ -232,7 +262,52 @@ export function renderContainerSpec(target: TargetSpec, opts: RenderOptions): Co
     readyTimeoutS: target.readyTimeoutS,
     promptCache,
     healthPath: '/health',
+    basis: {
+      family: gpuEngine ? 'vllm' : engine,
+      scheduler,
+      version: null,
+      versionSource: 'unknown',
+      versionArgv: [],
+      versionEnv: [],
+    },
   };
+  const tagVersion = versionFromTag(image);
+  const version = opts.engineVersion ?? { version: tagVersion, source: tagVersion === null ? 'unknown' as const : 'tag' as const };
+  return forVersion(spec, version, opts.recipeFile ? `${opts.recipeFile}: ` : '');
+}
+
+/**
+ * The spec written for another engine version: the switches and variables chosen for the old one
+ * are taken out and those of the new one added (before the recipe's extraArgs, which stay last).
+ * Throws a UserError when that version cannot run the scheduler the recipe asks for.
+ */
+export function forVersion(spec: ContainerSpec, facts: EngineVersionFacts, where = ''): ContainerSpec {
+  const b = spec.basis;
+  const argv = spec.argv.filter((a) => !b.versionArgv.includes(a));
+  const env = Object.fromEntries(Object.entries(spec.env).filter(([k]) => !b.versionEnv.includes(k)));
+  const basis: EngineBasis = { ...b, version: facts.version, versionSource: facts.source, versionArgv: [], versionEnv: [] };
+  if (b.family !== 'vllm' || b.scheduler === null) return { ...spec, argv, env, basis };
+  const parts = vllmVersionedParts(b.scheduler, {
+    image: spec.image, version: facts.version, source: facts.source, userEnv: env, hasDisableLogRequests: facts.hasDisableLogRequests, where,
+  });
+  const added = parts.argv.filter((a) => !argv.includes(a));
+  const at = managedArgvEnd(argv);
+  return {
+    ...spec,
+    argv: [...argv.slice(0, at), ...added, ...argv.slice(at)],
+    env: { ...env, ...parts.env },
+    basis: { ...basis, versionArgv: added, versionEnv: Object.keys(parts.env) },
+  };
+}
+
+// Where fluidcap's own vLLM flags end and the recipe's extraArgs begin: after the last flag
+// vllmArgv writes (the prompt-cache switch, then optional --load-format/--dtype with their values).
+function managedArgvEnd(argv: string[]): number {
+  let i = argv.findIndex((a) => a === '--enable-prefix-caching' || a === '--no-enable-prefix-caching');
+  if (i < 0) return argv.length;
+  i++;
+  while (argv[i] === '--load-format' || argv[i] === '--dtype') i += 2;
+  return i;
 }
 
 /**

@@ -6,6 +6,7 @@ import type { ContainerSpec } from './containerSpec.ts';
 import type { ConnectOptions } from './sshConnection.ts';
 import type { GpuFacts } from './gpuFacts.ts';
 import type { LogBounds, LogRelayCost } from './logStream.ts';
+import type { EngineRuntime } from './engineRuntime.ts';
 
 /** An existing OpenAI-compatible server: nothing is launched or stopped. */
 export interface EndpointPlan {
@@ -24,6 +25,8 @@ export interface LaunchOptions {
   access?: 'direct' | 'ssh-tunnel';
   gpuIdle?: { maxUsedMiB: number; timeoutS: number };
   pullTimeoutS?: number;
+  /** Where image facts (version, --help flags) are cached per image id; default ~/.cache/fluidcap/images. */
+  imageCacheDir?: string;
   /** How long teardown keeps trying to reach a host whose connection dropped. */
   reconnectTimeoutS?: number;
   /** Stop grace before Docker kills the engine. */
@@ -48,6 +51,12 @@ export interface EngineFacts {
   imageId: string | null;
   /** `repo@sha256:...` when the image came from a registry; null for a locally built image. */
   imageDigest: string | null;
+  /** What the started engine said it runs (start-up log, /version). */
+  engineRuntime?: EngineRuntime;
+  /** The same in words, as the report shows it. */
+  engineRuns?: string;
+  /** What the image said about itself (version, --help) and the argv and env names it was started with. */
+  engineImage?: { family: string; version: string | null; helpFlags: number; argv: string[]; envNames: string[] } | null;
   gpu: GpuFacts | null;
   dockerVersion: string | null;
   models: string[];

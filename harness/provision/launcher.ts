@@ -26,6 +26,11 @@ import { engineHttp } from './engineHttp.ts';
 import { secretValues } from './secretValues.ts';
 import { endpointEngine } from './endpointEngine.ts';
 import { ensureImage } from './engineImage.ts';
+import { defaultImageCacheDir, imageFlagProblem, learnImage, type ImageFacts } from './imageFacts.ts';
+import { forVersion } from './containerSpec.ts';
+import { parseVersion } from './engineVersion.ts';
+import { describeRuntime, readEngineRuntime, runtimeMismatch, type EngineRuntime } from './engineRuntime.ts';
+import { readFile } from 'node:fs/promises';
 import { waitGpusIdle } from './gpuIdle.ts';
 import { watchExit, type ExitWatch } from './exitWatch.ts';
 import { startupFailure } from './startupFailure.ts';
@@ -41,7 +46,8 @@ export type { LaunchDeps } from './launchDeps.ts';
 /** Launches the engine and resolves once it is ready; on any failure nothing is left running. */
 export async function launchEngine(plan: ContainerSpec | EndpointPlan, host: Host, opts: LaunchOptions, deps: LaunchDeps = realLaunchDeps): Promise<Engine> {
   if (plan.engine === 'endpoint') return endpointEngine(plan, host, opts.runDir, deps.isoNow());
-  const spec = plan;
+  // Rewritten once the image's own version is known.
+  let spec = plan;
   const log = opts.log ?? (() => {});
   const access = opts.access ?? 'direct';
   const launchedAt = deps.isoNow();
@@ -106,6 +112,13 @@ export async function launchEngine(plan: ContainerSpec | EndpointPlan, host: Hos
     }
     const image = await ensureImage(handle.docker, spec.image, { hostName: host.name, pullTimeoutS: opts.pullTimeoutS ?? 1800, log, sleep: deps.sleep });
     checkAbort();
+    const learnt = await learnImage(handle.docker, {
+      image: spec.image, imageId: image.imageId, family: spec.basis.family, runId: spec.runId,
+      cacheDir: opts.imageCacheDir ?? defaultImageCacheDir(), hostName: host.name, log,
+    });
+    spec = specForImage(spec, learnt);
+    log(`image ${spec.image}: ${learnt.family} ${learnt.version ?? '(no version printed)'}, ${learnt.flags.length} flags in its --help; every flag of the launch is among them`);
+    checkAbort();
     const home = await handle.home();
     const createOpts = dockerCreateOptions(spec, {
       secretValues: secrets,
@@ -134,6 +147,10 @@ export async function launchEngine(plan: ContainerSpec | EndpointPlan, host: Hos
     });
     if (!ready.ready) throw startupFailure(ready, exits.observed(), logs.tail(), names);
     log(`${spec.name} ready after ${ready.timeToReadyS.toFixed(2)} s`);
+    const runtime = await readRuntimeAfterStart(spec, serverLogPath, directUrl, deps);
+    log(`${spec.name} runs: ${describeRuntime(runtime)}`);
+    const mismatch = runtimeMismatch(spec.basis, runtime);
+    if (mismatch) throw new UserError(`${spec.name} on ${host.name} (image ${spec.image}): ${mismatch}. Nothing was measured.`);
 
     let baseUrl = directUrl;
     let tunnel: EngineFacts['tunnel'] = null;
@@ -157,6 +174,9 @@ export async function launchEngine(plan: ContainerSpec | EndpointPlan, host: Hos
       image: spec.image,
       imageId: image.imageId,
       imageDigest: image.imageDigest,
+      engineRuntime: runtime,
+      engineRuns: describeRuntime(runtime),
+      engineImage: { family: learnt.family, version: learnt.version, helpFlags: learnt.flags.length, argv: spec.argv, envNames: Object.keys(spec.env) },
       gpu,
       dockerVersion: version.Version ?? null,
       models: ready.models,
@@ -199,4 +219,37 @@ export async function launchEngine(plan: ContainerSpec | EndpointPlan, host: Hos
     if (report.problems.length > 0) launchErr.message += `\n  teardown: ${report.problems.join('; ')}`;
     throw launchErr;
   }
+}
+
+/**
+ * The spec as the image needs it: vLLM's version-dependent flags and env written for the version
+ * the image holds, then every flag checked against the image's own --help. Throws a UserError
+ * naming the flag, the image and its version.
+ */
+export function specForImage(spec: ContainerSpec, learnt: ImageFacts): ContainerSpec {
+  let out: ContainerSpec;
+  if (spec.basis.family === 'vllm') {
+    const v = learnt.version === null ? null : parseVersion(learnt.version);
+    if (v === null) {
+      throw new UserError(`image ${spec.image} printed no vLLM version (${JSON.stringify(learnt.version)}): fluidcap cannot tell whether it has the V0 engine the recipe's scheduler needs; use an official vllm/vllm-openai image`);
+    }
+    out = forVersion(spec, { version: `${v.major}.${v.minor}.${v.patch}`, source: 'image', hasDisableLogRequests: learnt.flags.includes('--disable-log-requests') });
+  } else {
+    out = { ...spec, basis: { ...spec.basis, version: learnt.version, versionSource: 'image' } };
+  }
+  const problem = imageFlagProblem(out, learnt);
+  if (problem) throw problem;
+  return out;
+}
+
+// The start-up lines reach server.log through the log follower, which may trail readiness by a
+// moment: an engine expected to print them (vLLM, the simulated one) is read a few times.
+async function readRuntimeAfterStart(spec: ContainerSpec, serverLogPath: string, baseUrl: string, deps: LaunchDeps): Promise<EngineRuntime> {
+  const version = await deps.httpGet(`${baseUrl}/version`, 5).then((r) => (r.status === 200 ? r.body : null), () => null);
+  let rt = readEngineRuntime(await readFile(serverLogPath, 'utf8').catch(() => ''), version);
+  for (let i = 0; i < 8 && spec.basis.scheduler !== null && rt.generation === null && rt.chunkedPrefill === null; i++) {
+    await deps.sleep(0.25);
+    rt = readEngineRuntime(await readFile(serverLogPath, 'utf8').catch(() => ''), version);
+  }
+  return rt;
 }

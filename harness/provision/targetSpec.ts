@@ -209,6 +209,15 @@ function checkEngineRules(t: BaseTarget, ctx: z.RefinementCtx): void {
     issue(['engineArgs', 'maxNumBatchedTokens'], a.maxNumBatchedTokens,
       `must be >= engineArgs.maxModelLen (${a.maxModelLen}) without chunked prefill (vLLM refuses otherwise)`);
   }
+  // vLLM refuses to start when one iteration's token budget cannot hold one token of every sequence.
+  if (typeof a.maxNumSeqs === 'number') {
+    const budget: [string, unknown][] = t.engine === 'sarathi' ? [['chunkSize', a.chunkSize ?? 512]] : t.engine === 'vllm' ? [['maxNumBatchedTokens', a.maxNumBatchedTokens]] : [];
+    for (const [key, value] of budget) {
+      if (typeof value === 'number' && value < a.maxNumSeqs) {
+        issue(['engineArgs', key], value, `must be >= engineArgs.maxNumSeqs (${a.maxNumSeqs}): vLLM refuses to start when max_num_batched_tokens${key === 'chunkSize' ? ' (the chunk)' : ''} is below max_num_seqs${key === 'chunkSize' && a.chunkSize === undefined ? ' (the chunk defaults to 512)' : ''}`);
+      }
+    }
+  }
   if (t.engine === 'sarathi' && a.maxNumBatchedTokens !== undefined && a.maxNumBatchedTokens !== (a.chunkSize ?? 512)) {
     issue(['engineArgs', 'maxNumBatchedTokens'], a.maxNumBatchedTokens,
       'must be left out for engine sarathi (the chunk size is the per-iteration token budget; set engineArgs.chunkSize)');

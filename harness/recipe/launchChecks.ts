@@ -1,7 +1,8 @@
 // What a recipe asks of this machine and of the engine, checked before a results directory exists:
-// the secrets it names are set here, `maxModelLen` fits the model's context, and the simulated
-// engine would accept the exact flags a run would start it with (extraArgs included). Each problem
-// names the recipe field; a secret's value is never read beyond "set or not".
+// the secrets it names are set here, a gated model has a Hugging Face token to fetch it with,
+// `maxModelLen` fits the model's context, and the simulated engine would accept the exact flags a
+// run would start it with (extraArgs included). Each problem names the recipe field; a secret's
+// value is never read beyond "set or not".
 import { findModel } from '../catalog/models.ts';
 import { renderContainerSpec } from '../provision/containerSpec.ts';
 import { simServeArgvProblems } from '../sim/serveFlags.ts';
@@ -23,6 +24,8 @@ export function launchProblems(recipe: Recipe, env: NodeJS.ProcessEnv | null): s
     }
   }
   if (t.engine === 'endpoint' || t.model === undefined) return problems;
+  const gated = env === null ? null : gatedModelProblem(recipe);
+  if (gated !== null) problems.push(gated);
   const model = findModel(t.model);
   const maxModelLen = t.engineArgs.maxModelLen;
   if (model !== null && maxModelLen !== undefined && maxModelLen > model.maxContextTokens) {
@@ -45,4 +48,28 @@ function simProblems(recipe: Recipe): string[] {
   const field = extra.length > 0 && withoutExtra.length === 0 ? 'target.engineArgs.extraArgs' : 'target';
   const got = field === 'target.engineArgs.extraArgs' ? `, got ${describeValue(extra)}` : '';
   return all.map((p) => `${recipe.source.file}: ${field}: the simulated engine would refuse to start: ${p}${got}`);
+}
+
+/** Container variables under which vLLM's Hugging Face client finds a token. */
+const HF_TOKEN_NAMES = ['HF_TOKEN', 'HUGGING_FACE_HUB_TOKEN'];
+
+/**
+ * A vLLM container fetches the model's config and tokenizer from Hugging Face even with
+ * `loadFormat: dummy`; for a gated model that fails without a token. Null when the recipe passes one
+ * (or the model is not gated, or the engine fetches nothing).
+ */
+export function gatedModelProblem(recipe: Recipe): string | null {
+  const t = recipe.target;
+  if ((t.engine !== 'vllm' && t.engine !== 'sarathi') || t.model === undefined) return null;
+  const model = findModel(t.model);
+  if (model === null || !model.gated) return null;
+  if (HF_TOKEN_NAMES.some((n) => n in t.secrets)) return null;
+  return `${recipe.source.file}: target.secrets must pass a Hugging Face token (secrets: { HF_TOKEN: HF_TOKEN }) for the gated model ${describeValue(t.model)}: ` +
+    'vLLM fetches its config and tokenizer even with loadFormat: dummy, and Hugging Face refuses them without a token of an account that accepted the licence';
+}
+
+/** What a dry run warns about and a run refuses (the dry run launches nothing and reads no secret). */
+export function launchWarnings(recipe: Recipe): string[] {
+  const gated = gatedModelProblem(recipe);
+  return gated === null ? [] : [gated];
 }

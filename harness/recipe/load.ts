@@ -9,7 +9,7 @@ import { parseRecipe, type Recipe } from './parse.ts';
 import { listGpuProfiles } from '../catalog/gpus.ts';
 import { loadWorkloadTrace } from '../load/traceFile.ts';
 import { MAX_ALIAS_COUNT, yamlExpansionProblem } from '../util/yamlLimits.ts';
-import { launchProblems } from './launchChecks.ts';
+import { launchProblems, launchWarnings } from './launchChecks.ts';
 
 /** Reads the YAML file and returns its decoded value plus its text, or throws a UserError naming the line. */
 export async function readYamlFile(file: string): Promise<{ raw: unknown; text: string; doc: ReturnType<typeof parseDocument> }> {
@@ -61,12 +61,13 @@ function sloTexts(doc: ReturnType<typeof parseDocument>, text: string): Record<s
  * always, and, given `env` (where secrets are read at launch), that every secret is set there. A
  * run passes its environment; a dry run, which launches nothing, shows the plan without them.
  */
-export async function loadRecipe(file: string, opts: { env?: NodeJS.ProcessEnv } = {}): Promise<Recipe> {
+export async function loadRecipe(file: string, opts: { env?: NodeJS.ProcessEnv; onWarning?: (message: string) => void } = {}): Promise<Recipe> {
   const { raw, text, doc } = await readYamlFile(file);
   const result = parseRecipe(raw, { file, dir: dirname(resolve(file)), sloText: sloTexts(doc, text) });
   if (!result.ok) throw new UserError(`${file} has ${plural(result.problems.length, 'problem')}:\n  ${result.problems.join('\n  ')}`);
   const problems = [...diskProblems(result.recipe), ...launchProblems(result.recipe, opts.env ?? null)];
   if (problems.length > 0) throw new UserError(`${file} has ${plural(problems.length, 'problem')}:\n  ${problems.join('\n  ')}`);
+  if (opts.env === undefined) for (const w of launchWarnings(result.recipe)) opts.onWarning?.(`${w} (a run refuses this)`);
   return result.recipe;
 }
 

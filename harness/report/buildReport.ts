@@ -488,6 +488,7 @@ function hostSection(d: RunReportData): Block[] {
     add('access', h.access);
     add('image', h.image);
     add('image digest', h.imageDigest);
+    add('engine runs', h.engineRuns ?? undefined);
     add('Docker version', h.dockerVersion);
     add('time to ready', h.timeToReadyS !== null ? fmtSeconds(h.timeToReadyS) : undefined);
     if (h.tunnelAddedMsP50 !== null) add('SSH tunnel added latency p50', `${fmtNum(h.tunnelAddedMsP50, 3)} ms`);

@@ -28,6 +28,8 @@ export interface ReportHost {
   dockerVersion: string | null;
   timeToReadyS: number | null;
   tunnelAddedMsP50: number | null;
+  /** What the started engine said it runs (generation, chunked prefill, version); absent in older runs. */
+  engineRuns: string | null;
   gpu: { available: boolean; reason: string | null; gpus: { index: number | null; name: string | null; memoryTotalMiB: number | null; driverVersion: string | null }[] } | null;
 }
 
@@ -320,6 +322,7 @@ export function toReportManifest(raw: unknown): ReportManifest {
           dockerVersion: str(host.dockerVersion),
           timeToReadyS: num(host.timeToReadyS),
           tunnelAddedMsP50: num(obj(host.tunnel).addedMsP50),
+          engineRuns: str(host.engineRuns),
           gpu: gpu
             ? {
                 available: gpu.available === true,

@@ -20,6 +20,9 @@ import { createVllmMetrics } from './vllmMetrics.ts';
 import { receivedRequestLine } from './requestLog.ts';
 import { reserveDescriptors } from '../util/descriptorTable.ts';
 
+/** What `/version` answers and the start-up line names. */
+const SIM_VERSION = 'fluidcap-sim-0.1.0';
+
 export type { SimServerOptions } from './config.ts';
 
 // What startSimServer returns.
@@ -424,7 +427,7 @@ export async function startSimServer(options: SimServerOptions = {}): Promise<Si
       res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
       return void res.end(text);
     }
-    if (method === 'GET' && path === '/version') return sendJson(res, 200, JSON.stringify({ version: 'fluidcap-sim-0.1.0' }));
+    if (method === 'GET' && path === '/version') return sendJson(res, 200, JSON.stringify({ version: SIM_VERSION }));
     if (method === 'GET' && path === '/v1/models') {
       return sendJson(
         res,
@@ -506,6 +509,14 @@ export async function startSimServer(options: SimServerOptions = {}): Promise<Si
   const hostForUrl = config.host.includes(':') ? `[${config.host}]` : config.host;
   const url = `http://${hostForUrl}:${port}`;
 
+  // The start-up lines vLLM prints (engine generation, its config, the chunk budget), so what a
+  // launch reads back from a real engine's log is read the same way from the simulated one's.
+  if (config.scheduler !== 'llamacpp') {
+    const chunked = config.scheduler === 'sarathi';
+    const budget = chunked ? config.chunkSize : config.maxNumBatchedTokens;
+    log(`INFO fluidcap sim: Initializing a V0 LLM engine (${SIM_VERSION}) with config: model='${config.model.hfId}', served_model_name=${config.servedModelName}, max_num_seqs=${config.maxNumSeqs}, max_num_batched_tokens=${budget}, chunked_prefill_enabled=${chunked ? 'True' : 'False'}`);
+    if (chunked) log(`INFO fluidcap sim: Chunked prefill is enabled with max_num_batched_tokens=${budget}.`);
+  }
   const readyPromise = new Promise<void>((resolve) => {
     const becomeReady = () => {
       readyTimer = null;

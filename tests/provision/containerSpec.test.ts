@@ -57,6 +57,7 @@ test('H100, Llama-3-8B, vLLM: prefill-prioritizing baseline, every field', () =>
     readyTimeoutS: 900,
     promptCache: 'off',
     healthPath: '/health',
+    basis: { family: 'vllm', scheduler: 'prefill-first', version: null, versionSource: 'unknown', versionArgv: [], versionEnv: [] },
   });
 });
 
@@ -111,8 +112,10 @@ test('A100, Llama-2-70B, TP4: four device ids, host IPC instead of shm, tensor-p
     '--max-num-batched-tokens', '4096',
     '--no-enable-prefix-caching',
     '--load-format', 'dummy',
+    '--disable-log-requests',
     '--disable-custom-all-reduce',
   ]);
+  assert.is(spec.env.VLLM_USE_V1, '0', 'v0.8.5 from the tag: the V0 engine, whose scheduler prefills whole prompts');
   assert.equal(spec.secretEnv, [{ name: 'HF_TOKEN', fromEnv: 'MY_HF_TOKEN' }]);
   assert.is(spec.labels['fluidcap.gpus'], '0,1,2,3');
 
@@ -120,7 +123,7 @@ test('A100, Llama-2-70B, TP4: four device ids, host IPC instead of shm, tensor-p
   assert.is(body.name, 'fluidcap-r3-vllm');
   assert.is(body.Image, 'vllm/vllm-openai:v0.8.5');
   assert.equal(body.Cmd, spec.argv);
-  assert.equal(body.Env, ['HF_HOME=/root/.cache/huggingface', 'HF_TOKEN=hf_secret']);
+  assert.equal(body.Env, ['HF_HOME=/root/.cache/huggingface', 'VLLM_USE_V1=0', 'HF_TOKEN=hf_secret']);
   assert.equal(body.Labels, spec.labels);
   assert.equal(body.HostConfig!.DeviceRequests, [{ Driver: 'nvidia', DeviceIDs: ['0', '1', '2', '3'], Capabilities: [['gpu']] }]);
   assert.is(body.HostConfig!.IpcMode, 'host');
@@ -252,6 +255,7 @@ test('llamacpp: llama-server flags, model file mounted read-only, no GPU, prompt
     readyTimeoutS: 900,
     promptCache: 'off',
     healthPath: '/health',
+    basis: { family: 'llamacpp', scheduler: null, version: null, versionSource: 'unknown', versionArgv: [], versionEnv: [] },
   });
   const body = dockerCreateOptions(spec, { secretValues: {}, resolveSource: (s) => s });
   assert.equal(body.HostConfig!.Binds, ['/srv/models/stories260K.gguf:/models/stories260K.gguf:ro']);

@@ -117,7 +117,7 @@ test('the dry-run docker run line is a shell command that means what the launche
   }).split('\n');
   const after = (flag: string) => out.flatMap((w, i) => (w === flag ? [out[i + 1]] : []));
   assert.equal(after('-v'), ['/home/tester/.cache/huggingface:/root/.cache/huggingface']);
-  assert.equal(after('-e'), ['HF_HOME=/root/.cache/huggingface', 'HF_TOKEN', 'WANDB_API_KEY']);
+  assert.equal(after('-e'), ['HF_HOME=/root/.cache/huggingface', 'VLLM_USE_V1=0', 'HF_TOKEN', 'WANDB_API_KEY']);
   assert.equal(after('--gpus'), ['"device=0"']);
   assert.equal(after('--model'), ["org/it's a model"]);
   assert.ok(out.includes('--served-model-name-suffix=$(id)') && out.includes('a b'), out.join(' '));

@@ -8,7 +8,8 @@ import { EXIT, UserError } from '../../util/errors.ts';
 import { createProgress } from '../../capacity/progress.ts';
 import { intervalHeadline } from '../../capacity/interval.ts';
 import { withInterrupts } from '../interrupts.ts';
-import { formatDockerRun } from '../../provision/containerSpec.ts';
+import { formatDockerRun, type ContainerSpec } from '../../provision/containerSpec.ts';
+import { describeVersion } from '../../provision/engineVersion.ts';
 import type { RunPlan } from '../../capacity/runPlan.ts';
 import { REPORT_FILES, RUN_FILES } from '../../runDir/layout.ts';
 import type { Rehearsal } from '../../twin/rehearse.ts';
@@ -20,10 +21,21 @@ export function printablePlan(plan: RunPlan): Record<string, unknown> {
   return { ...plan, trace: plan.trace ? { file: lengths.kind === 'trace' ? lengths.trace : null, rows: plan.trace.rows } : null };
 }
 
+// Which engine version the argv and env were written for: a dry run inspects no image.
+function versionNote(b: ContainerSpec['basis']): string | null {
+  if (b.family !== 'vllm') return null;
+  if (b.version === null) return 'engine version: unknown from the image tag; the launch reads it from the image and writes the version-dependent flags and env then';
+  return `engine version: ${describeVersion(b.version, b.versionSource)}; the launch reads it from the image and refuses flags the image does not have`;
+}
+
 function describePlan(plan: RunPlan): string {
   const shown = { ...printablePlan(plan), profile: { ...plan.profile, requests: `${plan.profile.requests.length} requests` } };
   const lines = [stringify(shown, { aliasDuplicateObjects: false }).trimEnd()];
-  if (plan.engine.kind === 'container') lines.push('', `# equivalent docker command (not executed):`, `# ${formatDockerRun(plan.engine.spec)}`);
+  if (plan.engine.kind === 'container') {
+    const note = versionNote(plan.engine.spec.basis);
+    if (note) lines.push('', `# ${note}`);
+    lines.push('', `# equivalent docker command (not executed):`, `# ${formatDockerRun(plan.engine.spec)}`);
+  }
   return lines.join('\n') + '\n';
 }
 
@@ -48,7 +60,7 @@ export const runCommand = verb({
     if (!args.recipe && !args.resume) throw new UserError('run needs a recipe file (or --resume <runDir>)');
     if (args.dryRun) {
       if (!args.recipe) throw new UserError('--dry-run needs a recipe file');
-      const plan = await dryRun(args.recipe);
+      const plan = await dryRun(args.recipe, new Date(), (w) => process.stderr.write(`fluidcap: warning: ${w}\n`));
       process.stdout.write(args.json ? JSON.stringify(printablePlan(plan), null, 2) + '\n' : describePlan(plan));
       return;
     }
