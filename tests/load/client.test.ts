@@ -21,7 +21,9 @@ test('ok stream: one chunk per token, usage recorded, token-id prompt of exact l
     assert.is(em.requests[0].body.ignore_eos, true);
     assert.is(em.requests[0].body.min_tokens, 5);
     const t = r.record.chunks.map((c) => c[0]);
-    for (let i = 1; i < t.length; i++) assert.ok(t[i] - t[i - 1] > 0.005, `gap ${i} is ${t[i] - t[i - 1]}`);
+    // Each token is its own chunk with its own receive time; the gaps themselves are the shared
+    // machine's to stretch or squeeze (a late emitter timer writes two tokens back to back).
+    for (let i = 1; i < t.length; i++) assert.ok(t[i] > t[i - 1], `chunk ${i} received at ${t[i]} s, not after chunk ${i - 1} at ${t[i - 1]} s`);
     assert.ok(r.ttftS !== null && r.ttftS >= 0 && r.ttftS < 1);
     assert.is(r.record.emitNs?.length, 5);
   } finally {
