@@ -24,7 +24,15 @@ interface Fake {
   reason?: string;
   status?: string;
   dir?: string;
+  /** capacity.json's resolved SLO (default: fluidity p99 >= 0.9 at a 50 ms TBT deadline). */
+  slo?: Record<string, unknown>;
+  /** Extra capacity.json fields (an interval, a decided bracket, probes with statistics). */
+  extra?: Record<string, unknown>;
 }
+
+const SLO = { fluidity: { tbtDeadlineS: 0.05, ttftSlackS: 0.3, minFluidity: 0.9, percentile: 99, source: 'fluidity p99 >= 0.9 (tbt deadline 50ms, ttft slack 0.3s)' } };
+const CFG = 'nightly-8b | sim | llama-3-8b | h100-sxm-80gb×1 | slo fluidity p99 >= 0.9 (tbt 0.05s, ttft slack 0.3s)';
+const re = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** A run directory with the two files compare reads, as `fluidcap run` writes them. */
 function fakeRun(f: Fake): string {
@@ -53,13 +61,14 @@ function fakeRun(f: Fake): string {
       reason: f.reason ?? 'bracket within the tolerance 2%',
       belowMin: false,
       atLeastMax: false,
-      slo: { fluidity: {} },
+      slo: f.slo ?? SLO,
       bracket: { passQps: f.pass, failQps: f.fail },
       tolerance: 0.02,
       probes: [f.pass, f.fail].filter((q): q is number => q !== null).map((qps, index) => ({ index, qps, passed: qps === f.pass, valid: true })),
       gpuProfile: 'h100-sxm-80gb',
       gpuCount: 1,
       cost: { usdPerHour: 6.16, qpsPerUsdPerHour: cap / 6.16, outputTokensPerS: 600, usdPerMillionOutputTokens: 2.85 },
+      ...f.extra,
     }),
   );
   return dir;
@@ -83,16 +92,16 @@ test('a regression against one baseline exits 4 and writes JUnit, Prometheus and
   const files = { junit: join(tmp, 'out', 'gate.xml'), prom: join(tmp, 'out', 'gate.prom'), md: join(tmp, 'out', 'gate.md') };
   const r = cli(slow, '--baseline', night3, '--junit', files.junit, '--prom', files.prom, '--markdown', files.md);
   assert.is(r.code, 4, r.out + r.err);
-  assert.match(r.out, /^regression\s+nightly-8b \| sim \| llama-3-8b \| h100-sxm-80gb×1: .* at least 8\.54% below baseline/m);
+  assert.match(r.out, new RegExp(`^regression\\s+${re(CFG)}: .* at least 8\\.54% below baseline`, 'm'));
   const junit = readFileSync(files.junit, 'utf8');
   assert.is(junit.match(/<testcase /g)?.length, 1);
   assert.match(junit, 'failures="1" errors="0"');
   assert.match(junit, /<failure type="regression" message="[^"]*8\.54%/);
   const prom = readFileSync(files.prom, 'utf8');
-  assert.match(prom, /^fluidcap_capacity_qps\{config="nightly-8b \| sim \| llama-3-8b \| h100-sxm-80gb×1",recipe="nightly-8b",engine="sim",model="llama-3-8b",gpu="h100-sxm-80gb×1"\} 18\.5$/m);
+  assert.match(prom, new RegExp(`^fluidcap_capacity_qps\\{config="${re(CFG)}",recipe="nightly-8b",engine="sim",model="llama-3-8b",gpu="h100-sxm-80gb×1",run="nightly-8b-20261104-020000"\\} 18\\.5$`, 'm'));
   assert.match(prom, /^fluidcap_qps_per_usd_per_hour\{.*\} 3\.00/m);
   assert.match(prom, /^fluidcap_gate_verdict\{.*\} 2$/m);
-  assert.match(readFileSync(files.md, 'utf8'), '| nightly-8b \\| sim \\| llama-3-8b \\| h100-sxm-80gb×1 | REGRESSION |');
+  assert.match(readFileSync(files.md, 'utf8'), `| ${CFG.replace(/\|/g, '\\|')} | REGRESSION |`);
 });
 
 test('an unchanged night one bisection step lower passes (exit 0)', () => {
@@ -175,10 +184,10 @@ test('--history draws capacity per configuration across nights (SVG and markdown
   assert.is(r.code, 0, r.err);
   const svg = readFileSync(join(results, 'history.svg'), 'utf8');
   assert.match(svg, /^<\?xml/);
-  assert.match(svg, 'nightly-8b | sim | llama-3-8b | h100-sxm-80gb×1');
+  assert.match(svg, CFG.replace(/>/g, '&gt;'));
   assert.ok((svg.match(/<polyline|<path/g) ?? []).length >= 2, 'one line per configuration');
   const md = readFileSync(join(results, 'history.md'), 'utf8');
-  assert.match(md, '## nightly-8b | sim | llama-3-8b | h100-sxm-80gb×1');
+  assert.match(md, `## ${CFG}`);
   assert.match(md, /\| 2026-11-02T02:00:00.000Z \| nightly-8b-20261102-020000 \| 20\.25 \| \[20\.25, 20\.5\) \| −1\.22% \| converged \| sha256:2 \|/);
   assert.ok(existsSync(join(results, 'history.svg')));
 });

@@ -22,13 +22,16 @@ const run = (lowQps: number, highQps: number, over: Partial<RunEvidence> = {}): 
   runDir: `/results/r${++seq}`,
   runId: `r${seq}`,
   config: 'cfg',
+  slo: 'fluidity p99 >= 0.9 (tbt 0.05s, ttft slack 0.3s)',
   labels: { recipe: 'cfg', engine: 'sim', model: 'm', gpu: 'h100×1', image: null },
   status: 'completed',
   outcome: 'converged',
   reason: 'bracket within tolerance',
   capacityQps: lowQps,
+  estimateQps: lowQps,
   lowQps,
   highQps,
+  intervalSource: 'bracket',
   tolerance: 0.025,
   lowConfidence: null,
   highConfidence: null,
@@ -99,14 +102,15 @@ test('the spread of earlier nights widens the allowed drop; quiet nights do not'
   assert.is(ref.kind, 'history');
   assert.is(ref.capacityQps, 20);
   assert.ok(Math.abs(ref.noiseFrac! - 1.4826 / 20) < 1e-12, 'robust sd: 1.4826 × MAD(=1) / median(=20)');
-  // 19% below the median at least: beyond the 5% gate, within three robust sds (22%) of the nights.
-  const cand = run(16, 16.2);
+  // 12.5% below the median: beyond the 5% gate, within three robust sds (22%) of the nights, and
+  // short of three times the gate's allowance (15%).
+  const cand = run(17.5, 17.7);
   const within = decideConfig(cand, ref, opts());
   assert.is(within.verdict, 'pass');
   assert.match(within.reason, 'widened to 22.2%');
   assert.ok(Math.abs(within.allowedDrop! - 3 * ref.noiseFrac!) < 1e-12);
   // A bracket straddling the widened allowance is inconclusive and says it is within the noise.
-  const edge = decideConfig(run(15.7, 15.9), ref, opts());
+  const edge = decideConfig(run(15.7, 17.5, { estimateQps: 17.2 }), ref, opts());
   assert.is(edge.verdict, 'inconclusive');
   assert.match(edge.reason, 'within the measured noise');
   const quiet = referenceOfHistory([20, 20, 20.25, 20, 19.75].map((c) => run(c, c * 1.0125)), 3)!;
@@ -120,7 +124,8 @@ test('a regression resting on unconfident verdicts is inconclusive', () => {
   const weak = decideConfig(run(18.5, 18.75, { highConfidence: 0.8 }), ref, opts());
   assert.is(weak.verdict, 'inconclusive');
   assert.ok(Math.abs(weak.claimConfidence! - 0.8 * 0.97) < 1e-12);
-  assert.match(weak.reason, 'confirm with a longer probe at 20.5 QPS');
+  assert.match(weak.reason, 'confirm with a probe of the candidate at 19.47 QPS (a decided fail there settles a regression)');
+  assert.equal(weak.confirm, [{ qps: 19.47, settles: 'regression' }]);
   assert.is(decideConfig(run(18.5, 18.75, { highConfidence: 0.99 }), ref, opts()).verdict, 'regression');
 });
 
@@ -139,7 +144,7 @@ test('a confirming rerun must agree: two regressions regress, a regression and a
   assert.is(combineByConfig([refusedToo])[0].verdict, 'refused');
 });
 
-test('exit codes: a regression (4) outranks a refusal (5); inconclusive and new exit 0', () => {
+test('exit codes: a regression (4) outranks a refusal (5), a refusal an undecided answer (6); new exits 0', () => {
   const ref = referenceOfRun(run(20.5, 20.75));
   const reg = decideConfig(run(18.5, 18.75, { config: 'a' }), ref, opts());
   const refused = decideConfig(run(1, 2, { config: 'b', outcome: 'invalid-probes' }), ref, opts());
@@ -147,8 +152,9 @@ test('exit codes: a regression (4) outranks a refusal (5); inconclusive and new 
   assert.is(gateResult([reg, refused, unsure], opts()).exitCode, 4);
   assert.is(gateResult([refused, unsure], opts()).exitCode, 5);
   const r = gateResult([unsure, decideConfig(run(1, 2, { config: 'd' }), null, opts())], opts());
-  assert.is(r.exitCode, 0);
+  assert.is(r.exitCode, 6);
   assert.equal(r.counts, { pass: 0, regression: 0, inconclusive: 1, refused: 0, new: 1 });
+  assert.is(gateResult([decideConfig(run(1, 2, { config: 'd' }), null, opts())], opts()).exitCode, 0);
 });
 
 test('history: same configuration, started before the candidate, converged, the latest N', () => {
