@@ -72,7 +72,7 @@ function runOnce(kind: (typeof kinds)[number]): void {
   const t0 = performance.now();
   const before = finished(kind.dir).length;
   // A busy shared host can spoil the prefill profile (the run refuses it, exit 2): such a night is
-  // tried again, up to three times, and counted.
+  // tried again after a pause, up to six times, and counted.
   let runs: string[] = [];
   for (let attempt = 1; ; attempt++) {
     const r = spawnSync(process.execPath, [CLI, 'run', kind.recipe, '--out', kind.dir], { encoding: 'utf8' });
@@ -80,7 +80,8 @@ function runOnce(kind: (typeof kinds)[number]): void {
     if (runs.length > before) break;
     process.stderr.write(`${kind.label}: fluidcap run exited ${r.status} without a finished run (attempt ${attempt}): ${(r.stderr.trim().split('\n').pop() ?? '').slice(0, 300)}\n`);
     retried++;
-    if (attempt === 3) throw new Error(`${kind.label}: fluidcap run ${kind.recipe} failed three times`);
+    if (attempt === 6) throw new Error(`${kind.label}: fluidcap run ${kind.recipe} failed six times`);
+    spawnSync('sleep', ['20']);
   }
   wall[kind.key].push((performance.now() - t0) / 1000);
   const cap = JSON.parse(readFileSync(runPaths(runs[runs.length - 1]).capacity, 'utf8')) as { capacityQps: number; bracket: { passQps: number | null; failQps: number | null }; outcome: string };
@@ -95,3 +96,57 @@ if (values.phase !== 'judge') {
   process.stderr.write(`runs phase: ${((performance.now() - tAll) / 60000).toFixed(1)} min, ${retried} run(s) tried again after a refused profile\n`);
 }
 if (values.phase === 'runs') process.exit(0);
+
+// ---- judging: each night as the nightly job judges it ------------------------------------------
+const unchangedIndex = join(kinds[0].dir, 'index.jsonl');
+interface Row {
+  kind: string;
+  night: number;
+  capacity: string;
+  exit: number | null;
+  verdict: string;
+  confirmations: string;
+  wallS: number;
+  reason: string;
+}
+const rows: Row[] = [];
+const tJudge = performance.now();
+for (const kind of kinds) {
+  // The first unchanged night is every other night's first history: it is not judged itself.
+  const dirs = finished(kind.dir).slice(kind.key === 'unchanged' ? 1 : 0, kind.want(nights));
+  dirs.forEach((dir, i) => {
+    const t0 = performance.now();
+    const r = spawnSync(process.execPath, [CLI, 'compare', dir, '--index', unchangedIndex, '--max-drop', values['max-drop'], '--confirm-budget', values['confirm-budget'], '--json'], { encoding: 'utf8' });
+    const wallS = (performance.now() - t0) / 1000;
+    let verdict = '?';
+    let capacity = '?';
+    let confirmations = '';
+    let reason = r.stderr.trim().split('\n').pop() ?? '';
+    try {
+      const d = JSON.parse(r.stdout).gate.decisions[0];
+      verdict = d.verdict === 'inconclusive' ? 'undecided' : d.verdict;
+      capacity = `${d.candidate.estimateQps} [${d.candidate.lowQps}, ${d.candidate.highQps ?? '∞'}] (${d.candidate.intervalSource})`;
+      confirmations = (d.candidate.confirmations ?? []).map((c: { qps: number; decision: string; confidence: number | null }) => `${c.qps} ${c.decision}${c.confidence !== null ? ` ${(c.confidence * 100).toFixed(0)}%` : ''}`).join(', ');
+      reason = d.reason;
+    } catch {
+      // compare printed no JSON (exit 2): its last stderr line is the reason
+    }
+    rows.push({ kind: kind.label, night: i + 1, capacity, exit: r.status, verdict, confirmations, wallS, reason });
+    process.stderr.write(`${kind.label} night ${i + 1}: exit ${r.status} ${verdict} in ${wallS.toFixed(0)} s\n`);
+  });
+}
+
+console.log('| night | capacity QPS [interval] | exit | verdict | confirming probes | compare wall s |');
+console.log('|---|---|--:|---|---|--:|');
+for (const r of rows) console.log(`| ${r.kind} ${r.night} | ${r.capacity} | ${r.exit} | ${r.verdict} | ${r.confirmations || '—'} | ${r.wallS.toFixed(0)} |`);
+console.log('');
+for (const r of rows) console.log(`- ${r.kind} ${r.night}: ${r.reason}`);
+const of = (label: string) => rows.filter((r) => r.kind === label);
+const count = (label: string, ok: (r: Row) => boolean) => `${of(label).filter(ok).length}/${of(label).length}`;
+console.log('');
+console.log(`unchanged nights judged a regression (exit 4): ${count('unchanged', (r) => r.exit === 4)} (goal 0); exit codes ${of('unchanged').map((r) => r.exit).join(' ')}`);
+console.log(`30% slower nights caught (exit 4): ${count('30% slower', (r) => r.exit === 4)} (goal all); exit codes ${of('30% slower').map((r) => r.exit).join(' ')}`);
+console.log(`10% slower nights caught or undecided (exit 4 or 6): ${count('10% slower', (r) => r.exit === 4 || r.exit === 6)} (goal all; passed with exit 0: ${count('10% slower', (r) => r.exit === 0)})`);
+console.log(`judging wall time: ${((performance.now() - tJudge) / 60000).toFixed(1)} min; this invocation: ${((performance.now() - tAll) / 60000).toFixed(1)} min; mean run wall time this invocation: ${Object.entries(wall).map(([k, v]) => `${k} ${v.length ? (v.reduce((a, b) => a + b, 0) / v.length).toFixed(0) : '—'} s`).join(', ')}`);
+const ok = of('unchanged').every((r) => r.exit !== 4) && of('30% slower').every((r) => r.exit === 4) && of('10% slower').every((r) => r.exit === 4 || r.exit === 6);
+process.exitCode = ok ? 0 : 1;

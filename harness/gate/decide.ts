@@ -76,7 +76,9 @@ export function refusalOf(run: RunEvidence): string | null {
   if (run.outcome !== null && !MEASURED.has(run.outcome)) {
     return `the search of ${run.runId} did not converge (${run.outcome}${run.reason ? `: ${run.reason}` : ''})`;
   }
-  if (!(run.lowQps <= run.capacityQps && run.lowQps < run.highQps)) return `run ${run.runId} has no usable bracket (pass ${run.lowQps}, fail ${run.highQps} QPS)`;
+  // A search bracket must hold the capacity it reports; an interval its estimate (confirming probes may move both ends).
+  const point = run.intervalSource === 'bracket' && !run.confirmations?.length ? run.capacityQps : run.estimateQps;
+  if (!(run.lowQps <= point && run.lowQps < run.highQps)) return `run ${run.runId} has no usable interval (low ${run.lowQps}, high ${run.highQps} QPS, capacity ${point} QPS)`;
   return null;
 }
 
@@ -170,7 +172,7 @@ export function sloMismatch(candidate: RunEvidence, ref: Reference): string | nu
 }
 
 // A confirming probe is placed just beyond the rate that settles the answer, on the side it settles.
-const rateUp = (x: number) => Math.ceil(x * 100 + 1e-6) / 100;
+const rateUp = (x: number) => Math.ceil(x * 100 - 1e-6) / 100;
 const rateDown = (x: number) => Math.floor(x * 100 - 1e-6) / 100;
 
 /** Decides one configuration: the candidate against its reference (null: nothing earlier to compare with). */

@@ -5,7 +5,7 @@
 // starts no new one.
 import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { basename, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import pLimit from 'p-limit';
 import { runCapacity, type RunOptions, type RunOutcome } from '../capacity/runCapacity.ts';
 import { findModel } from '../catalog/models.ts';
@@ -16,6 +16,7 @@ import type { ConnectOptions } from '../provision/sshConnection.ts';
 import { runPaths, sweepPaths } from '../runDir/layout.ts';
 import { readManifest } from '../runDir/read.ts';
 import { readJsonFile } from '../runDir/jsonFiles.ts';
+import { indexFinishedRun } from '../runDir/resultsIndex.ts';
 import { UserError } from '../util/errors.ts';
 import { loadSweepFile, type SweepFile } from './sweepFile.ts';
 import { planSweep, type PlannedRun, type SweepPlan } from './plan.ts';
@@ -218,6 +219,9 @@ export async function runSweep(opts: SweepOptions): Promise<SweepOutcome> {
       runDir = findRunDir(runsDir, file);
     }
     const capacity = status === 'completed' ? readCapacity(runDir) : null;
+    // Each finished run enters the results folder's index as it finishes (the sweep's parent
+    // folder), so a nightly gate finds it even when the sweep is stopped before its end.
+    if (capacity && runDir) indexFinishedRun(dirname(sweepDir), runDir, (line) => opts.log(`[${id}] ${line}`));
     journal.append({ type: 'run-finished', id, status, reason, runDir, capacityQps: capacity?.capacityQps ?? null });
     opts.log(`[${id}] ${status}${capacity ? `: ${capacity.capacityQps} QPS` : ''} (${reason})`);
     results.set(id, { status, reason, runDir });

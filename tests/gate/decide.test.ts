@@ -15,7 +15,7 @@ import {
   refusalOf,
   type RunEvidence,
 } from '../../harness/gate/decide.ts';
-import { bracketConfidenceOf, bracketOf } from '../../harness/gate/evidence.ts';
+import { bracketConfidenceOf, bracketOf, intervalOf, withConfirmations } from '../../harness/gate/evidence.ts';
 
 let seq = 0;
 const run = (lowQps: number, highQps: number, over: Partial<RunEvidence> = {}): RunEvidence => ({
@@ -194,6 +194,59 @@ test('brackets of older runs come from capacity and tolerance; confidences from 
   assert.is(both.low, 0.8);
   assert.ok(Math.abs(both.high! - 0.3) < 1e-12, String(both.high));
   assert.equal(bracketConfidenceOf({ bracketStatistics: { passQps: { decision: 'pass', confidence: 0.97, leaning: 'pass' }, failQps: null } }, 16, 20), { low: 0.97, high: null });
+});
+
+test('a 57% drop on unconfident verdicts is never a pass: 3× the allowed drop is a regression (exit 4)', () => {
+  // A sweep run at 24 QPS against one at 56: brackets far apart, but every end only leaning.
+  const ref = referenceOfRun(run(56, 57, { lowConfidence: 0.85 }));
+  const d = decideConfig(run(24, 25, { highConfidence: 0.8 }), ref, opts());
+  assert.is(d.verdict, 'regression');
+  assert.match(d.reason, 'more than 3× the allowed 5%: never a pass');
+  assert.match(d.reason, 'only 68% confident');
+  assert.is(gateResult([d], opts()).exitCode, 4);
+  // Just under 3×, the same unconfident claim stays undecided (exit 6), never a pass.
+  const near = decideConfig(run(47.9, 48.2, { highConfidence: 0.8 }), referenceOfRun(run(56, 57, { lowConfidence: 0.85 })), opts());
+  assert.is(near.verdict, 'inconclusive');
+  assert.is(gateResult([near], opts()).exitCode, 6);
+});
+
+test('overlapping intervals around the allowed drop: undecided (exit 6), naming the rates that would settle it', () => {
+  // capacity.json intervals: the candidate [36, 44] around 40, the reference [40, 46] around 43.
+  const ref = referenceOfRun(run(40, 46, { estimateQps: 43, intervalSource: 'interval' }));
+  const d = decideConfig(run(36, 44, { estimateQps: 40, intervalSource: 'interval' }), ref, opts());
+  assert.is(d.verdict, 'inconclusive');
+  assert.is(gateResult([d], opts()).exitCode, 6);
+  // A pass at 95% of the reference's high end settles a pass; a fail below 95% of its low end, a regression.
+  // The point estimate (−7%) leans to a regression, so that rate comes first.
+  assert.equal(d.confirm, [{ qps: 37.99, settles: 'regression' }, { qps: 43.7, settles: 'pass' }]);
+  // Confirming probes fold in: a decided fail at 37.99 QPS makes it a regression...
+  const failed = withConfirmations(run(36, 44, { estimateQps: 40, intervalSource: 'interval' }), [{ qps: 37.99, decision: 'fail', confidence: 0.97, runDir: '/c' }], 0.9);
+  assert.is(decideConfig(failed, ref, opts()).verdict, 'regression');
+  // ...a decided pass at 43.7 a pass; an undecided probe changes nothing.
+  const passed = withConfirmations(run(36, 44, { estimateQps: 40, intervalSource: 'interval' }), [{ qps: 43.7, decision: 'pass', confidence: 0.96, runDir: '/c' }], 0.9);
+  assert.is(decideConfig(passed, ref, opts()).verdict, 'pass');
+  const open = withConfirmations(run(36, 44, { estimateQps: 40, intervalSource: 'interval' }), [{ qps: 37.99, decision: 'undecided', confidence: 0.7, runDir: '/c' }], 0.9);
+  assert.is(decideConfig(open, ref, opts()).verdict, 'inconclusive');
+  assert.match(decideConfig(open, ref, opts()).reason, 'after 1 confirming probe(s): 37.99 QPS undecided (70%)');
+});
+
+test('runs under different SLOs are refused, naming both SLOs', () => {
+  const ref = referenceOfRun(run(24, 24.5, { runId: 'base', slo: 'fluidity p99 >= 0.9 (tbt 0.05s, ttft slack 0.3s)' }));
+  // A 1.6× slower engine with its SLO loosened measures far more: never a pass (+433%).
+  const d = decideConfig(run(128, 130, { runId: 'loose', slo: 'fluidity p99 >= 0.9 (tbt 0.2s, ttft slack 0.3s)' }), ref, opts());
+  assert.is(d.verdict, 'refused');
+  assert.match(d.reason, 'loose was measured under SLO "fluidity p99 >= 0.9 (tbt 0.2s, ttft slack 0.3s)" and baseline base under SLO "fluidity p99 >= 0.9 (tbt 0.05s, ttft slack 0.3s)"');
+  assert.is(gateResult([d], opts()).exitCode, 5);
+});
+
+test('intervals come from capacity.json: interval first, else the decided bracket, else the search bracket', () => {
+  const bracket = { lowQps: 40, highQps: 42 };
+  const interval = { estimateQps: 41.2, loQps: 38.5, hiQps: 44, level: 0.95, method: 'bootstrap', probesUsed: 9, loadSeconds: 130, open: 'none' };
+  assert.equal(intervalOf({ interval, decidedBracket: { passQps: 32, failQps: 48 } }, 40, bracket), { estimateQps: 41.2, lowQps: 38.5, highQps: 44, source: 'interval' });
+  assert.equal(intervalOf({ interval: { ...interval, hiQps: null, open: 'hi' } }, 40, bracket).highQps, Infinity);
+  assert.equal(intervalOf({ decidedBracket: { passQps: 32, failQps: 42 } }, 40, bracket), { estimateQps: 40, lowQps: 32, highQps: 42, source: 'decided-bracket' });
+  assert.equal(intervalOf({ decidedBracket: { passQps: null, failQps: null } }, 40, bracket), { estimateQps: 40, lowQps: 0, highQps: Infinity, source: 'decided-bracket' });
+  assert.equal(intervalOf({}, 40, bracket), { estimateQps: 40, lowQps: 40, highQps: 42, source: 'bracket' });
 });
 
 test.run();

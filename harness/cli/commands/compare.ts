@@ -138,15 +138,20 @@ export const compareCommand = verb({
       let d = decide(cand);
       let spent = before.loadS;
       const tried = new Set(before.probes.map((p) => p.qps));
-      while (runPinned && d.verdict === 'inconclusive' && confirmBudget - spent >= 1) {
+      // A confirming run that never probed (its profile refused on a busy host, say) used no load: tried again, twice at most.
+      let failedRuns = 0;
+      while (runPinned && d.verdict === 'inconclusive' && confirmBudget - spent >= 1 && failedRuns < 3) {
         const next = d.confirm.filter((r) => !tried.has(r.qps));
         if (next.length === 0) break;
         const rate = next[0];
         const durationS = (confirmBudget - spent) / next.length;
-        tried.add(rate.qps);
         say(`${cand.runId}: undecided; confirming probe at ${rate.qps} QPS for ${Math.round(durationS)} s (a decided ${rate.settles === 'pass' ? 'pass' : 'fail'} there settles ${rate.settles === 'pass' ? 'a pass' : 'a regression'})`);
         const got = await confirmAt(cand.runDir, rate.qps, durationS, runPinned);
-        if (got.problem) say(`${cand.runId}: ${got.problem}`);
+        if (got.problem) {
+          say(`${cand.runId}: ${got.problem}`);
+          failedRuns++;
+        }
+        if (got.loadS > 0 || got.probes.length > 0) tried.add(rate.qps);
         spent += got.loadS;
         for (const p of got.probes) say(`${cand.runId}: confirming probe at ${p.qps} QPS: ${p.decision}${p.confidence !== null ? ` (${(p.confidence * 100).toFixed(1)}% confident)` : ''}`);
         cand = withConfirmations(cand, got.probes, opts.minConfidence);
@@ -172,7 +177,7 @@ export const compareCommand = verb({
       if (table.runs.length) process.stdout.write(formatComparison(table).join('\n') + '\n\n');
       process.stdout.write(gateLines(gate).join('\n') + '\n');
       const c = gate.counts;
-      process.stdout.write(`\n${c.regression} regression, ${c.refused} refused, ${c.inconclusive} inconclusive, ${c.pass} pass, ${c.new} new\n`);
+      process.stdout.write(`\n${c.regression} regression, ${c.refused} refused, ${c.inconclusive} undecided, ${c.pass} pass, ${c.new} new\n`);
     }
     if (gate.exitCode !== 0) setExit(gate.exitCode);
   },
