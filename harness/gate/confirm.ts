@@ -54,7 +54,7 @@ export type RunPinned = (recipeFile: string, outDir: string) => Promise<string |
 
 /**
  * Runs a confirming probe of the candidate at `qps` for `durationS` (its recipe pinned), and
- * returns its decisions (empty when the run left no capacity.json: a refused profile, a launch
+ * returns its decisions (empty when the run left no capacity result: a refused profile, a launch
  * failure) and the load-seconds it used.
  */
 export async function confirmAt(candidateRunDir: string, qps: number, durationS: number, runPinned: RunPinned): Promise<{ probes: Confirmation[]; loadS: number; problem: string | null }> {
@@ -65,7 +65,7 @@ export async function confirmAt(candidateRunDir: string, qps: number, durationS:
   const pinned = join(dir, `pinned-recipe-${qps}.yaml`);
   writeFileSync(pinned, pinnedRecipe(readFileSync(recipeFile, 'utf8'), recipeFile, qps, durationS));
   const runDir = await runPinned(pinned, dir);
-  if (runDir === null || !existsSync(runPaths(runDir).capacity)) return { probes: [], loadS: 0, problem: `the confirming run at ${qps} QPS left no capacity.json${runDir ? ` (${runDir})` : ''}` };
+  if (runDir === null || !existsSync(runPaths(runDir).capacity)) return { probes: [], loadS: 0, problem: `the confirming run at ${qps} QPS left no capacity result${runDir ? ` (${runDir})` : ''}` };
   const raw = readCapacityFile(runPaths(runDir).capacity) as { probeTimeS?: unknown };
   const loadS = typeof raw.probeTimeS === 'number' && Number.isFinite(raw.probeTimeS) ? raw.probeTimeS : durationS;
   return { probes: probeDecisionsOf(raw, runDir), loadS, problem: null };

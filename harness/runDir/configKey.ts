@@ -32,3 +32,6 @@ export function configKey(parts: { recipeName: string | null; engine: string | n
   return [parts.recipeName ?? 'unnamed', parts.engine ?? '?', parts.model ?? '?', gpu, `slo ${parts.slo ?? '?'}`].join(' | ');
 }
 
+
+/** A configuration key without its SLO: what two runs that differ only by their SLO share. */
+export const configWithoutSlo = (config: string): string => config.replace(/ \| slo .*$/, '');

@@ -5,18 +5,20 @@
 // answer gets confirming probes of the candidate (its recipe pinned to the rates the decision
 // names) until it is decided or the budget of load-seconds is spent. `--reindex <results>`
 // rebuilds the index; `--history` draws capacity per configuration across nights.
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { verb } from '../command.ts';
 import { UserError, describeValue } from '../../util/errors.ts';
 import { readRunCore } from '../../report/loadRun.ts';
 import { compareRuns, formatComparison, runRowOf, type RunRow } from '../../report/compareRuns.ts';
 import { historyPaths, readIndex, rebuildIndex } from '../../runDir/resultsIndex.ts';
+import { configWithoutSlo } from '../../runDir/configKey.ts';
 import { DEFAULT_GATE, combineByConfig, decideConfig, gateResult, historyFor, referenceOfHistory, referenceOfRun, refusalOf, type ConfigDecision, type GateOptions, type Reference, type RunEvidence } from '../../gate/decide.ts';
 import { readCandidate, readEvidence, readIndexEvidence } from '../../gate/load.ts';
 import { confirmAt, readConfirmations, type RunPinned } from '../../gate/confirm.ts';
 import { withConfirmations } from '../../gate/evidence.ts';
-import { withInterrupts } from '../interrupts.ts';
 import { gateJunit, gateLines, gateMarkdown, gatePrometheus } from '../../gate/outputs.ts';
 import { historyMarkdown, historySvg } from '../../gate/history.ts';
 
@@ -123,13 +125,14 @@ export const compareCommand = verb({
     const decide = (cand: RunEvidence): ConfigDecision => {
       const history = indexFile ? historyFor(cand, indexRuns, nights) : [];
       const fromHistory = referenceOfHistory(history, opts.minHistory);
-      const base = baselineRuns.length === 1 ? baselineRuns[0] : (baselineRuns.find((b) => b.config === cand.config) ?? null);
+      // Several baselines are matched by configuration; one that differs only by its SLO is matched too, and refused by the decision.
+      const base = baselineRuns.length === 1 ? baselineRuns[0] : (baselineRuns.find((b) => b.config === cand.config) ?? baselineRuns.find((b) => configWithoutSlo(b.config) === configWithoutSlo(cand.config)) ?? null);
       let reference: Reference | null = fromHistory;
       if (base) reference = { ...referenceOfRun(base), noiseFrac: fromHistory?.noiseFrac ?? null };
       const d = decideConfig(cand, reference, opts, base ? refusalOf(base) : null);
       return d.verdict === 'new' ? { ...d, reason: d.reason + otherSloNote(cand, indexRuns) } : d;
     };
-    const runPinned = confirmBudget > 0 ? await pinnedRunner(hostsFile, say) : null;
+    const runPinned = confirmBudget > 0 ? pinnedRunner(hostsFile, say) : null;
     const decisions: ConfigDecision[] = [];
     for (const first of candidates) {
       // Confirming probes measured before (an earlier compare of this candidate) are evidence too.
@@ -185,28 +188,37 @@ export const compareCommand = verb({
 
 /** When a new configuration differs from earlier nights only by its SLO, it says so and names them. */
 function otherSloNote(cand: RunEvidence, indexRuns: RunEvidence[]): string {
-  const withoutSlo = (c: string) => c.replace(/ \| slo .*$/, '');
-  const others = indexRuns.filter((r) => r.runId !== cand.runId && withoutSlo(r.config) === withoutSlo(cand.config) && r.config !== cand.config);
+  const others = indexRuns.filter((r) => r.runId !== cand.runId && configWithoutSlo(r.config) === configWithoutSlo(cand.config) && r.config !== cand.config);
   if (others.length === 0) return '';
   const slos = [...new Set(others.map((r) => r.slo ?? 'unknown'))];
   return ` under its SLO "${cand.slo ?? 'unknown'}"; ${others.length} earlier run(s) of the same recipe, engine, model and GPUs were measured under ${slos.map((x) => `"${x}"`).join(', ')} and are not compared with it`;
 }
 
-/** Runs a pinned recipe as `fluidcap run` would (Ctrl-C stops the probe and releases the engine). */
-async function pinnedRunner(hostsFile: string | null, say: (line: string) => void): Promise<RunPinned> {
-  const { runCapacity } = await import('../../capacity/runCapacity.ts');
-  const { loadInventory } = await import('../../provision/inventory.ts');
-  const inventory = hostsFile ? await loadInventory(hostsFile) : undefined;
+// This CLI's own entry point: a confirming probe is a `fluidcap run` of its own, so that compare
+// never loads the probe runner or the capacity pipeline (nor their start-up cost) unless asked to.
+const BIN = fileURLToPath(new URL('../../../bin/fluidcap.js', import.meta.url));
+
+/**
+ * Runs a pinned recipe as `fluidcap run <recipe> --out <dir> [--hosts f]` in a child process, its
+ * output passed on indented; the run directory it made is the new one under <dir>. Ctrl-C reaches
+ * the child too (same process group), which stops its probe and releases the engine.
+ */
+function pinnedRunner(hostsFile: string | null, say: (line: string) => void): RunPinned {
   return (recipeFile, outDir) =>
-    withInterrupts('stopping the confirming probe and releasing the engine', async (signal) => {
-      try {
-        const outcome = await runCapacity({ recipeFile, outDir, inventory, signal, log: (line) => say(`  ${line}`) });
-        return outcome.runDir;
-      } catch (err) {
-        if (!(err instanceof UserError)) throw err;
-        say(`  the confirming run failed: ${err.message}`);
-        return null;
-      }
+    new Promise((done, fail) => {
+      const before = new Set(existsSync(outDir) ? readdirSync(outDir) : []);
+      const child = spawn(process.execPath, [BIN, 'run', recipeFile, '--out', outDir, ...(hostsFile ? ['--hosts', hostsFile] : [])], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const relay = (chunk: Buffer) => {
+        for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) say(`  ${line}`);
+      };
+      child.stdout.on('data', relay);
+      child.stderr.on('data', relay);
+      child.on('error', fail);
+      child.on('close', (code) => {
+        if (code === 130) return fail(new UserError('the confirming probe was interrupted'));
+        const made = readdirSync(outDir).filter((n) => !before.has(n) && statSync(join(outDir, n)).isDirectory());
+        done(made.length ? join(outDir, made.sort().pop()!) : null);
+      });
     });
 }
 
