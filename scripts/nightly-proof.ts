@@ -99,6 +99,8 @@ if (values.phase === 'runs') process.exit(0);
 
 // ---- judging: each night as the nightly job judges it ------------------------------------------
 const unchangedIndex = join(kinds[0].dir, 'index.jsonl');
+// As the nightly job does before judging: the index rebuilt from the run directories.
+if (values.phase !== 'runs') spawnSync(process.execPath, [CLI, 'compare', '--reindex', kinds[0].dir], { encoding: 'utf8' });
 interface Row {
   kind: string;
   night: number;

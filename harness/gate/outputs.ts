@@ -126,5 +126,6 @@ export function gatePrometheus(r: GateResult): string {
 
 /** One line per configuration for the terminal. */
 export function gateLines(r: GateResult): string[] {
-  return [...r.decisions.map((d) => `${(d.verdict === 'inconclusive' ? 'undecided' : d.verdict).padEnd(12)} ${d.config}: ${d.reason}`), ...r.rejectedIndexLines.map((x) => `index line not used: ${x}`)];
+  // Index lines not used are told on stderr as they are read (and in --json and the markdown).
+  return r.decisions.map((d) => `${(d.verdict === 'inconclusive' ? 'undecided' : d.verdict).padEnd(12)} ${d.config}: ${d.reason}`);
 }

@@ -226,7 +226,8 @@ export function staleEntryReason(file: string, entry: IndexEntry): string | null
   if (!same(now.capacityQps, entry.capacityQps)) return `capacity ${entry.capacityQps} QPS differs from ${dir}'s capacity.json (${now.capacityQps} QPS)`;
   const b = obj(entry.bracket);
   if (!same(now.bracket.passQps, num(b.passQps)) || !same(now.bracket.failQps, num(b.failQps))) return `bracket differs from ${dir}'s capacity.json`;
-  if (now.config !== entry.config) return `configuration "${entry.config}" differs from the run's own ("${now.config}")`;
+  // Lines written before the SLO joined the key differ here too: a rebuilt index has none.
+  if (now.config !== entry.config) return `configuration "${entry.config}" differs from the run's own ("${now.config}"; rebuild the index with: fluidcap compare --reindex ${resolve(file, '..')})`;
   return null;
 }
 
