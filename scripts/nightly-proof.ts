@@ -54,16 +54,25 @@ const kinds = [
   { key: 'slow30', label: '30% slower', recipe: scaled(1.3), dir: join(out, 'slow30'), want: (n: number) => n },
 ] as const;
 
-/** Finished runs directly under `dir` (not confirmations), oldest first. */
-const finished = (dir: string) =>
+const outcomeOf = (d: string) => (JSON.parse(readFileSync(runPaths(d).capacity, 'utf8')) as { outcome: string }).outcome;
+const MEASURED = new Set(['converged', 'below-min', 'at-least-max']);
+/** Completed runs directly under `dir`, oldest first. */
+const completed = (dir: string) =>
   findRunDirs(dir)
-    .filter((d) => !d.includes('/confirm'))
     .filter((d) => readManifest(runPaths(d).manifest)?.status === 'completed')
     .sort((a, b) => (readManifest(runPaths(a).manifest)?.startedAt ?? '').localeCompare(readManifest(runPaths(b).manifest)?.startedAt ?? ''));
+/**
+ * The nights of `dir`: completed runs whose search converged. A run the host spoiled (its client
+ * could not keep time, so the search stopped on invalid probes, or ran out of probes) is a night
+ * the gate refuses (exit 5); the proof counts it and measures another night in its place.
+ */
+const finished = (dir: string) => completed(dir).filter((d) => MEASURED.has(outcomeOf(d)));
 
 const secs = (t0: number) => ((performance.now() - t0) / 1000).toFixed(0);
 const tAll = performance.now();
 let retried = 0;
+let refusedNights = 0;
+const seenSpoiled = new Set<string>();
 const wall: Record<string, number[]> = { unchanged: [], slow10: [], slow30: [] };
 
 /** One more finished run of `kind`: `fluidcap run` (which indexes it under its --out folder). */
@@ -72,15 +81,18 @@ function runOnce(kind: (typeof kinds)[number]): void {
   const t0 = performance.now();
   const before = finished(kind.dir).length;
   // A busy shared host can spoil the prefill profile (the run refuses it, exit 2): such a night is
-  // tried again after a pause, up to six times, and counted.
+  // tried again after a pause, up to eight times, and counted.
   let runs: string[] = [];
   for (let attempt = 1; ; attempt++) {
     const r = spawnSync(process.execPath, [CLI, 'run', kind.recipe, '--out', kind.dir], { encoding: 'utf8' });
     runs = finished(kind.dir);
     if (runs.length > before) break;
-    process.stderr.write(`${kind.label}: fluidcap run exited ${r.status} without a finished run (attempt ${attempt}): ${(r.stderr.trim().split('\n').pop() ?? '').slice(0, 300)}\n`);
-    retried++;
-    if (attempt === 6) throw new Error(`${kind.label}: fluidcap run ${kind.recipe} failed six times`);
+    const last = completed(kind.dir).pop();
+    const spoiled = last && !runs.includes(last) && !seenSpoiled.has(last) ? (seenSpoiled.add(last), `its search ended ${outcomeOf(last)}`) : null;
+    process.stderr.write(`${kind.label}: fluidcap run exited ${r.status} without a converged night (attempt ${attempt}): ${spoiled ?? (r.stderr.trim().split('\n').pop() ?? '').slice(0, 300)}\n`);
+    if (spoiled) refusedNights++;
+    else retried++;
+    if (attempt === 8) throw new Error(`${kind.label}: fluidcap run ${kind.recipe} failed eight times`);
     spawnSync('sleep', ['20']);
   }
   wall[kind.key].push((performance.now() - t0) / 1000);
@@ -88,12 +100,13 @@ function runOnce(kind: (typeof kinds)[number]): void {
   process.stderr.write(`${kind.label} ${runs.length}/${kind.want(nights)}: ${cap.capacityQps} QPS [${cap.bracket.passQps}, ${cap.bracket.failQps}) ${cap.outcome} in ${secs(t0)} s\n`);
 }
 
+for (const k of kinds) for (const d of completed(k.dir)) if (!MEASURED.has(outcomeOf(d))) seenSpoiled.add(d);
 if (values.phase !== 'judge') {
   // In turns, so that a proof stopped early still has nights of every kind.
   for (let round = 0; round <= nights; round++) {
     for (const kind of kinds) if (finished(kind.dir).length < Math.min(kind.want(nights), round + (kind.key === 'unchanged' ? 1 : 0))) runOnce(kind);
   }
-  process.stderr.write(`runs phase: ${((performance.now() - tAll) / 60000).toFixed(1)} min, ${retried} run(s) tried again after a refused profile\n`);
+  process.stderr.write(`runs phase: ${((performance.now() - tAll) / 60000).toFixed(1)} min, ${retried} run(s) tried again after a refused profile, ${refusedNights} night(s) whose search did not converge measured again\n`);
 }
 if (values.phase === 'runs') process.exit(0);
 
@@ -150,5 +163,6 @@ console.log(`unchanged nights judged a regression (exit 4): ${count('unchanged',
 console.log(`30% slower nights caught (exit 4): ${count('30% slower', (r) => r.exit === 4)} (goal all); exit codes ${of('30% slower').map((r) => r.exit).join(' ')}`);
 console.log(`10% slower nights caught or undecided (exit 4 or 6): ${count('10% slower', (r) => r.exit === 4 || r.exit === 6)} (goal all; passed with exit 0: ${count('10% slower', (r) => r.exit === 0)})`);
 console.log(`judging wall time: ${((performance.now() - tJudge) / 60000).toFixed(1)} min; this invocation: ${((performance.now() - tAll) / 60000).toFixed(1)} min; mean run wall time this invocation: ${Object.entries(wall).map(([k, v]) => `${k} ${v.length ? (v.reduce((a, b) => a + b, 0) / v.length).toFixed(0) : '—'} s`).join(', ')}`);
+console.log(`nights the host spoiled (search did not converge: a nightly job's exit 5), measured again: ${kinds.map((k) => `${k.label} ${completed(k.dir).filter((d) => !MEASURED.has(outcomeOf(d))).length}`).join(', ')}`);
 const ok = of('unchanged').every((r) => r.exit !== 4) && of('30% slower').every((r) => r.exit === 4) && of('10% slower').every((r) => r.exit === 4 || r.exit === 6);
 process.exitCode = ok ? 0 : 1;
