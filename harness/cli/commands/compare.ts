@@ -13,7 +13,7 @@ import { verb } from '../command.ts';
 import { UserError, describeValue } from '../../util/errors.ts';
 import { readRunCore } from '../../report/loadRun.ts';
 import { compareRuns, formatComparison, runRowOf, type RunRow } from '../../report/compareRuns.ts';
-import { historyPaths, readIndex, rebuildIndex } from '../../runDir/resultsIndex.ts';
+import { historyPaths, readIndexLines, rebuildIndex } from '../../runDir/resultsIndex.ts';
 import { configWithoutSlo } from '../../runDir/configKey.ts';
 import { DEFAULT_GATE, combineByConfig, decideConfig, gateResult, historyFor, referenceOfHistory, referenceOfRun, refusalOf, type ConfigDecision, type GateOptions, type Reference, type RunEvidence } from '../../gate/decide.ts';
 import { readCandidate, readEvidence, readIndexEvidence } from '../../gate/load.ts';
@@ -102,7 +102,8 @@ export const compareCommand = verb({
     }
     if (argv.history) {
       if (!indexFile) throw new UserError('--history needs --index <results/index.jsonl> (or --reindex <results folder>)');
-      const entries = readIndex(indexFile);
+      const { entries, rejected } = readIndexLines(indexFile);
+      for (const r of rejected) say(`index line not used: ${indexFile}:${r.line}: ${r.reason}`);
       const files = historyPaths(dirname(resolve(indexFile)));
       writeOut(files.svg, historySvg(entries));
       const md = historyMarkdown(entries, files.svgRel);
