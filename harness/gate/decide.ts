@@ -16,7 +16,8 @@ export type IntervalSource = 'interval' | 'decided-bracket' | 'bracket';
 /** A confirming probe's statistical decision at one rate. */
 export interface Confirmation {
   qps: number;
-  decision: 'pass' | 'fail' | 'undecided';
+  /** 'invalid': the probe's client could not keep time; its numbers are not evidence. */
+  decision: 'pass' | 'fail' | 'undecided' | 'invalid';
   confidence: number | null;
   runDir: string;
 }

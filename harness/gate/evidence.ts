@@ -73,14 +73,16 @@ export function withConfirmations(e: RunEvidence, probes: Confirmation[], minCon
 }
 
 /**
- * The statistical decision of each probe of a (confirming) run's capacity.json at its rate.
+ * The statistical decision of each probe of a (confirming) run's capacity.json at its rate
+ * ('invalid' for a probe whose client could not keep time: listed, never evidence).
  */
 export function probeDecisionsOf(rawCapacity: unknown, runDir: string): Confirmation[] {
   const c = obj(rawCapacity);
   const probes = Array.isArray(c.probes) ? c.probes.map(obj) : [];
   return probes.flatMap((p) => {
     const qps = num(p.qps);
-    if (qps === null || p.valid === false) return [];
+    if (qps === null) return [];
+    if (p.valid === false) return [{ qps, decision: 'invalid' as const, confidence: null, runDir }];
     const stats = obj(p.statistics);
     const decision = p.decision ?? stats.decision;
     if (decision !== 'pass' && decision !== 'fail' && decision !== 'undecided') return [];

@@ -157,7 +157,7 @@ export const compareCommand = verb({
         }
         if (got.loadS > 0 || got.probes.length > 0) tried.add(rate.qps);
         spent += got.loadS;
-        for (const p of got.probes) say(`${cand.runId}: confirming probe at ${p.qps} QPS: ${p.decision}${p.confidence !== null ? ` (${(p.confidence * 100).toFixed(1)}% confident)` : ''}`);
+        for (const p of got.probes) say(`${cand.runId}: confirming probe at ${p.qps} QPS: ${p.decision === 'invalid' ? 'invalid (its client could not keep time: not evidence)' : p.decision}${p.confidence !== null ? ` (${(p.confidence * 100).toFixed(1)}% confident)` : ''}`);
         cand = withConfirmations(cand, got.probes, opts.minConfidence);
         d = decide(cand);
       }
