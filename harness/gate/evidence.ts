@@ -79,10 +79,10 @@ export function withConfirmations(e: RunEvidence, probes: Confirmation[], minCon
 export function probeDecisionsOf(rawCapacity: unknown, runDir: string): Confirmation[] {
   const c = obj(rawCapacity);
   const probes = Array.isArray(c.probes) ? c.probes.map(obj) : [];
-  return probes.flatMap((p) => {
+  return probes.flatMap((p): Confirmation[] => {
     const qps = num(p.qps);
     if (qps === null) return [];
-    if (p.valid === false) return [{ qps, decision: 'invalid' as const, confidence: null, runDir }];
+    if (p.valid === false) return [{ qps, decision: 'invalid', confidence: null, runDir }];
     const stats = obj(p.statistics);
     const decision = p.decision ?? stats.decision;
     if (decision !== 'pass' && decision !== 'fail' && decision !== 'undecided') return [];
