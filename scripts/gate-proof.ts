@@ -111,7 +111,7 @@ function compare(runDirs: string[], indexFile: string, tag: string): { exit: num
     [CLI, 'compare', ...runDirs, '--index', indexFile, '--max-drop', values['max-drop'], '--markdown', join(out, 'gate', `${tag}.md`), '--junit', join(out, 'gate', `${tag}.xml`), '--prom', join(out, 'gate', `${tag}.prom`)],
     { encoding: 'utf8' },
   );
-  const line = (r.stdout + r.stderr).split('\n').find((l) => /^(pass|regression|inconclusive|refused|new)\b/.test(l)) ?? (r.stdout + r.stderr).trim().split('\n').pop() ?? '';
+  const line = (r.stdout + r.stderr).split('\n').find((l) => /^(pass|regression|undecided|refused|new)\b/.test(l)) ?? (r.stdout + r.stderr).trim().split('\n').pop() ?? '';
   return { exit: r.status, line };
 }
 
@@ -138,7 +138,8 @@ function judge(label: string, tag: string, dir: string, recipeFile: string): { f
   return { first: first.exit, final: both.exit };
 }
 const check = (label: string, r: { first: number | null; final: number | null }) => {
-  if (r.final !== 0 && r.final !== 4) throw new Error(`compare of ${label} exited ${r.final}`);
+  // 6: the answer stayed undecided (counted below, never a pass).
+  if (r.final !== 0 && r.final !== 4 && r.final !== 6) throw new Error(`compare of ${label} exited ${r.final}`);
   return r;
 };
 const unchanged = nights.slice(1).map((dir, i) => check(`unchanged night ${i + 1}`, judge(`unchanged night ${i + 1}`, `rerun-${i + 1}`, dir, recipes.same)));
@@ -151,7 +152,7 @@ const caught = slower.filter((r) => r.final === 4).length;
 console.log(lines.join('\n'));
 console.log('');
 console.log(`false alarms over ${reruns} unchanged reruns: ${falseAlarms} (single runs judged a regression before their confirming rerun: ${unchanged.filter((r) => r.first === 4).length})`);
-console.log(`regressions caught over ${trials} trials with a 10% slower engine: ${caught} (single runs judged a regression: ${slower.filter((r) => r.first === 4).length})`);
+console.log(`regressions caught over ${trials} trials with a 10% slower engine: ${caught} (single runs judged a regression: ${slower.filter((r) => r.first === 4).length}; undecided, exit 6: ${slower.filter((r) => r.final === 6).length}; unchanged nights undecided: ${unchanged.filter((r) => r.final === 6).length})`);
 console.log(`run with invalid probes refused (exit 5): ${inv.exit === 5 ? 'yes' : `NO (exit ${inv.exit})`}`);
 console.log(`wall time of this invocation: ${((performance.now() - t0) / 60000).toFixed(1)} min (runs under ${out}; finished runs found there were reused)`);
 process.exitCode = falseAlarms === 0 && caught === trials && inv.exit === 5 ? 0 : 1;

@@ -2,13 +2,16 @@
 // The nightly capacity job: run the night's matrix (a sweep file through `fluidcap sweep`, and/or
 // recipes through `fluidcap run`) over an inventory into a night folder under the results folder,
 // rebuild the results index, and judge every configuration against its earlier nights with
-// `fluidcap compare`. A configuration judged a regression runs once more and is judged again with
-// both runs (a regression only when both show it: one run on a busy host can fail a probe it
-// would pass on a quiet one). Writes the JUnit XML, the Prometheus textfile and the markdown
-// summary, refreshes the history chart, and exits with compare's code: 0 no regression, 4 a
-// regression, 5 a run refused (search did not converge, probes invalid, run failed), 2 bad input.
+// `fluidcap compare`. An undecided answer gets confirming probes of the candidate at the rates the
+// gate names (confirmBudget load-seconds each). A configuration still judged a regression or
+// undecided runs once more and is judged again with both runs (a regression only when both show
+// it: one run on a busy host can fail a probe it would pass on a quiet one). Writes the JUnit XML,
+// the Prometheus textfile and the markdown summary, refreshes the history chart, and exits with
+// compare's code: 0 every configuration passed (or is new), 4 a regression, 5 a run refused
+// (search did not converge, probes invalid, run failed, baseline under another SLO), 6 an answer
+// still undecided, 2 bad input.
 //
-// Usage: npx zx scripts/nightly.mjs --config nightly.yaml [--dry-run]
+// Usage: npx zx scripts/nightly.mjs --config nightly.yaml [--dry-run]   (--help: this text)
 //
 // nightly.yaml (paths relative to it):
 //   results: results/nightly          # results folder: night folders, index.jsonl, history.{md,svg}
@@ -16,7 +19,8 @@
 //   sweep: recipes/sweeps/nightly.yaml  # optional: a sweep file (needs the sweep verb)
 //   recipes: [recipes/a.yaml, recipes/b.yaml]  # optional: recipes run one after another
 //   maxDrop: 0.05                     # optional: largest allowed capacity drop (default 5%)
-//   confirm: true                     # optional: rerun a regressed configuration before failing (default true)
+//   confirm: true                     # optional: rerun a regressed or undecided configuration before failing (default true)
+//   confirmBudget: 120                # optional: load-seconds of confirming probes per undecided configuration (default 120; 0: none)
 //   outputs: results/nightly/gate     # optional: where gate.xml, gate.prom and gate.md go (default <results>/gate)
 import { $, argv, fs, path, YAML } from 'zx';
 
@@ -29,8 +33,16 @@ const die = (message, code = 2) => {
   process.exit(code);
 };
 
+if (argv.help || argv.h) {
+  // The usage is this file's header comment, so the two never disagree.
+  const own = await fs.readFile(new URL(import.meta.url), 'utf8');
+  const header = own.split('\n').slice(1).filter((l, i, all) => all.slice(0, i + 1).every((x) => x.startsWith('//'))).map((l) => l.replace(/^\/\/ ?/, ''));
+  process.stdout.write(header.join('\n') + '\n');
+  process.exit(0);
+}
+
 // ---- the config file: every problem named with the file, the field and the value ----------------
-if (typeof argv.config !== 'string') die('give the nightly config with --config <nightly.yaml>');
+if (typeof argv.config !== 'string') die('give the nightly config with --config <nightly.yaml> (--help for the format)');
 const configFile = path.resolve(argv.config);
 if (!(await fs.pathExists(configFile))) die(`--config: ${configFile} does not exist`);
 let raw;
@@ -41,7 +53,7 @@ try {
 }
 if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) die(`${configFile}: expected a mapping with results, recipes or sweep, got ${JSON.stringify(raw)}`);
 const problems = [];
-const known = new Set(['results', 'hosts', 'sweep', 'recipes', 'maxDrop', 'confirm', 'outputs']);
+const known = new Set(['results', 'hosts', 'sweep', 'recipes', 'maxDrop', 'confirm', 'confirmBudget', 'outputs']);
 for (const key of Object.keys(raw)) if (!known.has(key)) problems.push(`${key}: unknown field (known: ${[...known].join(', ')})`);
 const base = path.dirname(configFile);
 const pathField = async (key, { required = false, mustExist = true } = {}) => {
@@ -77,6 +89,8 @@ const maxDrop = raw.maxDrop ?? 0.05;
 if (typeof maxDrop !== 'number' || !(maxDrop >= 0 && maxDrop < 1)) problems.push(`maxDrop: must be a fraction >= 0 and < 1 (0.05 = 5%), got ${JSON.stringify(raw.maxDrop)}`);
 const confirm = raw.confirm ?? true;
 if (typeof confirm !== 'boolean') problems.push(`confirm: must be true or false, got ${JSON.stringify(raw.confirm)}`);
+const confirmBudget = raw.confirmBudget ?? 120;
+if (typeof confirmBudget !== 'number' || !(confirmBudget >= 0 && confirmBudget <= 86400)) problems.push(`confirmBudget: must be load-seconds from 0 to 86400, got ${JSON.stringify(raw.confirmBudget)}`);
 if (problems.length) die(problems.map((p) => `${configFile}: ${p}`).join('\n'));
 
 // ---- the night --------------------------------------------------------------------------------
@@ -87,7 +101,7 @@ const fluidcap = (args) => $({ nothrow: true, stdio: ['ignore', 'pipe', 'inherit
 
 if (argv['dry-run']) {
   say(`would run into ${nightDir}: ${[sweep ? `sweep ${sweep}` : null, ...recipes.map((r) => `run ${r}`)].filter(Boolean).join('; ')}`);
-  say(`then: fluidcap compare <the night's runs> --index ${path.join(results, 'index.jsonl')} --max-drop ${maxDrop} --junit/--prom/--markdown in ${outputs}`);
+  say(`then: fluidcap compare <the night's runs> --index ${path.join(results, 'index.jsonl')} --max-drop ${maxDrop} --confirm-budget ${confirmBudget} --junit/--prom/--markdown in ${outputs}`);
   process.exit(0);
 }
 await fs.ensureDir(nightDir);
@@ -103,6 +117,7 @@ if (sweep) {
 for (const recipe of recipes) {
   say(`run ${recipe} → ${nightDir}`);
   const r = await fluidcap(['run', recipe, '--out', nightDir, ...hostArgs]);
+  for (const line of r.stdout.split('\n').filter((l) => /^(capacity|bracket|results):/.test(l))) say(`${path.basename(recipe)}: ${line}`);
   if (r.exitCode !== 0) say(`${path.basename(recipe)} exited ${r.exitCode}; judged below as refused when it left a run directory`);
 }
 
@@ -128,18 +143,18 @@ const reindex = await fluidcap(['compare', '--reindex', results]);
 if (reindex.exitCode !== 0) die(`fluidcap compare --reindex ${results} exited ${reindex.exitCode}`, reindex.exitCode ?? 1);
 
 await fs.ensureDir(outputs);
-const gateArgs = (runs) => ['compare', ...runs, '--index', indexFile, '--max-drop', String(maxDrop), '--junit', path.join(outputs, 'gate.xml'), '--prom', path.join(outputs, 'gate.prom'), '--markdown', path.join(outputs, 'gate.md')];
+const gateArgs = (runs) => ['compare', ...runs, '--index', indexFile, '--max-drop', String(maxDrop), '--confirm-budget', String(confirmBudget), ...hostArgs, '--junit', path.join(outputs, 'gate.xml'), '--prom', path.join(outputs, 'gate.prom'), '--markdown', path.join(outputs, 'gate.md')];
 let judged = await fluidcap([...gateArgs(candidates), '--json']);
 let exitCode = judged.exitCode;
 
-if (exitCode === 4 && confirm) {
+if ((exitCode === 4 || exitCode === 6) && confirm) {
   const { gate } = JSON.parse(judged.stdout);
-  const regressed = gate.decisions.filter((d) => d.verdict === 'regression');
+  const open = gate.decisions.filter((d) => d.verdict === 'regression' || d.verdict === 'inconclusive');
   const confirmDir = path.join(nightDir, 'confirm');
-  for (const d of regressed) {
+  for (const d of open) {
     // Each run keeps the recipe it ran (recipe.yaml), so the rerun is the same configuration.
     const recipe = path.join(d.candidate.runDir, 'recipe.yaml');
-    say(`${d.config}: judged a regression; confirming with a rerun of ${recipe}`);
+    say(`${d.config}: judged ${d.verdict === 'regression' ? 'a regression' : 'undecided'}; confirming with a rerun of ${recipe}`);
     const r = await fluidcap(['run', recipe, '--out', confirmDir, ...hostArgs]);
     if (r.exitCode !== 0) say(`the confirming run exited ${r.exitCode}`);
   }
@@ -150,11 +165,17 @@ if (exitCode === 4 && confirm) {
 
 const history = await fluidcap(['compare', '--history', '--index', indexFile]);
 if (history.exitCode !== 0) say(`the history chart was not refreshed (exit ${history.exitCode})`);
-if (judged.exitCode === 0 || judged.exitCode === 4 || judged.exitCode === 5) {
+if ([0, 4, 5, 6].includes(judged.exitCode)) {
   const { gate } = JSON.parse(judged.stdout);
-  for (const d of gate.decisions) process.stdout.write(`${d.verdict.padEnd(12)} ${d.config}: ${d.reason}\n`);
+  const q = (x) => (x === null || x === undefined ? '∞' : `${+x.toPrecision(4)}`);
+  for (const d of gate.decisions) {
+    const c = d.candidate;
+    process.stdout.write(`capacity ${q(c.estimateQps)} QPS [${q(c.lowQps)}, ${q(c.highQps)}] ${c.runId} (${c.runDir})\n`);
+    process.stdout.write(`${(d.verdict === 'inconclusive' ? 'undecided' : d.verdict).padEnd(12)} ${d.config}: ${d.reason}\n`);
+  }
+  for (const x of gate.rejectedIndexLines ?? []) process.stdout.write(`index line not used: ${x}\n`);
   const c = gate.counts;
-  process.stdout.write(`\n${c.regression} regression, ${c.refused} refused, ${c.inconclusive} inconclusive, ${c.pass} pass, ${c.new} new\n`);
+  process.stdout.write(`\n${c.regression} regression, ${c.refused} refused, ${c.inconclusive} undecided, ${c.pass} pass, ${c.new} new\n`);
   process.stdout.write(`JUnit ${path.join(outputs, 'gate.xml')}, Prometheus ${path.join(outputs, 'gate.prom')}, summary ${path.join(outputs, 'gate.md')}, history ${path.join(results, 'history.md')}\n`);
 }
 process.exit(exitCode ?? 1);

@@ -1,17 +1,35 @@
-// The nightly gate's decision, from evidence rather than one number per run. A capacity search
-// does not measure a capacity, it brackets one: the SLO held at the pass end and failed at the
-// fail end, so the true capacity lies in [pass, fail). A candidate has regressed only when even
-// the most favourable reading of both brackets shows a drop beyond the allowed one, the drop is
-// outside the noise measured over earlier nights of the same configuration (when there are
-// enough), and the probes the claim rests on are confident enough (when they carry confidences).
-// A run whose search did not converge is refused with its reason, never compared. Pure.
+// The nightly gate's decision, from evidence rather than one number per run. A capacity is an
+// estimate with an interval: capacity.json's `interval` when the run has one, else the bracket
+// its decided probes support (`decidedBracket`), else, in the oldest runs, the search bracket
+// [pass, fail). A candidate has regressed when even the most favourable reading of both
+// intervals shows a drop beyond the allowed one (outside the noise of earlier nights when there
+// are enough, resting on confident verdicts when probes carry confidences), or when its point
+// estimate fell by more than three times the allowed drop, whatever the confidence. It passes
+// only when even the least favourable reading is within the allowed drop. Anything between is
+// undecided: the decision names the rates whose confirming probes on the candidate would settle
+// it, and an answer still undecided after them is its own verdict (exit 6), never a pass. Runs
+// measured under different SLOs are never compared; a run whose search did not converge is
+// refused with its reason. Pure.
+
+export type IntervalSource = 'interval' | 'decided-bracket' | 'bracket';
+
+/** A confirming probe's statistical decision at one rate. */
+export interface Confirmation {
+  qps: number;
+  /** 'invalid': the probe's client could not keep time; its numbers are not evidence. */
+  decision: 'pass' | 'fail' | 'undecided' | 'invalid';
+  confidence: number | null;
+  runDir: string;
+}
 
 /** What the gate needs to know about one finished run. */
 export interface RunEvidence {
   runDir: string;
   runId: string;
-  /** Same configuration across nights (index.jsonl's key). */
+  /** Same configuration across nights (index.jsonl's key, which includes the SLO). */
   config: string;
+  /** The SLO the capacity was measured under (resultsIndex.ts's sloKey), null when unknown. */
+  slo: string | null;
   labels: { recipe: string | null; engine: string | null; model: string | null; gpu: string | null; image: string | null };
   /** manifest.json's status (null when the run has no manifest). */
   status: string | null;
@@ -19,9 +37,15 @@ export interface RunEvidence {
   outcome: string | null;
   reason: string | null;
   capacityQps: number;
-  /** The SLO held at lowQps (0 when it held nowhere) and failed at highQps (Infinity when it failed nowhere). */
+  /** The point estimate the drop is measured on (the interval's, else capacityQps). */
+  estimateQps: number;
+  /** The capacity's interval [lowQps, highQps]: 0 when open below, Infinity when open above. */
   lowQps: number;
   highQps: number;
+  /** Where the interval comes from: capacity.json's interval, the decided bracket, or the search bracket. */
+  intervalSource: IntervalSource;
+  /** Confirming probes folded into the interval (rate, decision, confidence), in the order run. */
+  confirmations?: Confirmation[];
   tolerance: number | null;
   /** Confidence of the decided verdicts at the bracket's ends, when the probes carry one. */
   lowConfidence: number | null;
@@ -53,7 +77,9 @@ export function refusalOf(run: RunEvidence): string | null {
   if (run.outcome !== null && !MEASURED.has(run.outcome)) {
     return `the search of ${run.runId} did not converge (${run.outcome}${run.reason ? `: ${run.reason}` : ''})`;
   }
-  if (!(run.lowQps <= run.capacityQps && run.lowQps < run.highQps)) return `run ${run.runId} has no usable bracket (pass ${run.lowQps}, fail ${run.highQps} QPS)`;
+  // A search bracket must hold the capacity it reports; an interval its estimate (confirming probes may move both ends).
+  const point = run.intervalSource === 'bracket' && !run.confirmations?.length ? run.capacityQps : run.estimateQps;
+  if (!(run.lowQps <= point && run.lowQps < run.highQps)) return `run ${run.runId} has no usable interval (low ${run.lowQps}, high ${run.highQps} QPS, capacity ${point} QPS)`;
   return null;
 }
 
@@ -61,6 +87,8 @@ export function refusalOf(run: RunEvidence): string | null {
 export interface Reference {
   kind: 'run' | 'history';
   runIds: string[];
+  /** The SLO the reference was measured under (every night of a history shares its key). */
+  slo: string | null;
   capacityQps: number;
   lowQps: number;
   highQps: number;
@@ -78,7 +106,7 @@ const median = (xs: number[]): number => {
 
 /** A reference from one baseline run. */
 export function referenceOfRun(run: RunEvidence): Reference {
-  return { kind: 'run', runIds: [run.runId], capacityQps: run.capacityQps, lowQps: run.lowQps, highQps: run.highQps, lowConfidence: run.lowConfidence, noiseFrac: null, nights: 1 };
+  return { kind: 'run', runIds: [run.runId], slo: run.slo, capacityQps: run.estimateQps, lowQps: run.lowQps, highQps: run.highQps, lowConfidence: run.lowConfidence, noiseFrac: null, nights: 1 };
 }
 
 /**
@@ -88,12 +116,13 @@ export function referenceOfRun(run: RunEvidence): Reference {
 export function referenceOfHistory(runs: RunEvidence[], minHistory: number): Reference | null {
   if (runs.length === 0) return null;
   if (runs.length === 1) return referenceOfRun(runs[0]);
-  const caps = runs.map((r) => r.capacityQps);
+  const caps = runs.map((r) => r.estimateQps);
   const m = median(caps);
   const mad = median(caps.map((c) => Math.abs(c - m)));
   return {
     kind: 'history',
     runIds: runs.map((r) => r.runId),
+    slo: runs[0].slo,
     capacityQps: m,
     lowQps: median(runs.map((r) => r.lowQps)),
     highQps: median(runs.map((r) => r.highQps)),
@@ -104,6 +133,13 @@ export function referenceOfHistory(runs: RunEvidence[], minHistory: number): Ref
 }
 
 export type GateVerdict = 'pass' | 'regression' | 'inconclusive' | 'refused' | 'new';
+
+/** A rate whose confirming probe on the candidate would settle an undecided answer, and which way. */
+export interface ConfirmRate {
+  qps: number;
+  /** What a decided verdict there settles: a pass there → 'pass'; a fail there → 'regression'. */
+  settles: 'pass' | 'regression';
+}
 
 /** The gate's decision for one configuration. */
 export interface ConfigDecision {
@@ -122,40 +158,78 @@ export interface ConfigDecision {
   allowedDrop: number | null;
   /** Confidence that the candidate failed below the reference's pass (product of the two ends' confidences), when known. */
   claimConfidence: number | null;
+  /** For an undecided answer: the rates to probe on the candidate, the likelier side first. */
+  confirm: ConfirmRate[];
 }
 
 const pct = (x: number) => `${+(x * 100).toPrecision(3)}%`;
 const q = (x: number) => (Number.isFinite(x) ? `${+x.toPrecision(4)}` : '∞');
 
+/** Which SLO differs, in one sentence naming both, or null when they match (unknown matches anything). */
+export function sloMismatch(candidate: RunEvidence, ref: Reference): string | null {
+  if (candidate.slo === null || ref.slo === null || candidate.slo === ref.slo) return null;
+  const against = ref.kind === 'run' ? `baseline ${ref.runIds[0]}` : `the earlier nights`;
+  return `${candidate.runId} was measured under SLO "${candidate.slo}" and ${against} under SLO "${ref.slo}": capacities under different SLOs are not comparable (measure the baseline under the same SLO)`;
+}
+
+// A confirming probe is placed just beyond the rate that settles the answer, on the side it settles.
+const rateUp = (x: number) => Math.ceil(x * 100 - 1e-6) / 100;
+const rateDown = (x: number) => Math.floor(x * 100 - 1e-6) / 100;
+
 /** Decides one configuration: the candidate against its reference (null: nothing earlier to compare with). */
 export function decideConfig(candidate: RunEvidence, reference: Reference | null, opts: GateOptions, baselineRefusal: string | null = null): ConfigDecision {
-  const base = { config: candidate.config, candidate, reference, pointDrop: null, minDrop: null, maxDrop: null, allowedDrop: null, claimConfidence: null };
+  const base = { config: candidate.config, candidate, reference, pointDrop: null, minDrop: null, maxDrop: null, allowedDrop: null, claimConfidence: null, confirm: [] as ConfirmRate[] };
   const refused = refusalOf(candidate);
   if (refused) return { ...base, verdict: 'refused', reason: refused };
   if (baselineRefusal) return { ...base, verdict: 'refused', reason: `baseline refused: ${baselineRefusal}` };
   if (!reference) return { ...base, verdict: 'new', reason: 'no earlier run of this configuration to compare with' };
+  const otherSlo = sloMismatch(candidate, reference);
+  if (otherSlo) return { ...base, verdict: 'refused', reason: otherSlo };
 
   const ref = reference;
-  const pointDrop = ref.capacityQps > 0 ? 1 - candidate.capacityQps / ref.capacityQps : null;
-  // Smallest drop: candidate at the top of its bracket, reference at the bottom of its own.
+  const pointDrop = ref.capacityQps > 0 ? 1 - candidate.estimateQps / ref.capacityQps : null;
+  // Smallest drop: candidate at the top of its interval, reference at the bottom of its own.
   const minDrop = ref.lowQps > 0 ? 1 - candidate.highQps / ref.lowQps : null;
   const maxDrop = Number.isFinite(ref.highQps) && ref.highQps > 0 ? 1 - candidate.lowQps / ref.highQps : null;
   const noiseDrop = ref.noiseFrac !== null ? opts.noiseSigmas * ref.noiseFrac : 0;
   const allowedDrop = Math.max(opts.maxDrop, noiseDrop);
   const claimConfidence = candidate.highConfidence !== null || ref.lowConfidence !== null ? (candidate.highConfidence ?? 1) * (ref.lowConfidence ?? 1) : null;
   const figures = { pointDrop, minDrop, maxDrop, allowedDrop, claimConfidence };
-  const cand = `${candidate.runId} [${q(candidate.lowQps)}, ${q(candidate.highQps)}) QPS`;
-  const against = ref.kind === 'run' ? `baseline ${ref.runIds[0]} [${q(ref.lowQps)}, ${q(ref.highQps)}) QPS` : `the median of ${ref.nights} earlier nights [${q(ref.lowQps)}, ${q(ref.highQps)}) QPS`;
+  const cand = `${candidate.runId} ${q(candidate.estimateQps)} QPS [${q(candidate.lowQps)}, ${q(candidate.highQps)}]${sourceNote(candidate.intervalSource)}${confirmedNote(candidate)}`;
+  const against = ref.kind === 'run' ? `baseline ${ref.runIds[0]} ${q(ref.capacityQps)} QPS [${q(ref.lowQps)}, ${q(ref.highQps)}]` : `the median of ${ref.nights} earlier nights ${q(ref.capacityQps)} QPS [${q(ref.lowQps)}, ${q(ref.highQps)}]`;
   const widened = allowedDrop > opts.maxDrop ? ` (the allowed ${pct(opts.maxDrop)} widened to ${pct(allowedDrop)}: ${opts.noiseSigmas}× the ${pct(ref.noiseFrac!)} spread of earlier nights)` : '';
 
-  if (ref.lowQps <= 0) return { ...base, ...figures, verdict: 'pass', reason: `${against} passed at no rate (capacity below its search minimum): no drop below it can be measured` };
+  if (ref.capacityQps <= 0 && ref.lowQps <= 0) return { ...base, ...figures, verdict: 'pass', reason: `${against} passed at no rate (capacity below its search minimum): no drop below it can be measured` };
+  // However unsure the verdicts, a point estimate this far down is never a pass.
+  if (pointDrop !== null && pointDrop > 3 * opts.maxDrop + 1e-9) {
+    const sure = claimConfidence !== null && claimConfidence < opts.minConfidence ? ` (the verdicts it rests on are only ${pct(claimConfidence)} confident)` : '';
+    return { ...base, ...figures, verdict: 'regression', reason: `${cand} is ${pct(pointDrop)} below ${against}, more than 3× the allowed ${pct(opts.maxDrop)}: never a pass${sure}` };
+  }
+  // The rates that would settle an open answer: a decided pass at the first lifts the candidate's
+  // low end to where even the reference's high end allows it; a decided fail at the second drops
+  // its high end below where even the reference's low end forbids it.
+  const passAt = Number.isFinite(ref.highQps) ? rateUp((1 - allowedDrop) * ref.highQps) : null;
+  const failAt = ref.lowQps > 0 ? rateDown((1 - allowedDrop) * ref.lowQps) : null;
+  const inside = (x: number | null): x is number => x !== null && x > candidate.lowQps && x < candidate.highQps;
+  const confirmRates = (): ConfirmRate[] => {
+    const rates: ConfirmRate[] = [];
+    if (inside(passAt)) rates.push({ qps: passAt, settles: 'pass' });
+    if (inside(failAt)) rates.push({ qps: failAt, settles: 'regression' });
+    // The side the point estimate leans to first.
+    return pointDrop !== null && pointDrop > allowedDrop ? rates.reverse() : rates;
+  };
+  const probeHint = (rates: ConfirmRate[]) =>
+    rates.length ? `; confirm with a probe of the candidate at ${rates.map((r) => `${q(r.qps)} QPS (a decided ${r.settles === 'pass' ? 'pass' : 'fail'} there settles ${r.settles === 'pass' ? 'a pass' : 'a regression'})`).join(' or ')}` : '';
+
   if (minDrop !== null && minDrop > allowedDrop + 1e-9) {
-    if (claimConfidence !== null && claimConfidence < opts.minConfidence) {
+    if (candidate.intervalSource === 'bracket' && claimConfidence !== null && claimConfidence < opts.minConfidence) {
+      const confirm = failAt !== null ? [{ qps: failAt, settles: 'regression' as const }] : [];
       return {
         ...base,
         ...figures,
+        confirm,
         verdict: 'inconclusive',
-        reason: `${cand} lies at least ${pct(minDrop)} below ${against}, but the verdicts it rests on are only ${pct(claimConfidence)} confident (< ${pct(opts.minConfidence)}): confirm with a longer probe at ${q(ref.lowQps)} QPS`,
+        reason: `${cand} lies at least ${pct(minDrop)} below ${against}, but the verdicts it rests on are only ${pct(claimConfidence)} confident (< ${pct(opts.minConfidence)})${probeHint(confirm)}`,
       };
     }
     return {
@@ -166,9 +240,10 @@ export function decideConfig(candidate: RunEvidence, reference: Reference | null
     };
   }
   if (maxDrop === null) {
-    // The reference held at its search maximum: its capacity has no upper bound, so no drop can be bounded.
+    // The reference is open above (it held at its search maximum): no drop can be bounded.
     if (candidate.lowQps >= ref.lowQps) return { ...base, ...figures, verdict: 'pass', reason: `${cand} held at every rate ${against} held at (its search maximum)` };
-    return { ...base, ...figures, verdict: 'inconclusive', reason: `${against} held at its search maximum, so its capacity is unbounded above; raise search.qps.max to compare ${cand} with it` };
+    const confirm = confirmRates();
+    return { ...base, ...figures, confirm, verdict: 'inconclusive', reason: `${against} is open above (it held at its search maximum), so no drop can be bounded; raise search.qps.max to compare ${cand} with it${probeHint(confirm)}` };
   }
   if (maxDrop <= allowedDrop + 1e-9) {
     const most = maxDrop <= 0 ? 'no drop' : `at most ${pct(maxDrop)} drop`;
@@ -177,9 +252,15 @@ export function decideConfig(candidate: RunEvidence, reference: Reference | null
   const why =
     minDrop !== null && minDrop > opts.maxDrop + 1e-9
       ? `a drop of at least ${pct(minDrop)} is within the measured noise${widened}`
-      : `the brackets allow a drop from ${pct(Math.max(0, minDrop ?? 0))} to ${pct(maxDrop)} around the allowed ${pct(allowedDrop)}${widened}`;
-  return { ...base, ...figures, verdict: 'inconclusive', reason: `${cand} against ${against}: ${why}; confirm with a longer probe at ${q(ref.lowQps)} QPS` };
+      : `the intervals allow a drop from ${pct(Math.max(0, minDrop ?? 0))} to ${pct(maxDrop)} around the allowed ${pct(allowedDrop)}${widened}`;
+  const confirm = confirmRates();
+  const stuck = confirm.length ? '' : '; no probe of the candidate alone can settle it (the reference\'s own interval is wider than the allowed drop: measure it with a larger budget)';
+  return { ...base, ...figures, confirm, verdict: 'inconclusive', reason: `${cand} against ${against}: ${why}, undecided${probeHint(confirm)}${stuck}` };
 }
+
+const sourceNote = (s: IntervalSource) => (s === 'interval' ? '' : s === 'decided-bracket' ? ' (decided bracket)' : ' (search bracket)');
+const confirmedNote = (e: RunEvidence) =>
+  e.confirmations?.length ? ` after ${e.confirmations.length} confirming probe(s): ${e.confirmations.map((c) => `${q(c.qps)} QPS ${c.decision}${c.confidence !== null ? ` (${pct(c.confidence)})` : ''}`).join(', ')}` : '';
 
 /**
  * The earlier nights a candidate is judged against: runs of its configuration in the index (run
@@ -226,13 +307,15 @@ export interface GateResult {
   options: GateOptions;
   decisions: ConfigDecision[];
   counts: Record<GateVerdict, number>;
-  /** 4 when any configuration regressed, else 5 when any run was refused, else 0. */
-  exitCode: 0 | 4 | 5;
+  /** Results-index lines not used as earlier nights, each with its reason. */
+  rejectedIndexLines: string[];
+  /** 4 when any configuration regressed, else 5 when any run was refused, else 6 when any answer stayed undecided, else 0. */
+  exitCode: 0 | 4 | 5 | 6;
 }
 
-/** Sums up decisions into counts and the exit code (a regression outranks a refusal). */
-export function gateResult(decisions: ConfigDecision[], options: GateOptions): GateResult {
+/** Sums up decisions into counts and the exit code (a regression outranks a refusal, a refusal an undecided answer). */
+export function gateResult(decisions: ConfigDecision[], options: GateOptions, rejectedIndexLines: string[] = []): GateResult {
   const counts: Record<GateVerdict, number> = { pass: 0, regression: 0, inconclusive: 0, refused: 0, new: 0 };
   for (const d of decisions) counts[d.verdict]++;
-  return { options, decisions, counts, exitCode: counts.regression > 0 ? 4 : counts.refused > 0 ? 5 : 0 };
+  return { options, decisions, counts, rejectedIndexLines, exitCode: counts.regression > 0 ? 4 : counts.refused > 0 ? 5 : counts.inconclusive > 0 ? 6 : 0 };
 }

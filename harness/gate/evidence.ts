@@ -1,9 +1,12 @@
 // A run's evidence for the gate, from what its run directory holds (capacity.json, manifest.json)
-// or from its line of the results index. Runs of any version: a bracket missing from an older
-// capacity.json is rebuilt from the capacity and the search tolerance. Pure: parsed data in.
+// or from its line of the results index. Runs of any version: the capacity's interval is
+// capacity.json's `interval` when present, else its decided bracket, else its search bracket (a
+// bracket missing from an older capacity.json is rebuilt from the capacity and the search
+// tolerance). Confirming probes narrow a candidate's interval. Pure: parsed data in.
 import type { RunCore } from '../report/loadRun.ts';
 import type { IndexEntry } from '../runDir/resultsIndex.ts';
-import type { RunEvidence } from './decide.ts';
+import { sloKey } from '../runDir/configKey.ts';
+import type { Confirmation, IntervalSource, RunEvidence } from './decide.ts';
 
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 const obj = (v: unknown): Record<string, unknown> => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
@@ -23,6 +26,68 @@ export function bracketOf(f: {
   if (f.outcome === 'at-least-max') return { lowQps: f.capacityQps, highQps: Infinity };
   const width = f.tolerance ?? 0;
   return { lowQps: f.capacityQps, highQps: f.capacityQps > 0 ? f.capacityQps * (1 + width) || Infinity : Infinity };
+}
+
+/**
+ * The capacity's interval and point estimate: capacity.json's `interval` (an end left open is 0
+ * or Infinity), else `decidedBracket` (the bracket the statistical decisions alone support), else
+ * the search bracket. The estimate is the interval's, else the capacity, kept inside the interval.
+ */
+export function intervalOf(rawCapacity: unknown, capacityQps: number, bracket: { lowQps: number; highQps: number }): { estimateQps: number; lowQps: number; highQps: number; source: IntervalSource } {
+  const c = obj(rawCapacity);
+  const clamp = (x: number, lo: number, hi: number) => Math.min(Math.max(x, lo), hi);
+  if (c.interval !== undefined && c.interval !== null) {
+    const i = obj(c.interval);
+    const lowQps = num(i.loQps) ?? 0;
+    const highQps = num(i.hiQps) ?? Infinity;
+    if (lowQps <= highQps) return { estimateQps: clamp(num(i.estimateQps) ?? capacityQps, lowQps, highQps), lowQps, highQps, source: 'interval' };
+  }
+  if (c.decidedBracket !== undefined && c.decidedBracket !== null) {
+    const d = obj(c.decidedBracket);
+    const lowQps = num(d.passQps) ?? 0;
+    const highQps = num(d.failQps) ?? Infinity;
+    // The decided bracket contains the search bracket; when it does not, it is not trusted.
+    if (lowQps <= bracket.lowQps && highQps >= bracket.highQps) return { estimateQps: clamp(capacityQps, lowQps, highQps), lowQps, highQps, source: 'decided-bracket' };
+  }
+  return { estimateQps: clamp(capacityQps, bracket.lowQps, bracket.highQps), lowQps: bracket.lowQps, highQps: bracket.highQps, source: 'bracket' };
+}
+
+/**
+ * The candidate's evidence with confirming probes folded in: a pass decided at `minConfidence` or
+ * more lifts the interval's low end to its rate, a decided fail drops the high end to it (and an
+ * end that rested on an unconfident search verdict is replaced by a confident one, even a wider
+ * one); an undecided probe, or one less confident, is listed and changes nothing. Decided probes
+ * that contradict each other (a fail below a pass) leave the span between them.
+ */
+export function withConfirmations(e: RunEvidence, probes: Confirmation[], minConfidence: number): RunEvidence {
+  let { lowQps, highQps, lowConfidence, highConfidence } = e;
+  const unsure = (c: number | null) => e.intervalSource === 'bracket' && c !== null && c < minConfidence;
+  for (const p of probes) {
+    if (p.confidence === null || p.confidence < minConfidence) continue;
+    if (p.decision === 'pass' && (p.qps > lowQps || unsure(lowConfidence))) [lowQps, lowConfidence] = [p.qps, p.confidence];
+    if (p.decision === 'fail' && (p.qps < highQps || unsure(highConfidence))) [highQps, highConfidence] = [p.qps, p.confidence];
+  }
+  if (lowQps > highQps) [lowQps, highQps] = [highQps, lowQps];
+  const estimateQps = Math.min(Math.max(e.estimateQps, lowQps), highQps);
+  return { ...e, lowQps, highQps, lowConfidence, highConfidence, estimateQps, confirmations: [...(e.confirmations ?? []), ...probes] };
+}
+
+/**
+ * The statistical decision of each probe of a (confirming) run's capacity.json at its rate
+ * ('invalid' for a probe whose client could not keep time: listed, never evidence).
+ */
+export function probeDecisionsOf(rawCapacity: unknown, runDir: string): Confirmation[] {
+  const c = obj(rawCapacity);
+  const probes = Array.isArray(c.probes) ? c.probes.map(obj) : [];
+  return probes.flatMap((p): Confirmation[] => {
+    const qps = num(p.qps);
+    if (qps === null) return [];
+    if (p.valid === false) return [{ qps, decision: 'invalid', confidence: null, runDir }];
+    const stats = obj(p.statistics);
+    const decision = p.decision ?? stats.decision;
+    if (decision !== 'pass' && decision !== 'fail' && decision !== 'undecided') return [];
+    return [{ qps, decision, confidence: num(p.confidence) ?? num(stats.confidence), runDir }];
+  });
 }
 
 /**
@@ -66,22 +131,28 @@ export function evidenceOfRun(core: RunCore, rawCapacity: unknown, config: strin
   const recipe = target?.recipeName ?? null;
   const engine = target?.engine ?? null;
   const model = target?.model ?? null;
-  const { lowQps, highQps } = bracketOf({ capacityQps: c.capacityQps, passQps: c.bracket.passQps, failQps: c.bracket.failQps, tolerance: c.tolerance, outcome: c.outcome });
-  const conf = bracketConfidenceOf(rawCapacity, lowQps, highQps);
+  const bracket = bracketOf({ capacityQps: c.capacityQps, passQps: c.bracket.passQps, failQps: c.bracket.failQps, tolerance: c.tolerance, outcome: c.outcome });
+  const interval = intervalOf(rawCapacity, c.capacityQps, bracket);
+  const { lowQps, highQps } = interval;
+  const conf = bracketConfidenceOf(rawCapacity, bracket.lowQps, bracket.highQps);
+  const decided = obj(obj(rawCapacity).decidedBracket);
   return {
     runDir: core.runDir,
     runId: core.runId,
     config,
+    slo: sloKey(obj(rawCapacity).slo),
     labels: { recipe, engine, model, gpu: c.gpuProfile ? `${c.gpuProfile}×${gpuCount ?? '?'}` : null, image: m?.host?.imageDigest ?? m?.host?.image ?? null },
     status: m?.status ?? null,
     outcome: c.outcome,
     reason: c.reason,
     capacityQps: c.capacityQps,
+    estimateQps: interval.estimateQps,
     lowQps,
     highQps,
+    intervalSource: interval.source,
     tolerance: c.tolerance,
-    lowConfidence: conf.low,
-    highConfidence: conf.high,
+    lowConfidence: interval.source === 'decided-bracket' ? (num(decided.passConfidence) ?? conf.low) : conf.low,
+    highConfidence: interval.source === 'decided-bracket' ? (num(decided.failConfidence) ?? conf.high) : conf.high,
     qpsPerUsdPerHour: c.cost?.qpsPerUsdPerHour ?? null,
     usdPerMillionOutputTokens: c.cost?.usdPerMillionOutputTokens ?? null,
     startedAt: m?.startedAt ?? null,
@@ -95,13 +166,16 @@ export function evidenceOfEntry(e: IndexEntry, runDir: string): RunEvidence {
     runDir,
     runId: e.runId,
     config: e.config,
+    slo: e.slo ?? null,
     labels: { recipe: e.recipeName, engine: e.engine, model: e.model, gpu: e.gpuProfile ? `${e.gpuProfile}×${e.gpuCount ?? '?'}` : null, image: e.imageDigest ?? e.image },
     status: e.status,
     outcome: e.outcome,
     reason: null,
     capacityQps: e.capacityQps,
+    estimateQps: Math.min(Math.max(e.capacityQps, lowQps), highQps),
     lowQps,
     highQps,
+    intervalSource: 'bracket',
     tolerance: e.tolerance,
     lowConfidence: null,
     highConfidence: null,

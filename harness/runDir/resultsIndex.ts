@@ -2,12 +2,16 @@
 // hash, engine, image digest, GPU, capacity and bracket, date, run directory), so the nightly gate
 // and `fluidcap compare --history` find earlier nights of a configuration without opening every
 // run. The one module that owns the format: it builds a line from a run directory, appends it,
-// reads the file back (torn lines skipped) and rebuilds it from a results folder.
-import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+// reads the file back (lines that are no entry reported, not dropped in silence), checks a line
+// against the run directory it names, and rebuilds the file from a results folder.
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { writeFileIn } from '../util/confinedFs.ts';
 import { basename, isAbsolute, join, relative, resolve } from 'node:path';
 import { UserError } from '../util/errors.ts';
-import { appendJsonLine, readJsonLines } from './jsonFiles.ts';
+import { appendJsonLine } from './jsonFiles.ts';
+import { configKey, sloKey } from './configKey.ts';
+
+export { configKey, sloKey };
 import { RUN_FILES, runPaths } from './layout.ts';
 import { readCapacityFile, readManifest } from './read.ts';
 
@@ -24,11 +28,13 @@ export const historyPaths = (resultsDir: string) => ({ svg: join(resultsDir, 'hi
 export interface IndexEntry {
   v: 1;
   /**
-   * What "the same configuration" means across nights: recipe name, engine, model and GPUs. The
-   * image and the recipe hash are left out on purpose: a new image or an edited engine setting is
-   * what a nightly comparison is there to judge.
+   * What "the same configuration" means across nights: recipe name, engine, model, GPUs and the
+   * SLO (a capacity under another SLO is another quantity). The image and the recipe hash are left
+   * out on purpose: a new image or an edited engine setting is what a nightly comparison judges.
    */
   config: string;
+  /** The SLO the capacity was measured under, as `sloKey` spells it (absent in older lines). */
+  slo?: string | null;
   runId: string;
   /** Relative to the index's folder when inside it, else absolute. */
   runDir: string;
@@ -56,11 +62,11 @@ const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFi
 const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
 const obj = (v: unknown): Record<string, unknown> => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
 
-/** The configuration key of a run from its recipe name, engine, model and GPUs. */
-export function configKey(parts: { recipeName: string | null; engine: string | null; model: string | null; gpuProfile: string | null; gpuCount: number | null }): string {
-  const gpu = parts.gpuProfile ? `${parts.gpuProfile}×${parts.gpuCount ?? '?'}` : 'no-gpu-profile';
-  return [parts.recipeName ?? 'unnamed', parts.engine ?? '?', parts.model ?? '?', gpu].join(' | ');
-}
+/**
+ * The SLO of a run that has no capacity.json, from the recipe its manifest keeps: the text as
+ * written (durations unparsed), so it names the SLO but matches no finished run's key.
+ */
+const recipeSloText = (rawSlo: unknown): string | null => (rawSlo === undefined ? null : `as written ${JSON.stringify(rawSlo)}`);
 
 /** The configuration key of a run directory, from capacity.json when it has one, else from manifest.json alone. */
 export function runConfigKey(runDir: string): string {
@@ -74,6 +80,7 @@ export function runConfigKey(runDir: string): string {
     model: str(target.model),
     gpuProfile: str(target.gpuProfile),
     gpuCount: num(target.tensorParallel) ?? (Array.isArray(target.gpus) ? target.gpus.length : null),
+    slo: recipeSloText(obj(m.recipe).slo),
   });
 }
 
@@ -95,9 +102,11 @@ export function indexEntryOf(runDir: string, indexDir?: string): IndexEntry {
   const gpuCount = num(c.gpuCount) ?? (Array.isArray(target.gpus) ? target.gpus.length : null);
   const abs = resolve(runDir);
   const rel = indexDir ? relative(resolve(indexDir), abs) : null;
+  const slo = sloKey(c.slo);
   return {
     v: 1,
-    config: configKey({ recipeName, engine, model, gpuProfile, gpuCount }),
+    config: configKey({ recipeName, engine, model, gpuProfile, gpuCount, slo }),
+    slo,
     runId: str(m.runId) ?? str(c.runId) ?? basename(abs),
     runDir: rel !== null && !rel.startsWith('..') && !isAbsolute(rel) ? rel : abs,
     recipeName,
@@ -126,6 +135,8 @@ export function indexEntryOf(runDir: string, indexDir?: string): IndexEntry {
  * written under). One call when a run completes; a run already listed is not listed twice.
  */
 export function appendToIndex(resultsDir: string, runDir: string): IndexEntry {
+  const example = exampleReason(runDir);
+  if (example) throw new UserError(`not indexed: ${example}`);
   const entry = indexEntryOf(runDir, resultsDir);
   const file = indexPath(resultsDir);
   const known = readIndex(file).some((e) => resolveEntryDir(file, e) === resolve(runDir));
@@ -149,12 +160,76 @@ export function indexFinishedRun(resultsDir: string, runDir: string, log: (line:
   }
 }
 
-/** The entries of an index file ([] when absent); lines that are not entries are skipped. */
+/** A line of an index file that is not used, and why. */
+export interface RejectedLine {
+  /** 1-based line number in the file. */
+  line: number;
+  reason: string;
+}
+
+/** Why a parsed line is no index entry, or null when it is one. */
+function notAnEntry(l: unknown): string | null {
+  if (l === null || typeof l !== 'object' || Array.isArray(l)) return 'not a JSON object';
+  const e = l as Record<string, unknown>;
+  if (e.v !== 1) return `version ${JSON.stringify(e.v)} is not 1`;
+  if (typeof e.config !== 'string') return 'no config';
+  if (typeof e.runDir !== 'string' || e.runDir === '') return 'no runDir';
+  if (num(e.capacityQps) === null || (e.capacityQps as number) < 0) return `capacityQps ${JSON.stringify(e.capacityQps)} is not a rate`;
+  if (typeof e.runId !== 'string') return 'no runId';
+  return null;
+}
+
+/** The entries of an index file ([] when absent) and every other non-empty line with its reason. */
+export function readIndexLines(file: string): { entries: IndexEntry[]; rejected: RejectedLine[] } {
+  const entries: IndexEntry[] = [];
+  const rejected: RejectedLine[] = [];
+  if (!existsSync(file)) return { entries, rejected };
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .forEach((text, i) => {
+      if (!text.trim()) return;
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        rejected.push({ line: i + 1, reason: 'not JSON (a torn or edited line)' });
+        return;
+      }
+      const why = notAnEntry(parsed);
+      if (why) rejected.push({ line: i + 1, reason: why });
+      else entries.push(parsed as IndexEntry);
+    });
+  return { entries, rejected };
+}
+
+/** The entries of an index file ([] when absent); see readIndexLines for the lines left out. */
 export function readIndex(file: string): IndexEntry[] {
-  return readJsonLines(file).flatMap((l) => {
-    if (l.v !== 1 || typeof l.config !== 'string' || typeof l.runDir !== 'string' || num(l.capacityQps) === null) return [];
-    return [l as unknown as IndexEntry];
-  });
+  return readIndexLines(file).entries;
+}
+
+/**
+ * Why an index line cannot stand for the run it names, or null when it can: the run directory
+ * must exist and still say what the line says (run id, configuration, capacity, bracket). A line
+ * copied from elsewhere, edited, or left behind by a deleted or re-run directory is no earlier night.
+ */
+export function staleEntryReason(file: string, entry: IndexEntry): string | null {
+  const dir = resolveEntryDir(file, entry);
+  if (!existsSync(dir)) return `run directory ${dir} does not exist`;
+  let now: IndexEntry;
+  try {
+    now = indexEntryOf(dir);
+  } catch (err) {
+    if (!(err instanceof UserError)) throw err;
+    return err.message;
+  }
+  const same = (a: number | null, b: number | null) => (a === null || b === null ? a === b : Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(a)));
+  if (now.runId !== entry.runId) return `${dir} holds run ${now.runId}, not ${entry.runId}`;
+  if (!same(now.capacityQps, entry.capacityQps)) return `capacity ${entry.capacityQps} QPS differs from ${dir}'s capacity.json (${now.capacityQps} QPS)`;
+  const b = obj(entry.bracket);
+  if (!same(now.bracket.passQps, num(b.passQps)) || !same(now.bracket.failQps, num(b.failQps))) return `bracket differs from ${dir}'s capacity.json`;
+  // Lines written before the SLO joined the key differ here too: a rebuilt index has none.
+  if (now.config !== entry.config) return `configuration "${entry.config}" differs from the run's own ("${now.config}"; rebuild the index with: fluidcap compare --reindex ${resolve(file, '..')})`;
+  return null;
 }
 
 /** The absolute run directory an entry of the index file `file` points at. */
@@ -164,6 +239,16 @@ export function resolveEntryDir(file: string, entry: Pick<IndexEntry, 'runDir'>)
 
 // Sweeps nest runs (<sweep>/runs/<runId>); deeper than this is not a results folder's layout.
 const MAX_DEPTH = 4;
+
+/** The folder of shipped example runs (results/examples/): not measurements, never indexed. */
+export const EXAMPLES_DIR = 'examples';
+
+/** Why a run directory is not a measurement of this project's nights (a shipped example), or null. */
+export function exampleReason(runDir: string): string | null {
+  const m = obj(readManifest(runPaths(runDir).manifest));
+  if (m.synthetic !== undefined) return `${runDir} is a shipped example, not a measurement (${typeof m.synthetic === 'string' ? m.synthetic : 'synthetic'})`;
+  return null;
+}
 
 /** Every finished run directory (holding capacity.json) under `dir`, oldest start first. */
 export function findRunDirs(dir: string): string[] {
@@ -175,7 +260,7 @@ export function findRunDirs(dir: string): string[] {
     }
     if (depth >= MAX_DEPTH) return;
     for (const name of readdirSync(d).sort()) {
-      if (name.startsWith('.') || name === 'probes' || name === 'profile') continue;
+      if (name.startsWith('.') || name === 'probes' || name === 'profile' || (name === EXAMPLES_DIR && depth === 0)) continue;
       const p = join(d, name);
       if (statSync(p).isDirectory()) walk(p, depth + 1);
     }
@@ -195,6 +280,11 @@ export function rebuildIndex(resultsDir: string): { file: string; entries: Index
   const skipped: string[] = [];
   for (const dir of findRunDirs(resultsDir)) {
     try {
+      const example = exampleReason(dir);
+      if (example) {
+        skipped.push(example);
+        continue;
+      }
       entries.push(indexEntryOf(dir, resultsDir));
     } catch (err) {
       if (!(err instanceof UserError)) throw err;

@@ -17,6 +17,7 @@ import type { ConnectOptions } from '../provision/sshConnection.ts';
 import { runPaths, sweepPaths } from '../runDir/layout.ts';
 import { readManifest } from '../runDir/read.ts';
 import { readJsonFile } from '../runDir/jsonFiles.ts';
+import { indexFinishedRun } from '../runDir/resultsIndex.ts';
 import { UserError } from '../util/errors.ts';
 import { loadSweepFile, type SweepFile } from './sweepFile.ts';
 import { planSweep, type PlannedRun, type SweepPlan } from './plan.ts';
@@ -230,6 +231,9 @@ export async function runSweep(opts: SweepOptions): Promise<SweepOutcome> {
       runDir = findRun(file);
     }
     const capacity = status === 'completed' ? readCapacity(runDir) : null;
+    // Each finished run enters the results folder's index as it finishes (the sweep's parent
+    // folder), so a nightly gate finds it even when the sweep is stopped before its end.
+    if (capacity && runDir) indexFinishedRun(dirname(sweepDir), runDir, (line) => opts.log(`[${id}] ${line}`));
     journal.append({ type: 'run-finished', id, status, reason, runDir: runDir && journal.relativePath(runDir), capacityQps: capacity?.capacityQps ?? null });
     opts.log(`[${id}] ${status}${capacity ? `: ${capacity.capacityQps} QPS` : ''} (${reason})`);
     results.set(id, { status, reason, runDir });

@@ -5,7 +5,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { appendToIndex, indexFinishedRun, readIndex } from '../../harness/runDir/resultsIndex.ts';
@@ -24,7 +24,15 @@ interface Fake {
   reason?: string;
   status?: string;
   dir?: string;
+  /** capacity.json's resolved SLO (default: fluidity p99 >= 0.9 at a 50 ms TBT deadline). */
+  slo?: Record<string, unknown>;
+  /** Extra capacity.json fields (an interval, a decided bracket, probes with statistics). */
+  extra?: Record<string, unknown>;
 }
+
+const SLO = { fluidity: { tbtDeadlineS: 0.05, ttftSlackS: 0.3, minFluidity: 0.9, percentile: 99, source: 'fluidity p99 >= 0.9 (tbt deadline 50ms, ttft slack 0.3s)' } };
+const CFG = 'nightly-8b | sim | llama-3-8b | h100-sxm-80gb×1 | slo fluidity p99 >= 0.9 (tbt 0.05s, ttft slack 0.3s)';
+const re = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** A run directory with the two files compare reads, as `fluidcap run` writes them. */
 function fakeRun(f: Fake): string {
@@ -53,13 +61,14 @@ function fakeRun(f: Fake): string {
       reason: f.reason ?? 'bracket within the tolerance 2%',
       belowMin: false,
       atLeastMax: false,
-      slo: { fluidity: {} },
+      slo: f.slo ?? SLO,
       bracket: { passQps: f.pass, failQps: f.fail },
       tolerance: 0.02,
       probes: [f.pass, f.fail].filter((q): q is number => q !== null).map((qps, index) => ({ index, qps, passed: qps === f.pass, valid: true })),
       gpuProfile: 'h100-sxm-80gb',
       gpuCount: 1,
       cost: { usdPerHour: 6.16, qpsPerUsdPerHour: cap / 6.16, outputTokensPerS: 600, usdPerMillionOutputTokens: 2.85 },
+      ...f.extra,
     }),
   );
   return dir;
@@ -83,16 +92,16 @@ test('a regression against one baseline exits 4 and writes JUnit, Prometheus and
   const files = { junit: join(tmp, 'out', 'gate.xml'), prom: join(tmp, 'out', 'gate.prom'), md: join(tmp, 'out', 'gate.md') };
   const r = cli(slow, '--baseline', night3, '--junit', files.junit, '--prom', files.prom, '--markdown', files.md);
   assert.is(r.code, 4, r.out + r.err);
-  assert.match(r.out, /^regression\s+nightly-8b \| sim \| llama-3-8b \| h100-sxm-80gb×1: .* at least 8\.54% below baseline/m);
+  assert.match(r.out, new RegExp(`^regression\\s+${re(CFG)}: .* at least 8\\.54% below baseline`, 'm'));
   const junit = readFileSync(files.junit, 'utf8');
   assert.is(junit.match(/<testcase /g)?.length, 1);
   assert.match(junit, 'failures="1" errors="0"');
   assert.match(junit, /<failure type="regression" message="[^"]*8\.54%/);
   const prom = readFileSync(files.prom, 'utf8');
-  assert.match(prom, /^fluidcap_capacity_qps\{config="nightly-8b \| sim \| llama-3-8b \| h100-sxm-80gb×1",recipe="nightly-8b",engine="sim",model="llama-3-8b",gpu="h100-sxm-80gb×1"\} 18\.5$/m);
+  assert.match(prom, new RegExp(`^fluidcap_capacity_qps\\{config="${re(CFG)}",recipe="nightly-8b",engine="sim",model="llama-3-8b",gpu="h100-sxm-80gb×1",run="nightly-8b-20261104-020000"\\} 18\\.5$`, 'm'));
   assert.match(prom, /^fluidcap_qps_per_usd_per_hour\{.*\} 3\.00/m);
   assert.match(prom, /^fluidcap_gate_verdict\{.*\} 2$/m);
-  assert.match(readFileSync(files.md, 'utf8'), '| nightly-8b \\| sim \\| llama-3-8b \\| h100-sxm-80gb×1 | REGRESSION |');
+  assert.match(readFileSync(files.md, 'utf8'), `| ${CFG.replace(/\|/g, '\\|')} | REGRESSION |`);
 });
 
 test('an unchanged night one bisection step lower passes (exit 0)', () => {
@@ -175,12 +184,89 @@ test('--history draws capacity per configuration across nights (SVG and markdown
   assert.is(r.code, 0, r.err);
   const svg = readFileSync(join(results, 'history.svg'), 'utf8');
   assert.match(svg, /^<\?xml/);
-  assert.match(svg, 'nightly-8b | sim | llama-3-8b | h100-sxm-80gb×1');
+  assert.match(svg, CFG.replace(/>/g, '&gt;'));
   assert.ok((svg.match(/<polyline|<path/g) ?? []).length >= 2, 'one line per configuration');
   const md = readFileSync(join(results, 'history.md'), 'utf8');
-  assert.match(md, '## nightly-8b | sim | llama-3-8b | h100-sxm-80gb×1');
+  assert.match(md, `## ${CFG}`);
   assert.match(md, /\| 2026-11-02T02:00:00.000Z \| nightly-8b-20261102-020000 \| 20\.25 \| \[20\.25, 20\.5\) \| −1\.22% \| converged \| sha256:2 \|/);
   assert.ok(existsSync(join(results, 'history.svg')));
+});
+
+test('overlapping intervals (capacity.json interval) with no confirm budget: undecided, exit 6, a JUnit failure', () => {
+  const interval = (estimateQps: number, loQps: number, hiQps: number) => ({ interval: { estimateQps, loQps, hiQps, level: 0.95, method: 'test fixture', probesUsed: 8, loadSeconds: 120, open: 'none' } });
+  const base = fakeRun({ day: 20, pass: 42, fail: 44, dir: join(tmp, 'iv-base'), extra: interval(43, 40, 46) });
+  const cand = fakeRun({ day: 21, pass: 39, fail: 41, dir: join(tmp, 'iv-cand'), extra: interval(40, 36, 44) });
+  const junit = join(tmp, 'out', 'undecided.xml');
+  const r = cli(cand, '--baseline', base, '--junit', junit);
+  assert.is(r.code, 6, r.out + r.err);
+  assert.match(r.out, /^undecided\s/m);
+  assert.match(r.out, 'confirm with a probe of the candidate at 37.99 QPS');
+  assert.match(r.out, 'no --confirm-budget: no confirming probe was run');
+  const xml = readFileSync(junit, 'utf8');
+  assert.match(xml, /<failure type="undecided"/);
+  assert.match(xml, 'skipped="0"');
+  assert.not.match(xml, '<skipped');
+});
+
+test('a baseline measured under another SLO is refused (exit 5), naming both SLOs', () => {
+  const loose = { fluidity: { tbtDeadlineS: 0.2, ttftSlackS: 0.3, minFluidity: 0.9, percentile: 99 } };
+  // A 1.6× slower engine whose recipe loosened the SLO (name kept) measures 128 QPS against 24.
+  const base = fakeRun({ day: 22, pass: 24, fail: 24.5, dir: join(tmp, 'slo-base') });
+  const cand = fakeRun({ day: 23, pass: 128, fail: 130, dir: join(tmp, 'slo-cand'), slo: loose });
+  const r = cli(cand, '--baseline', base);
+  assert.is(r.code, 5, r.out + r.err);
+  assert.match(r.out, 'measured under SLO "fluidity p99 >= 0.9 (tbt 0.2s, ttft slack 0.3s)" and baseline nightly-8b-20261122-020000 under SLO "fluidity p99 >= 0.9 (tbt 0.05s, ttft slack 0.3s)"');
+  // Through the index, the SLO is part of the configuration: the nights under the other SLO are named, not used.
+  const r2 = cli(cand, '--index', join(results, 'index.jsonl'));
+  assert.is(r2.code, 0, r2.out + r2.err);
+  assert.match(r2.out, /^new\s.*earlier run\(s\) of the same recipe, engine, model and GPUs were measured under "fluidity p99 >= 0\.9 \(tbt 0\.05s, ttft slack 0\.3s\)" and are not compared with it/m);
+});
+
+test('forged, stale and garbage index lines are not earlier nights, and each is reported', () => {
+  const dir = join(tmp, 'forged');
+  mkdirSync(dir, { recursive: true });
+  const idx = join(dir, 'index.jsonl');
+  const good = readFileSync(join(results, 'index.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l))
+    .map((e) => ({ ...e, runDir: join(results, e.runDir) }));
+  const forged = { ...good[0], runId: 'forged', runDir: '/nonexistent', capacityQps: 1000, bracket: { passQps: 1000, failQps: 1001 }, startedAt: '2026-11-03T03:00:00.000Z' };
+  const inflated = { ...good[2], capacityQps: 1000, bracket: { passQps: 1000, failQps: 1001 } };
+  writeFileSync(idx, [...good.slice(0, 2), inflated, forged].map((e) => JSON.stringify(e)).join('\n') + '\n{"v":1,"config":"x"}\nnot json at all\n');
+  const r = cli(slow, '--index', idx, '--json', '--markdown', join(dir, 'gate.md'));
+  const gate = JSON.parse(r.out).gate;
+  // Two true nights remain: the candidate is judged against them, not against 1000 QPS.
+  assert.is(gate.decisions[0].reference.nights, 2, r.err);
+  assert.not.ok(gate.decisions[0].reference.runIds.includes('forged'));
+  assert.is(gate.rejectedIndexLines.length, 4, gate.rejectedIndexLines.join('\n'));
+  assert.match(r.err, 'run forged not used: run directory /nonexistent does not exist');
+  assert.match(r.err, /run nightly-8b-20261103-020000 not used: capacity 1000 QPS differs from .*capacity\.json \(20\.5 QPS\)/);
+  assert.match(r.err, /index\.jsonl:5: no runDir/);
+  assert.match(r.err, /index\.jsonl:6: not JSON/);
+  assert.match(readFileSync(join(dir, 'gate.md'), 'utf8'), '## Results-index lines not used');
+});
+
+test('shipped examples under results/examples never enter an index', () => {
+  const folder = join(tmp, 'with-examples');
+  mkdirSync(join(folder, 'examples'), { recursive: true });
+  cpSync(join(ROOT, 'results', 'examples', 'sim-quickstart'), join(folder, 'examples', 'sim-quickstart'), { recursive: true });
+  // Even copied elsewhere, a synthetic run is skipped with its reason.
+  cpSync(join(ROOT, 'results', 'examples', 'sim-quickstart'), join(folder, 'copied'), { recursive: true });
+  const real = fakeRun({ day: 24, pass: 20, fail: 20.5, dir: folder });
+  const r = cli('--reindex', folder);
+  assert.is(r.code, 0, r.err);
+  assert.equal(readIndex(join(folder, 'index.jsonl')).map((e) => e.runId), [real.split('/').pop()]);
+  assert.match(r.err, /skipped: .*copied is a shipped example, not a measurement/);
+  assert.throws(() => appendToIndex(folder, join(folder, 'copied')), /shipped example/);
+});
+
+test('scripts/nightly.mjs --help prints its usage and exits 0', () => {
+  const r = spawnSync(process.execPath, [join(ROOT, 'node_modules', 'zx', 'build', 'cli.js'), join(ROOT, 'scripts', 'nightly.mjs'), '--help'], { cwd: ROOT, encoding: 'utf8' });
+  assert.is(r.status, 0, r.stderr);
+  assert.match(r.stdout, 'Usage: npx zx scripts/nightly.mjs --config nightly.yaml');
+  assert.match(r.stdout, 'confirmBudget:');
+  assert.match(r.stdout, '6 an answer');
 });
 
 test.after(() => rmSync(tmp, { recursive: true, force: true }));

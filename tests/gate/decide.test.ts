@@ -15,20 +15,23 @@ import {
   refusalOf,
   type RunEvidence,
 } from '../../harness/gate/decide.ts';
-import { bracketConfidenceOf, bracketOf } from '../../harness/gate/evidence.ts';
+import { bracketConfidenceOf, bracketOf, intervalOf, withConfirmations } from '../../harness/gate/evidence.ts';
 
 let seq = 0;
 const run = (lowQps: number, highQps: number, over: Partial<RunEvidence> = {}): RunEvidence => ({
   runDir: `/results/r${++seq}`,
   runId: `r${seq}`,
   config: 'cfg',
+  slo: 'fluidity p99 >= 0.9 (tbt 0.05s, ttft slack 0.3s)',
   labels: { recipe: 'cfg', engine: 'sim', model: 'm', gpu: 'h100×1', image: null },
   status: 'completed',
   outcome: 'converged',
   reason: 'bracket within tolerance',
   capacityQps: lowQps,
+  estimateQps: lowQps,
   lowQps,
   highQps,
+  intervalSource: 'bracket',
   tolerance: 0.025,
   lowConfidence: null,
   highConfidence: null,
@@ -99,14 +102,15 @@ test('the spread of earlier nights widens the allowed drop; quiet nights do not'
   assert.is(ref.kind, 'history');
   assert.is(ref.capacityQps, 20);
   assert.ok(Math.abs(ref.noiseFrac! - 1.4826 / 20) < 1e-12, 'robust sd: 1.4826 × MAD(=1) / median(=20)');
-  // 19% below the median at least: beyond the 5% gate, within three robust sds (22%) of the nights.
-  const cand = run(16, 16.2);
+  // 12.5% below the median: beyond the 5% gate, within three robust sds (22%) of the nights, and
+  // short of three times the gate's allowance (15%).
+  const cand = run(17.5, 17.7);
   const within = decideConfig(cand, ref, opts());
   assert.is(within.verdict, 'pass');
   assert.match(within.reason, 'widened to 22.2%');
   assert.ok(Math.abs(within.allowedDrop! - 3 * ref.noiseFrac!) < 1e-12);
   // A bracket straddling the widened allowance is inconclusive and says it is within the noise.
-  const edge = decideConfig(run(15.7, 15.9), ref, opts());
+  const edge = decideConfig(run(15.7, 17.5, { estimateQps: 17.2 }), ref, opts());
   assert.is(edge.verdict, 'inconclusive');
   assert.match(edge.reason, 'within the measured noise');
   const quiet = referenceOfHistory([20, 20, 20.25, 20, 19.75].map((c) => run(c, c * 1.0125)), 3)!;
@@ -120,7 +124,8 @@ test('a regression resting on unconfident verdicts is inconclusive', () => {
   const weak = decideConfig(run(18.5, 18.75, { highConfidence: 0.8 }), ref, opts());
   assert.is(weak.verdict, 'inconclusive');
   assert.ok(Math.abs(weak.claimConfidence! - 0.8 * 0.97) < 1e-12);
-  assert.match(weak.reason, 'confirm with a longer probe at 20.5 QPS');
+  assert.match(weak.reason, 'confirm with a probe of the candidate at 19.47 QPS (a decided fail there settles a regression)');
+  assert.equal(weak.confirm, [{ qps: 19.47, settles: 'regression' }]);
   assert.is(decideConfig(run(18.5, 18.75, { highConfidence: 0.99 }), ref, opts()).verdict, 'regression');
 });
 
@@ -139,7 +144,7 @@ test('a confirming rerun must agree: two regressions regress, a regression and a
   assert.is(combineByConfig([refusedToo])[0].verdict, 'refused');
 });
 
-test('exit codes: a regression (4) outranks a refusal (5); inconclusive and new exit 0', () => {
+test('exit codes: a regression (4) outranks a refusal (5), a refusal an undecided answer (6); new exits 0', () => {
   const ref = referenceOfRun(run(20.5, 20.75));
   const reg = decideConfig(run(18.5, 18.75, { config: 'a' }), ref, opts());
   const refused = decideConfig(run(1, 2, { config: 'b', outcome: 'invalid-probes' }), ref, opts());
@@ -147,8 +152,9 @@ test('exit codes: a regression (4) outranks a refusal (5); inconclusive and new 
   assert.is(gateResult([reg, refused, unsure], opts()).exitCode, 4);
   assert.is(gateResult([refused, unsure], opts()).exitCode, 5);
   const r = gateResult([unsure, decideConfig(run(1, 2, { config: 'd' }), null, opts())], opts());
-  assert.is(r.exitCode, 0);
+  assert.is(r.exitCode, 6);
   assert.equal(r.counts, { pass: 0, regression: 0, inconclusive: 1, refused: 0, new: 1 });
+  assert.is(gateResult([decideConfig(run(1, 2, { config: 'd' }), null, opts())], opts()).exitCode, 0);
 });
 
 test('history: same configuration, started before the candidate, converged, the latest N', () => {
@@ -188,6 +194,59 @@ test('brackets of older runs come from capacity and tolerance; confidences from 
   assert.is(both.low, 0.8);
   assert.ok(Math.abs(both.high! - 0.3) < 1e-12, String(both.high));
   assert.equal(bracketConfidenceOf({ bracketStatistics: { passQps: { decision: 'pass', confidence: 0.97, leaning: 'pass' }, failQps: null } }, 16, 20), { low: 0.97, high: null });
+});
+
+test('a 57% drop on unconfident verdicts is never a pass: 3× the allowed drop is a regression (exit 4)', () => {
+  // A sweep run at 24 QPS against one at 56: brackets far apart, but every end only leaning.
+  const ref = referenceOfRun(run(56, 57, { lowConfidence: 0.85 }));
+  const d = decideConfig(run(24, 25, { highConfidence: 0.8 }), ref, opts());
+  assert.is(d.verdict, 'regression');
+  assert.match(d.reason, 'more than 3× the allowed 5%: never a pass');
+  assert.match(d.reason, 'only 68% confident');
+  assert.is(gateResult([d], opts()).exitCode, 4);
+  // Just under 3×, the same unconfident claim stays undecided (exit 6), never a pass.
+  const near = decideConfig(run(47.9, 48.2, { highConfidence: 0.8 }), referenceOfRun(run(56, 57, { lowConfidence: 0.85 })), opts());
+  assert.is(near.verdict, 'inconclusive');
+  assert.is(gateResult([near], opts()).exitCode, 6);
+});
+
+test('overlapping intervals around the allowed drop: undecided (exit 6), naming the rates that would settle it', () => {
+  // capacity.json intervals: the candidate [36, 44] around 40, the reference [40, 46] around 43.
+  const ref = referenceOfRun(run(40, 46, { estimateQps: 43, intervalSource: 'interval' }));
+  const d = decideConfig(run(36, 44, { estimateQps: 40, intervalSource: 'interval' }), ref, opts());
+  assert.is(d.verdict, 'inconclusive');
+  assert.is(gateResult([d], opts()).exitCode, 6);
+  // A pass at 95% of the reference's high end settles a pass; a fail below 95% of its low end, a regression.
+  // The point estimate (−7%) leans to a regression, so that rate comes first.
+  assert.equal(d.confirm, [{ qps: 37.99, settles: 'regression' }, { qps: 43.7, settles: 'pass' }]);
+  // Confirming probes fold in: a decided fail at 37.99 QPS makes it a regression...
+  const failed = withConfirmations(run(36, 44, { estimateQps: 40, intervalSource: 'interval' }), [{ qps: 37.99, decision: 'fail', confidence: 0.97, runDir: '/c' }], 0.9);
+  assert.is(decideConfig(failed, ref, opts()).verdict, 'regression');
+  // ...a decided pass at 43.7 a pass; an undecided probe changes nothing.
+  const passed = withConfirmations(run(36, 44, { estimateQps: 40, intervalSource: 'interval' }), [{ qps: 43.7, decision: 'pass', confidence: 0.96, runDir: '/c' }], 0.9);
+  assert.is(decideConfig(passed, ref, opts()).verdict, 'pass');
+  const open = withConfirmations(run(36, 44, { estimateQps: 40, intervalSource: 'interval' }), [{ qps: 37.99, decision: 'undecided', confidence: 0.7, runDir: '/c' }], 0.9);
+  assert.is(decideConfig(open, ref, opts()).verdict, 'inconclusive');
+  assert.match(decideConfig(open, ref, opts()).reason, 'after 1 confirming probe(s): 37.99 QPS undecided (70%)');
+});
+
+test('runs under different SLOs are refused, naming both SLOs', () => {
+  const ref = referenceOfRun(run(24, 24.5, { runId: 'base', slo: 'fluidity p99 >= 0.9 (tbt 0.05s, ttft slack 0.3s)' }));
+  // A 1.6× slower engine with its SLO loosened measures far more: never a pass (+433%).
+  const d = decideConfig(run(128, 130, { runId: 'loose', slo: 'fluidity p99 >= 0.9 (tbt 0.2s, ttft slack 0.3s)' }), ref, opts());
+  assert.is(d.verdict, 'refused');
+  assert.match(d.reason, 'loose was measured under SLO "fluidity p99 >= 0.9 (tbt 0.2s, ttft slack 0.3s)" and baseline base under SLO "fluidity p99 >= 0.9 (tbt 0.05s, ttft slack 0.3s)"');
+  assert.is(gateResult([d], opts()).exitCode, 5);
+});
+
+test('intervals come from capacity.json: interval first, else the decided bracket, else the search bracket', () => {
+  const bracket = { lowQps: 40, highQps: 42 };
+  const interval = { estimateQps: 41.2, loQps: 38.5, hiQps: 44, level: 0.95, method: 'bootstrap', probesUsed: 9, loadSeconds: 130, open: 'none' };
+  assert.equal(intervalOf({ interval, decidedBracket: { passQps: 32, failQps: 48 } }, 40, bracket), { estimateQps: 41.2, lowQps: 38.5, highQps: 44, source: 'interval' });
+  assert.equal(intervalOf({ interval: { ...interval, hiQps: null, open: 'hi' } }, 40, bracket).highQps, Infinity);
+  assert.equal(intervalOf({ decidedBracket: { passQps: 32, failQps: 42 } }, 40, bracket), { estimateQps: 40, lowQps: 32, highQps: 42, source: 'decided-bracket' });
+  assert.equal(intervalOf({ decidedBracket: { passQps: null, failQps: null } }, 40, bracket), { estimateQps: 40, lowQps: 0, highQps: Infinity, source: 'decided-bracket' });
+  assert.equal(intervalOf({}, 40, bracket), { estimateQps: 40, lowQps: 40, highQps: 42, source: 'bracket' });
 });
 
 test.run();

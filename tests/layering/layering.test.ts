@@ -42,7 +42,7 @@ const PURE = [
   'sim/costModel.ts', 'sim/scheduler.ts', 'sim/kvCache.ts', 'sim/request.ts', 'sim/engine.ts', 'sim/faults.ts', 'sim/text.ts',
   'sim/openaiRequest.ts', 'sim/promMetrics.ts', 'sim/vllmMetrics.ts', 'catalog/models.ts', 'catalog/gpuProfile.ts',
   'load/dialect.ts', 'sim/strictOpenai.ts',
-  'runDir/layout.ts', 'runDir/schema.ts',
+  'runDir/layout.ts', 'runDir/schema.ts', 'runDir/configKey.ts',
   'sweep/expand.ts', 'sweep/placement.ts', 'sweep/plan.ts', 'sweep/sweepReport.ts', 'capacity/warmStart.ts',
   'sim/virtualClock.ts', 'twin/virtualProbe.ts', 'twin/virtualProfile.ts', 'twin/judge.ts', 'twin/twinSearch.ts', 'twin/twinSweepRank.ts',
   'gate/decide.ts', 'gate/evidence.ts', 'gate/outputs.ts', 'gate/history.ts',

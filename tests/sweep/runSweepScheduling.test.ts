@@ -11,6 +11,7 @@ import { runSweep } from '../../harness/sweep/runSweep.ts';
 import { parseInventory, type Inventory } from '../../harness/provision/inventory.ts';
 import type { RunOptions, RunOutcome } from '../../harness/capacity/runCapacity.ts';
 import { ROOT } from '../pipeline/support.ts';
+import { readIndex } from '../../harness/runDir/resultsIndex.ts';
 
 function sweepDir(matrix: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'fluidcap-sweepsched-'));
@@ -41,6 +42,7 @@ test('six runs, two GPU sets: two at a time, never two on one set, every run onc
   const dir = sweepDir('  maxNumSeqs: [4, 8, 16]\n  scheduler: [vllm, sarathi]\n');
   const running = new Map<string, string>();
   let max = 0;
+  let indexedBeforeEnd = 0;
   const order: string[] = [];
   const outcome = await runSweep({
     sweepFile: join(dir, 'sweep.yaml'),
@@ -52,6 +54,8 @@ test('six runs, two GPU sets: two at a time, never two on one set, every run onc
       running.set(id, gpus);
       order.push(id);
       max = Math.max(max, running.size);
+      // Runs enter the results index as they finish, not when the sweep ends.
+      if (order.length === 6) indexedBeforeEnd = readIndex(join(dir, 'out', 'index.jsonl')).length;
       // The first run is the slowest: without GPU locks the third (same set) would start beside it.
       for (let i = 0; i < (id.startsWith('c01') ? 12 : 2); i++) await tick();
       running.delete(id);
@@ -64,6 +68,8 @@ test('six runs, two GPU sets: two at a time, never two on one set, every run onc
   assert.is(new Set(order).size, 6);
   assert.equal(outcome.rows.map((r) => r.capacity?.capacityQps), [4, 4, 4, 4, 4, 4]);
   assert.match(readFileSync(join(outcome.sweepDir, 'report.md'), 'utf8'), /6 configurations; 6 completed/);
+  assert.ok(indexedBeforeEnd >= 4, `when the sixth run started, ${indexedBeforeEnd} finished run(s) were indexed (at least 4 had finished)`);
+  assert.is(readIndex(join(dir, 'out', 'index.jsonl')).length, 6, 'every finished run of the sweep is in the results folder\'s index');
 });
 
 test('Ctrl-C: runs in progress end interrupted, nothing new starts; --resume skips the finished run and resumes the others in their directories', async () => {
