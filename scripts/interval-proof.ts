@@ -2,7 +2,8 @@
 //                                   [--gt-seeds 3] [--gt-requests 12000]
 // Does the capacity's 95% interval mean what it says? For each recipe (default: the quickstart,
 // Sarathi on the same model, Llama-2-70B on 4×A100), on the simulated engine driven on a virtual
-// clock (scripts/virtualProbe.ts), `--seeds` searches with workload seeds 7, 8, …:
+// clock (scripts/virtualProbe.ts), `--seeds` searches with workload seeds 7, 8, … (each
+// probe draws its own sample from the search's seed and its rate, as runs do; `--same-seed` replays one):
 //  - the run's search (the recipe's probes, nearest-rank verdicts, decided early stops), and the
 //    interval capacity/interval.ts draws from its probes, as capacity.json carries it;
 //  - a Metron-style search (1000 requests per probe, no early stop) for comparison, with the
@@ -21,7 +22,7 @@ import { probeDecision, statisticsOfDecision } from '../harness/capacity/sloDeci
 import { DEFAULT_DECISION } from '../harness/capacity/decision.ts';
 import { capacityInterval, type CapacityInterval } from '../harness/capacity/interval.ts';
 import type { ProbeStatistics } from '../harness/runDir/schema.ts';
-import { deriveSeed } from '../harness/util/rng.ts';
+import { probeSeed } from '../harness/capacity/runPlan.ts';
 import { runVirtualProbe } from './virtualProbe.ts';
 import { configOf, evaluated, groundTruth, plan, type Config } from './proofSupport.ts';
 
@@ -39,9 +40,9 @@ const { values } = parseArgs({
     // it instead of probing: the estimator can then be re-judged without the CPU time.
     save: { type: 'string' },
     tau: { type: 'string', default: 'running-max' },
-    // Each probe draws its own workload sample (a seed derived from the search's seed and the rate)
-    // instead of every probe of a search replaying one sample at a different rate.
-    'seed-per-probe': { type: 'boolean', default: false },
+    // Every probe of a search replays the search's one workload sample, as runs did before each probe
+    // drew its own (seeded from the search's seed and the rate, capacity/runPlan.ts probeSeed).
+    'same-seed': { type: 'boolean', default: false },
     from: { type: 'string' },
   },
 });
@@ -95,7 +96,7 @@ const saved: Record<string, { capacity: number; probes: Probe[] }> = values.from
 const toSave: typeof saved = {};
 
 function search(c: Config, method: Method, seed: number): SearchResult {
-  const key = `${c.recipe.name}:${method}:${seed}:${values['warmup-s']}${values['seed-per-probe'] ? ':per-probe' : ''}`;
+  const key = `${c.recipe.name}:${method}:${seed}:${values['warmup-s']}${values['same-seed'] ? '' : ':per-probe'}`;
   const hit = saved[key];
   if (hit) {
     const interval = capacityInterval(hit.probes.map((p) => ({ qps: p.qps, durationS: p.durationS, parts: p.statistics.parts ?? [] })), { tau: values.tau as 'own' });
@@ -116,7 +117,7 @@ function searchNow(c: Config, method: Method, seed: number): SearchResult {
       const interval = capacityInterval(probes.map((p) => ({ qps: p.qps, durationS: p.durationS, parts: p.statistics.parts ?? [] })), { tau: values.tau as 'own' });
       return { capacity: d.capacityQps, loadS: probes.reduce((t, p) => t + p.durationS, 0), probes, interval };
     }
-    const p = probeOnce(c, method, d.qps, values['seed-per-probe'] ? deriveSeed(seed, `probe at ${d.qps}`) : seed);
+    const p = probeOnce(c, method, d.qps, probeSeed({ seed, probeSeeds: values['same-seed'] ? 'workload' : 'per-rate' }, d.qps));
     probes.push(p);
     verdicts.push({ qps: p.qps, passed: p.passed, decision: p.passed ? 'pass' : 'fail', valid: true });
   }

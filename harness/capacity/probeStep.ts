@@ -15,7 +15,7 @@ import type { TimelineRecord, TokenArrivals } from '../timeline/record.ts';
 import { makeProbeStop } from './earlyStop.ts';
 import { DEFAULT_DECISION } from './decision.ts';
 import { probeDecision, statisticsOfDecision } from './sloDecision.ts';
-import type { RunPlan } from './runPlan.ts';
+import { probeSeed, type RunPlan } from './runPlan.ts';
 import type { EngineSession } from './engineSession.ts';
 import { probePaths } from '../runDir/layout.ts';
 import { writeJsonFile } from '../runDir/jsonFiles.ts';
@@ -61,6 +61,7 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
     rateQps: qps,
     requests: plannedRequests(plan.probe, qps),
     durationS: plan.probe.durationLimitS,
+    seed: probeSeed(plan, qps),
     maxContextTokens: plan.maxContextTokens,
     trace: plan.trace ?? undefined,
     idPrefix: String(index).padStart(2, '0'),

@@ -81,6 +81,7 @@ function manifestPlan(plan: RunPlan): ManifestPlan {
     search: plan.search,
     probe: plan.probe,
     prompts: plan.prompts,
+    probeSeeds: plan.probeSeeds,
   };
 }
 
@@ -157,7 +158,9 @@ async function reopenRun(resumeDir: string, now: () => Date): Promise<OpenedRun>
   const recipe = await loadRecipe(recipeFile, { env: process.env });
   // A run directory written before prompts had a nonce gets one now; kept on every later resume.
   const promptNonce = typeof found.promptNonce === 'string' ? found.promptNonce : randomBytes(8).toString('hex');
-  const plan = resolveRun(recipe, runId, promptNonce);
+  // A run written before probes had seeds of their own replays the workload's seed at every rate,
+  // as its finished probes did, so both sessions sample alike.
+  const plan: RunPlan = { ...resolveRun(recipe, runId, promptNonce), probeSeeds: found.plan?.probeSeeds === 'per-rate' ? 'per-rate' : 'workload' };
   // A manifest written by an older version may lack fields: what it records is kept, the rest filled in.
   const tool = await toolInfo();
   const manifest: Manifest = {

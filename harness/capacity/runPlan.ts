@@ -12,6 +12,7 @@ import { renderContainerSpec } from '../provision/containerSpec.ts';
 import { planProfile, type ProfilePlan } from './profilePlan.ts';
 import type { SearchBounds } from './search.ts';
 import { UserError } from '../util/errors.ts';
+import { deriveSeed } from '../util/rng.ts';
 import type { EngineLaunch, ProbeSettings, RunPrompts } from '../runDir/schema.ts';
 
 export interface RunPlan {
@@ -49,6 +50,10 @@ export interface RunPlan {
   /** Baseline SLOs every probe is also judged under (Metron Fig. 6), each with its own name. */
   baselines: Record<string, Slo>;
   seed: number;
+  /** How each probe's workload sample is seeded: 'per-rate' derives it from `seed` and the probe's
+   *  rate (probeSeed), so probes do not all replay one sample; 'workload' replays `seed` at every
+   *  rate, as runs written before did (a resumed older run keeps it). */
+  probeSeeds: 'per-rate' | 'workload';
   /** How prompts are written: the cache policy (off: the engine's cache-off switches are used) and the run's nonce. */
   prompts: RunPrompts;
 }
@@ -168,6 +173,7 @@ export function planRun(recipe: Recipe, ctx: PlanContext): RunPlan {
     slo,
     baselines: baselineSlos(slo),
     seed: recipe.workload.seed,
+    probeSeeds: 'per-rate',
     prompts: {
       cache: recipe.workload.promptCache,
       nonce: ctx.promptNonce ?? null,
@@ -198,4 +204,13 @@ function withListenAddress(argv: readonly string[], host: string, port: number):
   set('--host', host);
   set('--port', String(port));
   return out;
+}
+
+/**
+ * The workload seed of a probe at `qps`. One sample replayed at every rate moves every verdict the
+ * same way, and an interval fitted across the probes cannot see that (docs/verdicts.md); a seed per
+ * rate makes the probes independent samples while a run, its resume and its twin stay reproducible.
+ */
+export function probeSeed(plan: Pick<RunPlan, 'seed' | 'probeSeeds'>, qps: number): number {
+  return plan.probeSeeds === 'per-rate' ? deriveSeed(plan.seed, `probe at ${qps}`) : plan.seed;
 }

@@ -8,7 +8,7 @@ import type { TraceTable } from '../load/traceCsv.ts';
 import type { WorkloadSpec } from '../load/workloadSpec.ts';
 import { makeEarlyStop } from '../capacity/earlyStop.ts';
 import { nextProbe, type Bracket, type ProbeVerdict, type SearchDecision, type SearchOutcome } from '../capacity/search.ts';
-import type { RunPlan } from '../capacity/runPlan.ts';
+import { probeSeed, type RunPlan } from '../capacity/runPlan.ts';
 import type { FitBounds } from '../capacity/fit.ts';
 import type { PrefillFitResult } from '../runDir/schema.ts';
 import type { PrefillFit } from '../metrics/prefill.ts';
@@ -118,6 +118,7 @@ export function runTwinProbe(input: TwinSearchInput & { fit: PrefillFit; earlySt
     rateQps: qps,
     requests: plannedRequests(plan.probe, qps),
     durationS: plan.probe.durationLimitS,
+    seed: probeSeed(plan, qps),
     maxContextTokens: plan.maxContextTokens,
     trace: input.trace,
     idPrefix: String(index).padStart(2, '0'),
