@@ -8,7 +8,7 @@ import { loadRecipe } from '../../harness/recipe/load.ts';
 import { planOf, rehearse } from '../../harness/twin/rehearse.ts';
 import { plannedRequests as twinPlanned, runTwinProbe } from '../../harness/twin/twinSearch.ts';
 import { plannedRequests } from '../../harness/capacity/probeStep.ts';
-import { probeSeed } from '../../harness/capacity/runPlan.ts';
+import { KNEE_WARMUP_S, kneeWarmupS, probeSeed, warmupRequestsOf } from '../../harness/capacity/runPlan.ts';
 import { simConfigOf } from '../../harness/twin/simTarget.ts';
 import { engineConfigOf } from '../../harness/sim/engine.ts';
 
@@ -56,6 +56,22 @@ test('each twin probe draws its own sample, seeded from the recipe seed and its 
   const own = at(plan);
   assert.equal(own, at({ ...plan, probeSeeds: 'workload', seed: probeSeed(plan, 30) }));
   assert.not.equal(own.ttftS, at({ ...plan, probeSeeds: 'workload' }).ttftS, 'the probe replayed the workload seed');
+});
+
+test('after the first fail, twin probes start with the knee warm-up at their rate; before it, none', () => {
+  const r = rehearse(recipe);
+  const plan = planOf(recipe);
+  const firstFail = r.probes.findIndex((p) => !p.passed);
+  assert.ok(firstFail >= 0 && firstFail < r.probes.length - 1, 'the search had probes after its first fail');
+  r.probes.forEach((p, i) => {
+    const knee = i > firstFail ? Math.ceil(p.qps * KNEE_WARMUP_S) : 0;
+    assert.is(p.planned, plannedRequests(plan.probe, p.qps) + knee, `probe ${p.index} at ${p.qps} QPS`);
+  });
+  assert.is(kneeWarmupS([{ passed: true, valid: true }, { passed: false, valid: false }]), 0);
+  assert.is(kneeWarmupS([{ passed: true, valid: true }, { passed: false, valid: true }]), KNEE_WARMUP_S);
+  // The knee's requests are skipped, then the recipe's share of the rest.
+  assert.is(warmupRequestsOf(500, 400, 0.1), 410);
+  assert.is(warmupRequestsOf(80, 0, 0.1), 8);
 });
 
 test.run();
