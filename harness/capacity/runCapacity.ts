@@ -17,7 +17,7 @@ import { readManifest } from '../runDir/read.ts';
 import { indexFinishedRun } from '../runDir/resultsIndex.ts';
 import { acquireRunLock } from '../runDir/lock.ts';
 import type { CapacityIntervalJson, CapacityJson, FitFile, JournalLine, Manifest, ManifestPlan, ProbeOutcome, ProbeStatistics, ProbeSummary } from '../runDir/schema.ts';
-import { kneeWarmupS, type RunPlan } from './runPlan.ts';
+import { KNEE_WARMUP_S, kneeWarmupS, type RunPlan } from './runPlan.ts';
 import { newRunId, resolveRun } from './resolveRun.ts';
 import { startEngineSession, type EngineSession } from './engineSession.ts';
 import { runProfile } from './profiler.ts';
@@ -375,7 +375,8 @@ async function search(
     const index = usedIndex;
     const qps = step.qps;
     const probe = probePaths(runDir, index, qps);
-    const warmupS = kneeWarmupS(verdicts);
+    // A search started from the twin's bracket probes near the knee from its first probe.
+    const warmupS = warm ? KNEE_WARMUP_S : kneeWarmupS(verdicts);
     journal.append({ type: 'probe-started', index, qps, dir: probe.rel });
     const forWhom = defs.length > 1 ? ` for ${step.forSearches.join(', ')}` : '';
     opts.progress?.phase('search', `probe ${index} (${step.phase}${forWhom}) at ${qps} QPS`, { planned: plannedRequests(plan.probe, qps), qps });
@@ -410,7 +411,7 @@ async function search(
     journal.append({ type: 'probe-finished', ...probeOutcome(summary) });
     opts.log(
       `probe ${index}: ${qps} QPS ${summary.valid ? (summary.passed ? 'PASS' : 'FAIL') : 'INVALID'}` +
-        ` (${summary.requests} requests, ${summary.durationS.toFixed(1)} s${warmupS > 0 ? ` after ${warmupS} s of warm-up at its rate` : ''}${summary.earlyStop ? `, stopped early: ${summary.earlyStop}` : ''})` +
+        ` (${summary.requests} requests, ${summary.durationS.toFixed(1)} s${warmupS > 0 ? `, ${warmupS} s of it warm-up at its rate` : ''}${summary.earlyStop ? `, stopped early: ${summary.earlyStop}` : ''})` +
         (defs.length > 1 ? `; per SLO: ${perSloLine(defs, summary)}` : ''),
     );
     summaries.push(summary);
