@@ -2,7 +2,8 @@
 //                                   [--gt-seeds 3] [--gt-requests 12000]
 // Does the capacity's 95% interval mean what it says? For each recipe (default: the quickstart,
 // Sarathi on the same model, Llama-2-70B on 4×A100), on the simulated engine driven on a virtual
-// clock (scripts/virtualProbe.ts), `--seeds` searches with workload seeds 7, 8, …:
+// clock (scripts/virtualProbe.ts), `--seeds` searches with workload seeds 7, 8, … (each
+// probe draws its own sample from the search's seed and its rate, as runs do; `--same-seed` replays one):
 //  - the run's search (the recipe's probes, nearest-rank verdicts, decided early stops), and the
 //    interval capacity/interval.ts draws from its probes, as capacity.json carries it;
 //  - a Metron-style search (1000 requests per probe, no early stop) for comparison, with the
@@ -21,7 +22,7 @@ import { probeDecision, statisticsOfDecision } from '../harness/capacity/sloDeci
 import { DEFAULT_DECISION } from '../harness/capacity/decision.ts';
 import { capacityInterval, type CapacityInterval } from '../harness/capacity/interval.ts';
 import type { ProbeStatistics } from '../harness/runDir/schema.ts';
-import { deriveSeed } from '../harness/util/rng.ts';
+import { kneeWarmupS, probeLoad, probeSeed, warmupRequestsOf } from '../harness/capacity/runPlan.ts';
 import { runVirtualProbe } from './virtualProbe.ts';
 import { configOf, evaluated, groundTruth, plan, type Config } from './proofSupport.ts';
 
@@ -39,9 +40,16 @@ const { values } = parseArgs({
     // it instead of probing: the estimator can then be re-judged without the CPU time.
     save: { type: 'string' },
     tau: { type: 'string', default: 'running-max' },
-    // Each probe draws its own workload sample (a seed derived from the search's seed and the rate)
-    // instead of every probe of a search replaying one sample at a different rate.
-    'seed-per-probe': { type: 'boolean', default: false },
+    // The interval's overdispersion (capacity/interval.ts): 'deviance' or 'none', and its floor.
+    dispersion: { type: 'string', default: 'none' },
+    'min-dispersion': { type: 'string' },
+    // Share of the gap between probed rates each end moves out (default: capacity/interval.ts SHAPE_MARGIN).
+    'shape-margin': { type: 'string' },
+    // Every probe of a search replays the search's one workload sample, as runs did before each probe
+    // drew its own (seeded from the search's seed and the rate, capacity/runPlan.ts probeSeed).
+    'same-seed': { type: 'boolean', default: false },
+    // The run's search without its warm-up near the knee (capacity/runPlan.ts kneeWarmupS).
+    'no-knee-warmup': { type: 'boolean', default: false },
     from: { type: 'string' },
   },
 });
@@ -61,7 +69,7 @@ interface Probe {
   statistics: ProbeStatistics;
 }
 
-function probeOnce(c: Config, method: Method, qps: number, seed: number): Probe {
+function probeOnce(c: Config, method: Method, qps: number, seed: number, kneeS: number): Probe {
   if (method === 'metron-1000') {
     const extra = Math.ceil(qps * Number(values['warmup-s']));
     const planned = plan(c, qps, 1000 + extra, seed, 1e9);
@@ -70,17 +78,18 @@ function probeOnce(c: Config, method: Method, qps: number, seed: number): Probe 
     const judged = evaluated(c, planned, records, warmup);
     return { qps, passed: evaluateSlo(judged, c.slo).passed, durationS, statistics: probeDecision(judged, c.slo, DEFAULT_DECISION, judged.length) };
   }
-  // As runs probe (capacity/probeStep.ts): the recipe's requests, a stop on a decided certain fail.
-  const extra = Math.ceil(qps * Number(values['warmup-s']));
-  const base = Math.max(c.probe.requests, Math.ceil(qps * c.probe.minDurationS));
-  const warmup = Math.floor(base * c.probe.warmupFraction) + extra;
-  const planned = plan(c, qps, base + extra, seed, c.probe.durationLimitS + Number(values['warmup-s']));
-  const hook = makeProbeStop(c.slo, { requests: planned, warmupRequests: warmup, rateQps: qps, fit: c.fit, minRequests: base - warmup }, DEFAULT_DECISION);
+  // As runs probe (capacity/probeStep.ts): the recipe's requests after any warm-up at the probe's
+  // rate, a stop on a decided certain fail.
+  const load = probeLoad(c.probe, qps, Number(values['warmup-s']) + kneeS);
+  const base = load.requests - load.kneeRequests;
+  const planned = plan(c, qps, load.requests, seed, load.durationS);
+  const warmup = warmupRequestsOf(planned.length, load.kneeRequests, c.probe.warmupFraction);
+  const hook = makeProbeStop(c.slo, { requests: planned, warmupRequests: warmup, rateQps: qps, fit: c.fit, minRequests: base - warmupRequestsOf(base, 0, c.probe.warmupFraction) }, DEFAULT_DECISION);
   const { records, durationS, stoppedEarly } = runVirtualProbe(c.sim, planned, hook);
   const judged = evaluated(c, planned, records, warmup);
   const passed = stoppedEarly === null && evaluateSlo(judged, c.slo).passed;
   const stoppedOn = stoppedEarly !== null ? hook.decided() : null;
-  const statistics = stoppedOn ? statisticsOfDecision(stoppedOn) : probeDecision(judged, c.slo, DEFAULT_DECISION, base - warmup);
+  const statistics = stoppedOn ? statisticsOfDecision(stoppedOn) : probeDecision(judged, c.slo, DEFAULT_DECISION, base - warmupRequestsOf(base, 0, c.probe.warmupFraction));
   return { qps, passed, durationS, statistics };
 }
 
@@ -91,14 +100,20 @@ interface SearchResult {
   interval: CapacityInterval;
 }
 
+const ivOptions = {
+  tau: values.tau as 'own',
+  dispersion: values.dispersion as 'none',
+  ...(values['min-dispersion'] ? { minDispersion: Number(values['min-dispersion']) } : {}),
+  ...(values['shape-margin'] ? { shapeMargin: Number(values['shape-margin']) } : {}),
+};
 const saved: Record<string, { capacity: number; probes: Probe[] }> = values.from && existsSync(values.from) ? JSON.parse(readFileSync(values.from, 'utf8')) : {};
 const toSave: typeof saved = {};
 
 function search(c: Config, method: Method, seed: number): SearchResult {
-  const key = `${c.recipe.name}:${method}:${seed}:${values['warmup-s']}${values['seed-per-probe'] ? ':per-probe' : ''}`;
+  const key = `${c.recipe.name}:${method}:${seed}:${values['warmup-s']}${values['same-seed'] ? '' : ':per-probe'}${values['no-knee-warmup'] ? '' : ':knee'}`;
   const hit = saved[key];
   if (hit) {
-    const interval = capacityInterval(hit.probes.map((p) => ({ qps: p.qps, durationS: p.durationS, parts: p.statistics.parts ?? [] })), { tau: values.tau as 'own' });
+    const interval = capacityInterval(hit.probes.map((p) => ({ qps: p.qps, durationS: p.durationS, parts: p.statistics.parts ?? [] })), ivOptions);
     return { capacity: hit.capacity, loadS: hit.probes.reduce((t, p) => t + p.durationS, 0), probes: hit.probes, interval };
   }
   const r = searchNow(c, method, seed);
@@ -113,10 +128,11 @@ function searchNow(c: Config, method: Method, seed: number): SearchResult {
   for (;;) {
     const d = nextProbe(c.bounds, verdicts);
     if (d.done) {
-      const interval = capacityInterval(probes.map((p) => ({ qps: p.qps, durationS: p.durationS, parts: p.statistics.parts ?? [] })), { tau: values.tau as 'own' });
+      const interval = capacityInterval(probes.map((p) => ({ qps: p.qps, durationS: p.durationS, parts: p.statistics.parts ?? [] })), ivOptions);
       return { capacity: d.capacityQps, loadS: probes.reduce((t, p) => t + p.durationS, 0), probes, interval };
     }
-    const p = probeOnce(c, method, d.qps, values['seed-per-probe'] ? deriveSeed(seed, `probe at ${d.qps}`) : seed);
+    const kneeS = method === 'run' && !values['no-knee-warmup'] ? kneeWarmupS(verdicts) : 0;
+    const p = probeOnce(c, method, d.qps, probeSeed({ seed, probeSeeds: values['same-seed'] ? 'workload' : 'per-rate' }, d.qps), kneeS);
     probes.push(p);
     verdicts.push({ qps: p.qps, passed: p.passed, decision: p.passed ? 'pass' : 'fail', valid: true });
   }

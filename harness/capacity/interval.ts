@@ -13,12 +13,14 @@
 //  - the interval comes from redrawing every rate's miss fraction from its effective-count
 //    posterior (Beta with Jeffreys' prior: the parametric form of a block bootstrap over request
 //    clusters, which also treats a probe without a miss honestly) and refitting, with a fixed seed.
+//  - each end then moves out by a share (SHAPE_MARGIN) of the gap between the probed rates around
+//    it: between two probes the curve's shape is not seen, only interpolated.
 // A side the evidence cannot bound is open: when more than (1 − level)/2 of the draws put the
 // crossing above the highest probed rate, nothing probed fails surely enough to cap it ("hi"); when
 // they put it below the lowest, nothing passes surely enough to floor it ("lo").
 // Several SLO entries: the capacity of all of them together is the lowest crossing, draw by draw.
-// What the interval cannot see (probes that share one workload sample, clusters longer than a
-// probe, an empty engine at a probe's start) is measured in docs/verdicts.md.
+// What the interval cannot see (clusters longer than a probe, an engine not yet at its long-run
+// queue, early-stopped fails) and how the margin was calibrated are in docs/verdicts.md.
 //
 // Pure: numbers in, numbers out (seeded draws, no clock).
 import { createRng, gamma, type Rng } from '../util/rng.ts';
@@ -66,9 +68,25 @@ export interface IntervalOptions {
   seed?: number;
   /** How each probe's clustering time is read: its own, or at least any lower rate's (default). */
   tau?: 'own' | 'running-max';
+  /** Between-probe overdispersion: 'deviance' estimates it from the probes' scatter around a smooth
+   *  curve and divides the effective counts by it; 'none' (default) trusts each probe's effective
+   *  count as it is (docs/verdicts.md: dividing widened the wrong end). */
+  dispersion?: 'deviance' | 'none';
+  /** Least factor the effective counts are divided by (default 1). */
+  minDispersion?: number;
+  /** Share of the gap between the probed rates around each end that the end moves out (default SHAPE_MARGIN). */
+  shapeMargin?: number;
 }
 
-export const INTERVAL_METHOD = 'monotone fit of per-probe miss fractions (effective sample size n/τ), crossing interpolated on log-odds, 95% from 2000 effective-count posterior draws';
+/**
+ * How far each end of the interval moves out, as a share of the gap between the two probed rates
+ * around it. Between two probes the curve's shape is not seen: the log-odds interpolation puts the
+ * crossing where a straight line would, and a probe's sample near the knee can sit on either side
+ * of the long-run curve. Calibrated with scripts/interval-proof.ts (docs/verdicts.md).
+ */
+export const SHAPE_MARGIN = 0.25;
+
+export const INTERVAL_METHOD = 'monotone fit of per-probe miss fractions (effective sample size n/τ), crossing interpolated on log-odds, 95% from 2000 effective-count posterior draws, each end moved out by a quarter of the gap between the probed rates around it';
 
 interface RatePoint {
   qps: number;
@@ -85,7 +103,8 @@ export function capacityInterval(probes: readonly ProbeEvidence[], options: Inte
   const entries = names.map((name) => {
     const allowed = used.flatMap((p) => p.parts.filter((e) => e.name === name))[0]?.allowedFraction ?? 0;
     const points = pointsOf(used, name, options.tau ?? 'running-max');
-    return { name, allowed, points };
+    const phi = Math.max(options.minDispersion ?? 1, options.dispersion === 'deviance' ? overdispersion(points) : 1);
+    return { name, allowed, points, phi };
   });
   const base = { level: 0.95 as const, method: INTERVAL_METHOD, probesUsed: used.length, loadSeconds: used.reduce((t, p) => t + p.durationS, 0) };
   if (entries.length === 0) return { ...base, estimateQps: null, loQps: null, hiQps: null, open: 'both', perSlo: [] };
@@ -96,7 +115,7 @@ export function capacityInterval(probes: readonly ProbeEvidence[], options: Inte
   for (let k = 0; k < draws; k++) {
     let lowest = Infinity;
     entries.forEach((e, i) => {
-      const drawn = e.points.map((p) => ({ qps: p.qps, w: p.n, p: betaDraw(rng, p.m + 0.5, p.n - p.m + 0.5) }));
+      const drawn = e.points.map((p) => ({ qps: p.qps, w: p.n, p: betaDraw(rng, p.m / e.phi + 0.5, (p.n - p.m) / e.phi + 0.5) }));
       const c = crossing(drawn, e.allowed);
       perDraw[i].push(c);
       lowest = Math.min(lowest, c);
@@ -107,8 +126,9 @@ export function capacityInterval(probes: readonly ProbeEvidence[], options: Inte
   const range = (points: readonly RatePoint[]): [number, number] => [points[0]?.qps ?? 0, points.at(-1)?.qps ?? 0];
   const all = entries.flatMap((e) => e.points);
   const overall: [number, number] = [Math.min(...all.map((p) => p.qps)), Math.max(...all.map((p) => p.qps))];
-  const perSlo = entries.map((e, i) => ({ name: e.name, ...summarize(point[i], perDraw[i], range(e.points)) }));
-  return { ...base, ...summarize(Math.min(...point), combined, overall), perSlo };
+  const margin = options.shapeMargin ?? SHAPE_MARGIN;
+  const perSlo = entries.map((e, i) => ({ name: e.name, ...summarize(point[i], perDraw[i], range(e.points), rates(e.points), margin) }));
+  return { ...base, ...summarize(Math.min(...point), combined, overall, rates(all), margin), perSlo };
 }
 
 // Probes of one entry grouped by rate, in effective units, ascending in rate.
@@ -133,13 +153,73 @@ function pointsOf(probes: readonly ProbeEvidence[], name: string, mode: NonNulla
   return [...byRate.values()];
 }
 
+/**
+ * How much more the probes scatter than their effective counts allow: the binomial deviance of the
+ * points around a logistic curve in rate (fitted by weighted least squares on log-odds, iterated), per
+ * degree of freedom, at least 1. What a probe's own requests cannot show (a workload sample or a
+ * queue excursion shared by all its requests) shows as scatter between probes; with 2 rates or
+ * fewer there is no freedom left to see it, and 1 is returned.
+ */
+export function overdispersion(points: readonly { qps: number; n: number; m: number }[]): number {
+  const pts = points.filter((p) => p.n > 0);
+  const k = pts.length;
+  if (k <= 2) return 1;
+  const meanX = pts.reduce((t, p) => t + p.qps, 0) / k;
+  const sd = Math.sqrt(pts.reduce((t, p) => t + (p.qps - meanX) ** 2, 0) / k) || 1;
+  const xs = pts.map((p) => (p.qps - meanX) / sd);
+  const clampEta = (e: number) => Math.max(-30, Math.min(30, e));
+  const sigmoid = (e: number) => 1 / (1 + Math.exp(-clampEta(e)));
+  const total = pts.reduce((t, p) => t + p.n, 0);
+  let a = logit((pts.reduce((t, p) => t + p.m, 0) + 0.5) / (total + 1));
+  let b = 0;
+  for (let iter = 0; iter < 50; iter++) {
+    let sw = 0, swx = 0, swxx = 0, swz = 0, swxz = 0;
+    pts.forEach((p, i) => {
+      const eta = clampEta(a + b * xs[i]);
+      const mu = Math.min(1 - 1e-9, Math.max(1e-9, sigmoid(eta)));
+      const w = p.n * mu * (1 - mu);
+      const z = eta + (p.m - p.n * mu) / (p.n * mu * (1 - mu));
+      sw += w; swx += w * xs[i]; swxx += w * xs[i] ** 2; swz += w * z; swxz += w * xs[i] * z;
+    });
+    const det = sw * swxx - swx * swx;
+    if (!(det > 1e-12)) break;
+    const na = (swxx * swz - swx * swxz) / det;
+    const nb = (sw * swxz - swx * swz) / det;
+    const done = Math.abs(na - a) + Math.abs(nb - b) < 1e-8;
+    a = na;
+    b = nb;
+    if (done) break;
+  }
+  // Deviance rather than Pearson's χ²: a probe with a miss where the curve expects almost none
+  // (a plateau the logistic cannot bend to) counts logarithmically, not without bound.
+  const term = (obs: number, expected: number) => (obs > 0 ? obs * Math.log(obs / expected) : 0);
+  let deviance = 0;
+  pts.forEach((p, i) => {
+    const mu = Math.min(1 - 1e-9, Math.max(1e-9, sigmoid(a + b * xs[i])));
+    deviance += 2 * (term(p.m, p.n * mu) + term(p.n - p.m, p.n * (1 - mu)));
+  });
+  return Math.max(1, deviance / (k - 2));
+}
+
+const rates = (points: readonly RatePoint[]) => [...new Set(points.map((p) => p.qps))].sort((a, b) => a - b);
+
+// An end moved out by `share` of the gap between the probed rates around it (an end on a probed
+// rate: the gap on the side it moves to), never past the outermost probed rates.
+function widen(end: number, probed: readonly number[], share: number): number {
+  if (!Number.isFinite(end) || share === 0 || probed.length < 2) return end;
+  const above = probed.findIndex((r) => (share > 0 ? r > end : r >= end));
+  if (above <= 0) return end;
+  const gap = probed[above] - probed[above - 1];
+  return Math.min(probed.at(-1)!, Math.max(probed[0], end + share * gap));
+}
+
 // Quantiles of the draws; a crossing beyond the probed rates bounds only the other side: surely
 // above the highest rate, the capacity is at least that rate; surely below the lowest, at most it.
-function summarize(point: number, draws: number[], [minQps, maxQps]: [number, number]): IntervalEstimate {
+function summarize(point: number, draws: number[], [minQps, maxQps]: [number, number], probed: readonly number[], margin: number): IntervalEstimate {
   const sorted = [...draws].sort((a, b) => a - b);
   const q = (f: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.floor(f * sorted.length)))];
-  const lo = q(0.025);
-  const hi = q(0.975);
+  const lo = widen(q(0.025), probed, -margin);
+  const hi = widen(q(0.975), probed, margin);
   const openLo = lo === -Infinity;
   const openHi = hi === Infinity;
   const loQps = openLo ? null : Math.min(lo, maxQps);

@@ -15,7 +15,7 @@ import type { TimelineRecord, TokenArrivals } from '../timeline/record.ts';
 import { makeProbeStop } from './earlyStop.ts';
 import { DEFAULT_DECISION } from './decision.ts';
 import { probeDecision, statisticsOfDecision } from './sloDecision.ts';
-import type { RunPlan } from './runPlan.ts';
+import { probeLoad, probeSeed, warmupRequestsOf, type RunPlan } from './runPlan.ts';
 import type { EngineSession } from './engineSession.ts';
 import { probePaths } from '../runDir/layout.ts';
 import { writeJsonFile } from '../runDir/jsonFiles.ts';
@@ -49,6 +49,8 @@ export interface ProbeStepInput {
   log: (line: string) => void;
   /** The engine's prompt format, sizing and cache-off fields, measured once per run (tokenizeCalibration.ts). */
   prompts?: PromptSetup;
+  /** Seconds of arrivals at the probe's rate before its measured requests, not judged (runPlan.ts kneeWarmupS). */
+  warmupS?: number;
 }
 
 /** Runs and judges one probe; never throws for request failures (they count against the SLO). */
@@ -56,11 +58,13 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
   const { plan, index, qps, fit } = input;
   const paths = probePaths(input.runDir, index, qps);
   makeDirIn(input.runDir, paths.dir);
+  const load = probeLoad(plan.probe, qps, input.warmupS ?? 0);
   const probePlan: ProbePlan = planProbe({
     workload: plan.workload,
     rateQps: qps,
-    requests: plannedRequests(plan.probe, qps),
-    durationS: plan.probe.durationLimitS,
+    requests: load.requests,
+    durationS: load.durationS,
+    seed: probeSeed(plan, qps),
     maxContextTokens: plan.maxContextTokens,
     trace: plan.trace ?? undefined,
     idPrefix: String(index).padStart(2, '0'),
@@ -68,9 +72,9 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
     promptFormat: input.prompts?.format,
   });
   writeJsonFile(input.runDir, paths.plan, probePlan, { compact: true });
-  const warmupRequests = Math.floor(plan.probe.warmupFraction * probePlan.requests.length);
+  const warmupRequests = warmupRequestsOf(probePlan.requests.length, load.kneeRequests, plan.probe.warmupFraction);
   const { tbtDeadlineS } = fluidityDeadlines(plan.slo);
-  const minRequests = plannedRequests(plan.probe, qps) - warmupRequests;
+  const minRequests = plannedRequests(plan.probe, qps) - warmupRequestsOf(plannedRequests(plan.probe, qps), 0, plan.probe.warmupFraction);
   const stopSlo = input.earlyStopSlo ?? plan.slo;
   const early = input.earlyStop && Object.keys(stopSlo).length > 0
     ? makeProbeStop(stopSlo, { requests: probePlan.requests, warmupRequests, rateQps: qps, fit, minRequests, arrivals: plan.probe.tokenArrivals }, DEFAULT_DECISION)
@@ -95,7 +99,7 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
       stallTimeoutS: plan.probe.stallTimeoutS,
       concurrency: plan.probe.concurrency ?? undefined,
       workers: plan.probe.workers ?? undefined,
-      warmupFraction: plan.probe.warmupFraction,
+      warmupRequests,
       signal: abort.signal,
       tbtDeadlineS,
       clientToleranceS: plan.probe.clientToleranceS ?? undefined,

@@ -18,7 +18,7 @@ import { readManifest } from '../runDir/read.ts';
 import { indexFinishedRun } from '../runDir/resultsIndex.ts';
 import { acquireRunLock } from '../runDir/lock.ts';
 import type { CapacityIntervalJson, CapacityJson, FitFile, JournalLine, Manifest, ManifestPlan, ProbeOutcome, ProbeStatistics, ProbeSummary } from '../runDir/schema.ts';
-import type { RunPlan } from './runPlan.ts';
+import { KNEE_WARMUP_S, kneeWarmupS, type RunPlan } from './runPlan.ts';
 import { newRunId, resolveRun } from './resolveRun.ts';
 import { startEngineSession, type EngineSession } from './engineSession.ts';
 import { runProfile } from './profiler.ts';
@@ -82,6 +82,7 @@ function manifestPlan(plan: RunPlan): ManifestPlan {
     search: plan.search,
     probe: plan.probe,
     prompts: plan.prompts,
+    probeSeeds: plan.probeSeeds,
   };
 }
 
@@ -164,7 +165,9 @@ async function reopenRun(resumeDir: string, now: () => Date): Promise<OpenedRun>
   const recipe = await loadRecipe(source, { env: process.env });
   // A run directory written before prompts had a nonce gets one now; kept on every later resume.
   const promptNonce = typeof found.promptNonce === 'string' ? found.promptNonce : randomBytes(8).toString('hex');
-  const plan = resolveRun(recipe, runId, promptNonce);
+  // A run written before probes had seeds of their own replays the workload's seed at every rate,
+  // as its finished probes did, so both sessions sample alike.
+  const plan: RunPlan = { ...resolveRun(recipe, runId, promptNonce), probeSeeds: found.plan?.probeSeeds === 'per-rate' ? 'per-rate' : 'workload' };
   // A manifest written by an older version may lack fields: what it records is kept, the rest filled in.
   const tool = await toolInfo();
   const manifest: Manifest = {
@@ -379,6 +382,8 @@ async function search(
     const index = usedIndex;
     const qps = step.qps;
     const probe = probePaths(runDir, index, qps);
+    // A search started from the twin's bracket probes near the knee from its first probe.
+    const warmupS = warm ? KNEE_WARMUP_S : kneeWarmupS(verdicts);
     journal.append({ type: 'probe-started', index, qps, dir: probe.rel });
     const forWhom = defs.length > 1 ? ` for ${step.forSearches.join(', ')}` : '';
     opts.progress?.phase('search', `probe ${index} (${step.phase}${forWhom}) at ${qps} QPS`, { planned: plannedRequests(plan.probe, qps), qps });
@@ -394,6 +399,7 @@ async function search(
       earlyStopSlo: step.earlyStopSlo,
       log: opts.log,
       prompts,
+      warmupS,
       onProgress: (p) => opts.progress?.update({ done: p.ended, total: p.planned, elapsedS: p.elapsedS }),
     });
     if (summary.interrupted) {
@@ -412,7 +418,7 @@ async function search(
     journal.append({ type: 'probe-finished', ...probeOutcome(summary) });
     opts.log(
       `probe ${index}: ${qps} QPS ${summary.valid ? (summary.passed ? 'PASS' : 'FAIL') : 'INVALID'}` +
-        ` (${summary.requests} requests, ${summary.durationS.toFixed(1)} s${summary.earlyStop ? `, stopped early: ${summary.earlyStop}` : ''})` +
+        ` (${summary.requests} requests, ${summary.durationS.toFixed(1)} s${warmupS > 0 ? `, ${warmupS} s of it warm-up at its rate` : ''}${summary.earlyStop ? `, stopped early: ${summary.earlyStop}` : ''})` +
         (defs.length > 1 ? `; per SLO: ${perSloLine(defs, summary)}` : ''),
     );
     summaries.push(summary);

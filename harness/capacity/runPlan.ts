@@ -13,6 +13,7 @@ import { planProfile, type ProfilePlan } from './profilePlan.ts';
 import type { SearchBounds } from './search.ts';
 import { UserError } from '../util/errors.ts';
 import { checkSize } from '../util/sizeBounds.ts';
+import { deriveSeed } from '../util/rng.ts';
 import type { EngineLaunch, ProbeSettings, RunPrompts } from '../runDir/schema.ts';
 
 export interface RunPlan {
@@ -50,6 +51,10 @@ export interface RunPlan {
   /** Baseline SLOs every probe is also judged under (Metron Fig. 6), each with its own name. */
   baselines: Record<string, Slo>;
   seed: number;
+  /** How each probe's workload sample is seeded: 'per-rate' derives it from `seed` and the probe's
+   *  rate (probeSeed), so probes do not all replay one sample; 'workload' replays `seed` at every
+   *  rate, as runs written before did (a resumed older run keeps it). */
+  probeSeeds: 'per-rate' | 'workload';
   /** How prompts are written: the cache policy (off: the engine's cache-off switches are used) and the run's nonce. */
   prompts: RunPrompts;
 }
@@ -175,6 +180,7 @@ export function planRun(recipe: Recipe, ctx: PlanContext): RunPlan {
     slo,
     baselines: baselineSlos(slo),
     seed: recipe.workload.seed,
+    probeSeeds: 'per-rate',
     prompts: {
       cache: recipe.workload.promptCache,
       nonce: ctx.promptNonce ?? null,
@@ -205,4 +211,48 @@ function withListenAddress(argv: readonly string[], host: string, port: number):
   set('--host', host);
   set('--port', String(port));
   return out;
+}
+
+/**
+ * The workload seed of a probe at `qps`. One sample replayed at every rate moves every verdict the
+ * same way, and an interval fitted across the probes cannot see that (docs/verdicts.md); a seed per
+ * rate makes the probes independent samples while a run, its resume and its twin stay reproducible.
+ */
+export function probeSeed(plan: Pick<RunPlan, 'seed' | 'probeSeeds'>, qps: number): number {
+  return plan.probeSeeds === 'per-rate' ? deriveSeed(plan.seed, `probe at ${qps}`) : plan.seed;
+}
+
+/** Seconds of arrivals a probe near the knee sends before its measured requests (kneeWarmupS). */
+export const KNEE_WARMUP_S = 10;
+
+/**
+ * The warm-up a probe gets before its measured requests. A probe starts on an idle engine, and just
+ * above the knee a queue takes longer to build than a short probe lasts, so an empty start passes
+ * rates that fail in the long run (docs/verdicts.md: 7 wrong passes in 100 at 3% above the knee,
+ * 4 in 100 after 10 s of arrivals at the probe's rate). Once a probe has failed, the search brackets
+ * the knee and every later probe lies near it; before that, probes are far from it and an idle
+ * start changes nothing, so they go without.
+ */
+export function kneeWarmupS(verdicts: readonly { passed: boolean; valid: boolean }[]): number {
+  return verdicts.some((v) => v.valid && !v.passed) ? KNEE_WARMUP_S : 0;
+}
+
+/** How a probe at `qps` is loaded: its planned requests and duration limit, warm-up included. */
+export interface ProbeLoad {
+  requests: number;
+  durationS: number;
+  /** Requests sent before the measured ones at the probe's rate (not judged, not counted). */
+  kneeRequests: number;
+}
+
+/** The probe step's and the twin's plan of a probe: the recipe's requests, after `warmupS` of arrivals. */
+export function probeLoad(probe: Pick<ProbeSettings, 'requests' | 'minDurationS' | 'durationLimitS'>, qps: number, warmupS: number): ProbeLoad {
+  const kneeRequests = warmupS > 0 ? Math.ceil(qps * warmupS) : 0;
+  return { requests: Math.max(probe.requests, Math.ceil(qps * probe.minDurationS)) + kneeRequests, durationS: probe.durationLimitS + warmupS, kneeRequests };
+}
+
+/** Requests a probe's judgement skips: the knee warm-up, then the recipe's warm-up share of the rest. */
+export function warmupRequestsOf(planned: number, kneeRequests: number, warmupFraction: number): number {
+  const knee = Math.min(planned, kneeRequests);
+  return knee + Math.floor(warmupFraction * (planned - knee));
 }

@@ -58,6 +58,8 @@ export interface ProbeOptions {
   realtimeReceivers?: boolean;
   /** Fraction of planned requests (by index) marked `warmup: true` for evaluators to skip. */
   warmupFraction?: number;
+  /** Overrides warmupFraction: this many planned requests (by index) are marked `warmup: true`. */
+  warmupRequests?: number;
   signal?: AbortSignal;
   /** Called as requests end; a string ends the probe with that reason. */
   shouldStop?: (progress: ProbeProgress) => string | null;
@@ -114,7 +116,7 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
   const timelinesFile = join(options.outDir, 'timelines.jsonl');
   const writer = new TimelineWriter(timelinesFile);
   const planned = plan.requests.length;
-  const warmupCount = Math.floor((options.warmupFraction ?? 0) * planned);
+  const warmupCount = options.warmupRequests ?? Math.floor((options.warmupFraction ?? 0) * planned);
   const records: TimelineRecord[] = [];
   const byStatus: Record<RequestStatus, number> = { ok: 0, error: 0, timeout: 0, cancelled: 0 };
   const lagS: number[] = [];

@@ -574,6 +574,9 @@ function methodSection(d: RunReportData): Block[] {
           `Warm-up: the first ${fmtPct(c.warmupFraction)} of each probe’s planned requests`,
           warm.length ? ` (${[...new Set(warm)].join(', ')} requests)` : '',
           ' are sent but excluded from every metric and verdict.',
+          ...(c.warmupFraction !== null && d.probes.some((p) => p.planned !== null && p.warmupRequests !== null && p.warmupRequests > Math.floor(c.warmupFraction! * p.planned))
+            ? [' Probes near the knee (after the search’s first fail) also begin with arrivals at their rate that are not judged, so a queue has built before the measured requests; their counts include those.']
+            : []),
         ],
   );
   items.push([

@@ -33,7 +33,7 @@ export interface ManifestRead {
     description?: string;
     target?: { engine?: string; model?: string; gpuProfile?: string; tensorParallel?: number; image?: string; host?: string };
   };
-  plan?: { probe?: { clientToleranceS?: number | null; requests?: number; durationLimitS?: number } };
+  plan?: { probe?: { clientToleranceS?: number | null; requests?: number; durationLimitS?: number }; probeSeeds?: string };
 }
 
 /** Reads manifest.json; null when absent. */

@@ -56,6 +56,8 @@ export interface ManifestPlan {
   probe: ProbeSettings;
   /** Absent in runs written before prompts carried a nonce. */
   prompts?: RunPrompts;
+  /** How probes were seeded (capacity/runPlan.ts probeSeed); absent in runs written before: 'workload'. */
+  probeSeeds?: 'per-rate' | 'workload';
 }
 
 /** How a run's prompts are written: the cache policy (off: the engine's cache-off switches are used) and its nonce. */

@@ -8,7 +8,7 @@ import type { TraceTable } from '../load/traceCsv.ts';
 import type { WorkloadSpec } from '../load/workloadSpec.ts';
 import { makeEarlyStop } from '../capacity/earlyStop.ts';
 import { nextProbe, type Bracket, type ProbeVerdict, type SearchDecision, type SearchOutcome } from '../capacity/search.ts';
-import type { RunPlan } from '../capacity/runPlan.ts';
+import { kneeWarmupS, probeLoad, probeSeed, warmupRequestsOf, type RunPlan } from '../capacity/runPlan.ts';
 import type { FitBounds } from '../capacity/fit.ts';
 import type { PrefillFitResult } from '../runDir/schema.ts';
 import type { PrefillFit } from '../metrics/prefill.ts';
@@ -87,7 +87,7 @@ export function runTwinSearch(input: TwinSearchInput): TwinSearchResult {
     const verdicts: ProbeVerdict[] = probes.map((p) => ({ qps: p.qps, passed: p.passed, valid: true }));
     decision = nextProbe(plan.search, verdicts);
     if (decision.done) break;
-    const probe = runTwinProbe({ ...input, fit, earlyStop }, probes.length + 1, decision.qps);
+    const probe = runTwinProbe({ ...input, fit, earlyStop }, probes.length + 1, decision.qps, kneeWarmupS(verdicts));
     probes.push(probe);
     input.onProbe?.(probe);
   }
@@ -111,20 +111,22 @@ export function plannedRequests(probe: RunPlan['probe'], qps: number): number {
 }
 
 /** One probe at `qps`, planned and judged as the real search would plan and judge it. */
-export function runTwinProbe(input: TwinSearchInput & { fit: PrefillFit; earlyStop: boolean }, index: number, qps: number): TwinProbe {
+export function runTwinProbe(input: TwinSearchInput & { fit: PrefillFit; earlyStop: boolean }, index: number, qps: number, warmupS = 0): TwinProbe {
   const { plan } = input;
+  const load = probeLoad(plan.probe, qps, warmupS);
   const probePlan = planProbe({
     workload: input.workload,
     rateQps: qps,
-    requests: plannedRequests(plan.probe, qps),
-    durationS: plan.probe.durationLimitS,
+    requests: load.requests,
+    durationS: load.durationS,
+    seed: probeSeed(plan, qps),
     maxContextTokens: plan.maxContextTokens,
     trace: input.trace,
     idPrefix: String(index).padStart(2, '0'),
   });
-  const warmupRequests = Math.floor(plan.probe.warmupFraction * probePlan.requests.length);
+  const warmupRequests = warmupRequestsOf(probePlan.requests.length, load.kneeRequests, plan.probe.warmupFraction);
   const shouldStop = input.earlyStop ? makeEarlyStop(plan.slo, { requests: probePlan.requests, warmupRequests, rateQps: qps, fit: input.fit }) : undefined;
-  const run = runVirtualProbe(probePlan, input.engine, { warmupFraction: plan.probe.warmupFraction, shouldStop, ...input.delays });
+  const run = runVirtualProbe(probePlan, input.engine, { warmupRequests, shouldStop, ...input.delays });
   const verdict = judgeProbe(run.records, plan.slo, input.fit, run.earlyStop);
   return {
     index,

@@ -11,6 +11,7 @@ import { parseDocument } from 'yaml';
 import { findModel, modelSizes, type ModelSpec } from '../catalog/models.ts';
 import { loadGpuProfile, type GpuProfile } from '../catalog/gpus.ts';
 import { planProbe } from '../load/plan.ts';
+import { probeSeed } from '../capacity/runPlan.ts';
 import { loadWorkloadTrace } from '../load/traceFile.ts';
 import type { Recipe } from '../recipe/parse.ts';
 import { engineConfigOf } from '../sim/engine.ts';
@@ -120,6 +121,7 @@ export function evaluateOnTwin(run: Pick<PlannedRun, 'config' | 'recipe'>): Twin
       rateQps: capacityQps,
       requests: plannedRequests(plan.probe, capacityQps),
       durationS: plan.probe.durationLimitS,
+      seed: probeSeed(plan, capacityQps),
       maxContextTokens: plan.maxContextTokens,
       trace,
     }).requests;

@@ -14,6 +14,8 @@ import type { ShouldStop } from '../capacity/earlyStop.ts';
 export interface VirtualProbeOptions {
   /** Fraction of planned requests (by index) marked `warmup: true`, as the real runner does. */
   warmupFraction?: number;
+  /** Overrides warmupFraction: this many planned requests (by index) are marked `warmup: true`. */
+  warmupRequests?: number;
   /** The early-stop hook, called as each request ends (with counts, like the real runner). */
   shouldStop?: ShouldStop;
   /** Modelled client → engine delay of a request (s); the real client's dispatch and HTTP parse. */
@@ -50,7 +52,7 @@ const roundUs = (s: number) => Math.round(s * 1e6) / 1e6;
 export function runVirtualProbe(plan: ProbePlan, engineConfig: EngineConfig, options: VirtualProbeOptions = {}): VirtualProbeResult {
   const clock = new VirtualClock(0n);
   const planned = plan.requests.length;
-  const warmupRequests = Math.floor((options.warmupFraction ?? 0) * planned);
+  const warmupRequests = options.warmupRequests ?? Math.floor((options.warmupFraction ?? 0) * planned);
   const sendDelayNs = BigInt(Math.round((options.sendDelayS ?? 0) * NS));
   const receiveDelayS = options.receiveDelayS ?? 0;
   const live = new Map<SimRequest, Live>();

@@ -4,7 +4,7 @@
 // several SLO entries together cross at the lowest of their crossings.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { capacityInterval, crossing, describeInterval, isotonic, type ProbeEvidence } from '../../harness/capacity/interval.ts';
+import { capacityInterval, crossing, describeInterval, isotonic, overdispersion, type ProbeEvidence } from '../../harness/capacity/interval.ts';
 import { createRng, type Rng } from '../../harness/util/rng.ts';
 
 const P0 = 0.01;
@@ -94,6 +94,39 @@ test('draws are seeded: the same evidence gives the same interval', () => {
   const rng = createRng(5);
   const probes = [38, 40, 42].map((q) => probe(rng, q, 2000, 3));
   assert.equal(capacityInterval(probes), capacityInterval(probes));
+});
+
+test('each end moves out by the shape margin\'s share of the gap between the probed rates around it, never past them', () => {
+  const rng = createRng(21);
+  const probes = [30, 36, 38, 40, 42, 44, 50].map((q) => probe(rng, q, 3000, 2));
+  const bare = capacityInterval(probes, { shapeMargin: 0 });
+  const wide = capacityInterval(probes, { shapeMargin: 0.5 });
+  assert.is(wide.estimateQps, bare.estimateQps);
+  const rates = [30, 36, 38, 40, 42, 44, 50];
+  const gapAround = (x: number, up: boolean) => {
+    const i = up ? rates.findIndex((r) => r > x) : rates.findIndex((r) => r >= x);
+    return rates[i] - rates[i - 1];
+  };
+  assert.ok(Math.abs(bare.loQps! - wide.loQps! - 0.5 * gapAround(bare.loQps!, false)) < 1e-9, `${bare.loQps} → ${wide.loQps}`);
+  assert.ok(Math.abs(wide.hiQps! - bare.hiQps! - 0.5 * gapAround(bare.hiQps!, true)) < 1e-9, `${bare.hiQps} → ${wide.hiQps}`);
+  const huge = capacityInterval(probes, { shapeMargin: 50 });
+  assert.is(huge.loQps, 30);
+  assert.is(huge.hiQps, 50);
+});
+
+test('overdispersion: about 1 for counts on a logistic curve, more when probes scatter beyond their counts', () => {
+  const curve = (q: number) => 1 / (1 + Math.exp(-(q - 40) / 1.5));
+  const onCurve = [36, 38, 40, 42, 44].map((qps) => ({ qps, n: 400, m: 400 * curve(qps) }));
+  assert.ok(overdispersion(onCurve) < 1.01, String(overdispersion(onCurve)));
+  const scattered = onCurve.map((p, i) => ({ ...p, m: Math.min(p.n, Math.max(0, p.m + (i % 2 ? 60 : -60))) }));
+  assert.ok(overdispersion(scattered) > 3, String(overdispersion(scattered)));
+  assert.is(overdispersion(onCurve.slice(0, 2)), 1);
+  // Dividing the effective counts by it widens the interval.
+  const rng = createRng(31);
+  const probes = [36, 38, 40, 42, 44].map((q) => probe(rng, q, 3000, 2));
+  const plain = capacityInterval(probes, { shapeMargin: 0 });
+  const divided = capacityInterval(probes, { shapeMargin: 0, minDispersion: 4 });
+  assert.ok(divided.hiQps! - divided.loQps! > plain.hiQps! - plain.loQps!);
 });
 
 test.run();

@@ -1,11 +1,13 @@
 // `fluidcap run --rehearse`: the search runs on the simulated twin first and the real search's first
-// probe goes to the twin's bracket instead of doubling up from search.qps.start.
+// probe goes to the twin's bracket instead of doubling up from search.qps.start, and starts with the
+// knee warm-up.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FAST_RECIPE, fluidcap, onlyRunDir, readJsonl } from './support.ts';
+import { FAST_RECIPE, fluidcap, onlyRunDir, readJson, readJsonl } from './support.ts';
+import { KNEE_WARMUP_S, warmupRequestsOf } from '../../harness/capacity/runPlan.ts';
 
 const work = mkdtempSync(join(tmpdir(), 'fluidcap-pipeline-rehearse-'));
 
@@ -23,6 +25,9 @@ test('the first real probe is at the twin bracket, not at search.qps.start', asy
   const first = events.find((e) => e.type === 'probe-started');
   assert.ok(first, 'no probe started');
   assert.is(first!.qps, twinPass, 'the first probe is at the twin bracket\'s passing rate');
+  // Near the knee from its first probe: it starts with the knee warm-up at its rate.
+  const summary = readJson<{ planned: number; warmupRequests: number; qps: number }>(join(onlyRunDir(outDir), first!.dir as string, 'summary.json'));
+  assert.is(summary.warmupRequests, warmupRequestsOf(summary.planned, Math.ceil(summary.qps * KNEE_WARMUP_S), 0.1));
 });
 
 test.run();

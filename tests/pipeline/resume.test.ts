@@ -1,11 +1,13 @@
 // Interrupting `fluidcap run` (real child processes, real signals): SIGKILL during the third probe,
-// then `--resume` finishes without redoing the profile or probes 1–2; the simulated engine does
+// then `--resume` finishes without redoing the profile or probes 1–2 (a run written before probes
+// had seeds of their own keeps replaying the workload's seed); the simulated engine does
 // not outlive a SIGKILLed fluidcap; Ctrl-C (SIGINT to the process group, as a terminal sends it)
 // exits 130, prints the resume command and keeps the partial probe's timelines.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { deriveSeed } from '../../harness/util/rng.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BIN, FAST_RECIPE, ROOT, childEnv, fluidcap, isAlive, readJson, readJsonl, untilProbeStarted, type CapacityFile } from './support.ts';
@@ -55,6 +57,18 @@ test('SIGKILL during the third probe, then --resume: profile and probes 1–2 re
   assert.is(readJson<{ status: string }>(join(runDir, 'manifest.json')).status, 'running');
   const fitBefore = readFileSync(join(runDir, 'profile', 'fit.json'), 'utf8');
   const summariesBefore = [1, 2].map((i) => readFileSync(join(runDir, before.find((e) => e.type === 'probe-finished' && e.index === i)!.dir!, 'summary.json'), 'utf8'));
+  // Each probe draws its own workload sample, seeded from the recipe's seed and its rate.
+  const manifestPath = join(runDir, 'manifest.json');
+  const written = readJson<{ seed: number; plan: { probeSeeds?: string } }>(manifestPath);
+  assert.is(written.plan.probeSeeds, 'per-rate');
+  for (const text of summariesBefore) {
+    const s = JSON.parse(text) as { qps: number; seed: number };
+    assert.is(s.seed, deriveSeed(written.seed, `probe at ${s.qps}`), `probe at ${s.qps} QPS`);
+  }
+  // The manifest as a version before per-probe seeds wrote it: the resumed probes replay the
+  // workload's seed, as such a run's finished probes did.
+  delete written.plan.probeSeeds;
+  writeFileSync(manifestPath, JSON.stringify(written));
 
   const resumed = await fluidcap(['run', '--resume', runDir], { timeoutMs: 150_000 });
   assert.is(resumed.code, 0, resumed.stderr.slice(-3000));
@@ -82,6 +96,9 @@ test('SIGKILL during the third probe, then --resume: profile and probes 1–2 re
   assert.equal(capacity.probes.slice(0, 2).map((p) => p.index), [1, 2]);
   assert.not.ok(capacity.probes.some((p) => p.index === 3), 'the interrupted probe counted in capacity.json');
   [1, 2].forEach((i, k) => assert.is(readFileSync(join(runDir, capacity.probes[k].dir, 'summary.json'), 'utf8'), summariesBefore[k], `probe ${i} was rewritten`));
+  for (const p of capacity.probes.slice(2)) {
+    assert.is(readJson<{ seed: number }>(join(runDir, p.dir, 'summary.json')).seed, written.seed, `resumed probe ${p.index} at ${p.qps} QPS`);
+  }
   const manifest = readJson<{ status: string; host: { pid: number } }>(join(runDir, 'manifest.json'));
   assert.is(manifest.status, 'completed');
   assert.ok(existsSync(join(runDir, 'report.md')));

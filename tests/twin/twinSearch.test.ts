@@ -1,12 +1,14 @@
 // The capacity search on the twin: the quickstart converges to a bracket within its tolerance,
 // the same capacity with early stopping off (the early stop only cuts probes whose verdict is
-// settled), a rate well below passes and well above fails, and the same answer every time.
+// settled), a rate well below passes and well above fails, and the same answer every time; each
+// probe's workload sample is seeded from the recipe's seed and its rate, as the run's probe step does.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadRecipe } from '../../harness/recipe/load.ts';
 import { planOf, rehearse } from '../../harness/twin/rehearse.ts';
 import { plannedRequests as twinPlanned, runTwinProbe } from '../../harness/twin/twinSearch.ts';
 import { plannedRequests } from '../../harness/capacity/probeStep.ts';
+import { KNEE_WARMUP_S, kneeWarmupS, probeSeed, warmupRequestsOf } from '../../harness/capacity/runPlan.ts';
 import { simConfigOf } from '../../harness/twin/simTarget.ts';
 import { engineConfigOf } from '../../harness/sim/engine.ts';
 
@@ -41,6 +43,35 @@ test('well below the twin capacity a probe passes, well above it fails', () => {
 test('the twin plans as many requests per probe as the real probe step', () => {
   const plan = planOf(recipe);
   for (const qps of [0.5, 3, 8, 17.3, 64, 500]) assert.is(twinPlanned(plan.probe, qps), plannedRequests(plan.probe, qps));
+});
+
+test('each twin probe draws its own sample, seeded from the recipe seed and its rate as the run seeds it', () => {
+  const plan = planOf(recipe);
+  assert.is(plan.probeSeeds, 'per-rate');
+  assert.is.not(probeSeed(plan, 30), probeSeed(plan, 31));
+  assert.is(probeSeed(plan, 30), probeSeed(planOf(recipe), 30));
+  const engine = engineConfigOf(simConfigOf(recipe.target, recipe.source.file));
+  const fit = rehearse(recipe).fit;
+  const at = (p: typeof plan) => runTwinProbe({ plan: p, workload: recipe.workload, engine, fit, earlyStop: false }, 1, 30);
+  const own = at(plan);
+  assert.equal(own, at({ ...plan, probeSeeds: 'workload', seed: probeSeed(plan, 30) }));
+  assert.not.equal(own.ttftS, at({ ...plan, probeSeeds: 'workload' }).ttftS, 'the probe replayed the workload seed');
+});
+
+test('after the first fail, twin probes start with the knee warm-up at their rate; before it, none', () => {
+  const r = rehearse(recipe);
+  const plan = planOf(recipe);
+  const firstFail = r.probes.findIndex((p) => !p.passed);
+  assert.ok(firstFail >= 0 && firstFail < r.probes.length - 1, 'the search had probes after its first fail');
+  r.probes.forEach((p, i) => {
+    const knee = i > firstFail ? Math.ceil(p.qps * KNEE_WARMUP_S) : 0;
+    assert.is(p.planned, plannedRequests(plan.probe, p.qps) + knee, `probe ${p.index} at ${p.qps} QPS`);
+  });
+  assert.is(kneeWarmupS([{ passed: true, valid: true }, { passed: false, valid: false }]), 0);
+  assert.is(kneeWarmupS([{ passed: true, valid: true }, { passed: false, valid: true }]), KNEE_WARMUP_S);
+  // The knee's requests are skipped, then the recipe's share of the rest.
+  assert.is(warmupRequestsOf(500, 400, 0.1), 410);
+  assert.is(warmupRequestsOf(80, 0, 0.1), 8);
 });
 
 test.run();
