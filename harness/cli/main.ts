@@ -47,8 +47,30 @@ async function main(argv: string[]): Promise<number> {
   return exitCode;
 }
 
+/**
+ * `--tbt-deadline -5ms` as `--tbt-deadline=-5ms`: yargs reads a value that starts with a dash and
+ * is not a plain number as short flags (`-5 -m -s`, "Unknown arguments: 5, m, s"), so the option's
+ * own check never sees it. Joined, the value reaches that check and its message names the option.
+ */
+function joinDashValues(argv: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const next = argv[i + 1];
+    if (a === '--') {
+      out.push(...argv.slice(i));
+      break;
+    }
+    if (/^--[a-z][\w-]*$/i.test(a) && next !== undefined && /^-\d/.test(next)) {
+      out.push(`${a}=${next}`);
+      i++;
+    } else out.push(a);
+  }
+  return out;
+}
+
 try {
-  process.exitCode = await main(hideBin(process.argv));
+  process.exitCode = await main(joinDashValues(hideBin(process.argv)));
 } catch (err) {
   if (err instanceof InfraError) {
     const tail = err.lastLogLines.length > 0 && !err.message.includes(err.lastLogLines[err.lastLogLines.length - 1])
