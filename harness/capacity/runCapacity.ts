@@ -22,7 +22,7 @@ import type { RunPlan } from './runPlan.ts';
 import { newRunId, resolveRun } from './resolveRun.ts';
 import { startEngineSession, type EngineSession } from './engineSession.ts';
 import { runProfile } from './profiler.ts';
-import { plannedRequests, probeOutcome, runProbeStep } from './probeStep.ts';
+import { engineGone, plannedRequests, probeOutcome, runProbeStep } from './probeStep.ts';
 import { reclaimProbes } from './resume.ts';
 import { bracketOf, nextProbe, type Bracket, type ProbeVerdict, type SearchDecision } from './search.ts';
 import { capacityInterval } from './interval.ts';
@@ -315,31 +315,54 @@ async function profileOrReuse({ history, plan, session, runDir, paths, journal, 
     return readJsonFile(paths.fit) as FitFile;
   }
   opts.progress?.phase('profile', `${plan.profile.requests.length} isolated prefills`);
-  const { fit } = await runProfile(
-    plan.profile,
-    {
-      baseUrl: session.baseUrl,
-      model: session.servedModel,
-      api: plan.profile.api,
-      format: prompts.format,
-      apiKey: session.apiKey,
-      seed: plan.seed,
-      requestTimeoutS: plan.profile.requestTimeoutS,
-      // A profile redone on resume is a new attempt with prompts of its own.
-      content: { ...prompts.content, nonce: plan.prompts.nonce ?? undefined, stream: profileStream(history.filter((e) => e.type === 'run-started').length + 1) },
-      extraBody: prompts.extraBody,
-      continuousUsage: plan.probe.continuousUsage,
-      tokenArrivals: plan.probe.tokenArrivals,
-    },
-    {
-      runDir,
-      ttftSlackS: plan.profile.ttftSlackS,
-      fitBounds: plan.profile.fitBounds,
-      log: opts.log,
-      signal: opts.signal,
-      onProgress: (done, total) => opts.progress?.update({ done, total }),
-    },
-  );
+  // The engine dying under the profile is a fault of the infrastructure, as under a probe: its
+  // failed requests (connection refused) are no finding about the recipe.
+  let engineDied: string | null = null;
+  const abort = new AbortController();
+  const onOuterAbort = () => abort.abort();
+  opts.signal?.addEventListener('abort', onOuterAbort);
+  session.onExit((msg) => {
+    engineDied = msg;
+    abort.abort();
+  });
+  let fit: PrefillFit;
+  try {
+    ({ fit } = await runProfile(
+      plan.profile,
+      {
+        baseUrl: session.baseUrl,
+        model: session.servedModel,
+        api: plan.profile.api,
+        format: prompts.format,
+        apiKey: session.apiKey,
+        seed: plan.seed,
+        requestTimeoutS: plan.profile.requestTimeoutS,
+        // A profile redone on resume is a new attempt with prompts of its own.
+        content: { ...prompts.content, nonce: plan.prompts.nonce ?? undefined, stream: profileStream(history.filter((e) => e.type === 'run-started').length + 1) },
+        extraBody: prompts.extraBody,
+        continuousUsage: plan.probe.continuousUsage,
+        tokenArrivals: plan.probe.tokenArrivals,
+      },
+      {
+        runDir,
+        ttftSlackS: plan.profile.ttftSlackS,
+        fitBounds: plan.profile.fitBounds,
+        log: opts.log,
+        signal: abort.signal,
+        onProgress: (done, total) => opts.progress?.update({ done, total }),
+      },
+    ));
+  } catch (err) {
+    if (opts.signal?.aborted || !(err instanceof UserError) || err instanceof InfraError) throw err;
+    const died = engineDied ?? (await engineGone(session, () => engineDied));
+    if (died === null) throw err;
+    throw new InfraError(`the engine died during prefill profiling: ${died} (resume with: fluidcap run --resume ${runDir})`, {
+      host: typeof session.facts.host === 'string' ? session.facts.host : 'local',
+      lastLogLines: lastLines(paths.serverLog, 20),
+    });
+  } finally {
+    opts.signal?.removeEventListener('abort', onOuterAbort);
+  }
   journal.append({ type: 'profile-finished', points: fit.n, r2: fit.r2 });
   return fit;
 }
