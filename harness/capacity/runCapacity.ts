@@ -36,6 +36,7 @@ import type { PromptSetup } from '../load/tokenizeCalibration.ts';
 import { setUpPrompts } from './promptSetup.ts';
 import { profileStream } from './profilePlan.ts';
 import type { Progress } from './progress.ts';
+import { makeDirs } from '../util/makeDirs.ts';
 
 export interface RunOptions {
   recipeFile: string;
@@ -106,7 +107,7 @@ async function createRun(opts: RunOptions, now: () => Date): Promise<OpenedRun> 
   // Random per run so no prompt of this run repeats one of an earlier run (prompt caches).
   const promptNonce = randomBytes(8).toString('hex');
   let plan = resolveRun(recipe, runId, promptNonce);
-  mkdirSync(opts.outDir, { recursive: true });
+  makeDirs(opts.outDir);
   // Two runs of one recipe started in the same second pick the same id: the first mkdir wins.
   for (;;) {
     try {

@@ -3,7 +3,7 @@
 // message alone (exit 2 and 3), anything else is our bug and prints its stack (exit 1).
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { EXIT, InfraError, UserError } from '../util/errors.ts';
+import { EXIT, InfraError, UserError, fileSystemFault } from '../util/errors.ts';
 import { analyzeCommand } from './commands/analyze.ts';
 import { simCommand } from './commands/sim.ts';
 import { probeCommand } from './commands/probe.ts';
@@ -71,7 +71,8 @@ function joinDashValues(argv: string[]): string[] {
 
 try {
   process.exitCode = await main(joinDashValues(hideBin(process.argv)));
-} catch (err) {
+} catch (caught) {
+  const err = fileSystemFault(caught) ?? caught;
   if (err instanceof InfraError) {
     const tail = err.lastLogLines.length > 0 && !err.message.includes(err.lastLogLines[err.lastLogLines.length - 1])
       ? `\nlast ${err.lastLogLines.length} log lines of the engine:\n${err.lastLogLines.map((l) => `    ${l}`).join('\n')}`

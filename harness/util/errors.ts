@@ -64,3 +64,35 @@ function jsonPreview(value: unknown): string {
   }
   return text.length <= MAX_QUOTED_CHARS ? text : `${text.slice(0, MAX_QUOTED_CHARS)}…`;
 }
+
+/**
+ * A file-system refusal the operating system reports with a path (a read-only or full disk, a file
+ * where a directory is wanted) as the fault it is: the disk's (InfraError, exit 3) or the input's
+ * (UserError, exit 2). Null for anything else, which stays a bug.
+ */
+export function fileSystemFault(err: unknown): UserError | null {
+  const e = err as (NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException }) | null;
+  const sys = e?.code && e.path ? e : e?.cause?.code && e.cause.path ? e.cause : null;
+  if (!sys || err instanceof UserError) return null;
+  const path = printable(String(sys.path));
+  const what = `${sys.syscall ?? 'write'} ${path}: ${sys.code}`;
+  switch (sys.code) {
+    case 'EROFS':
+      return new InfraError(`the disk refused a write: ${what} (a read-only file system); write results elsewhere (--out) or remount it writable`, { cause: err });
+    case 'ENOSPC':
+    case 'EDQUOT':
+      return new InfraError(`the disk refused a write: ${what} (no space left); free space and try again`, { cause: err });
+    case 'EIO':
+      return new InfraError(`the disk failed a read or write: ${what}`, { cause: err });
+    case 'EACCES':
+    case 'EPERM':
+      return new UserError(`no permission: ${what}; choose a directory you may write (--out)`, { cause: err });
+    case 'EEXIST':
+    case 'ENOTDIR':
+      return new UserError(`${what}: a file stands where a directory is wanted (does --out name a file?)`, { cause: err });
+    case 'EISDIR':
+      return new UserError(`${what}: a directory stands where a file is wanted`, { cause: err });
+    default:
+      return null;
+  }
+}
