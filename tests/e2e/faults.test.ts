@@ -243,6 +243,21 @@ if (env) {
     }
   });
 
+  test('read-only results directory (tmpfs mounted ro): exit 3 naming the path, not an internal error', async () => {
+    const c = await fresh();
+    const disk = join(c.dir, 'ro');
+    mkdirSync(disk);
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'ro,size=1m', 'tmpfs', disk]);
+    try {
+      const r = await fluidcap(['run', c.recipe, '--hosts', inventory, '--out', disk], { timeoutMs: 120_000 });
+      assert.is(r.code, 3, r.stderr.slice(-3000));
+      assert.match(r.stderr, /infrastructure fault: the disk refused a write: mkdir \S+: EROFS \(a read-only file system\)/);
+      assert.not.match(r.stderr, /internal error|^\s+at /m);
+    } finally {
+      execFileSync('umount', ['-l', disk]);
+    }
+  });
+
   test('two concurrent resumes of one killed run: one runs, the other exits 2 naming it; no probe is run twice', async () => {
     const c = await fresh();
     const run = startRun(['run', c.recipe, '--hosts', inventory, '--out', c.out]);
