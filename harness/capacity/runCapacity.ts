@@ -23,7 +23,7 @@ import { newRunId, resolveRun } from './resolveRun.ts';
 import { startEngineSession, type EngineSession } from './engineSession.ts';
 import { runProfile } from './profiler.ts';
 import { engineGone, plannedRequests, probeOutcome, runProbeStep } from './probeStep.ts';
-import { reclaimProbes } from './resume.ts';
+import { checkFinishedProbes, reclaimProbes } from './resume.ts';
 import { bracketOf, nextProbe, type Bracket, type ProbeVerdict, type SearchDecision } from './search.ts';
 import { capacityInterval } from './interval.ts';
 import { nextPerSloProbe, probeEvidence, sloDefinitions, summaryFacts, type PerSloResult } from './perSloSearch.ts';
@@ -213,6 +213,7 @@ async function runOpened(opts: RunOptions, opened: OpenedRun, now: () => Date): 
   const runId = manifest.runId;
   const journal = new Journal(paths.events);
   const history = journal.read();
+  checkFinishedProbes(runDir, history, paths.events);
   const resumed = history.length > 0;
   const saveManifest = (update: Partial<Manifest> = {}) => {
     manifest = { ...manifest, ...update };

@@ -88,7 +88,7 @@ test('a journal whose probe event has no usable rate is refused with the file na
     assert.unreachable('read a probe event without a rate');
   } catch (err) {
     assert.instance(err, UserError);
-    assert.match((err as Error).message, `${events}: probe-started event: qps must be a rate > 0, got "../x"`);
+    assert.match((err as Error).message, `${events}: probe-started event: qps must be a rate > 0 and <= 1000000, got "../x"`);
   }
 });
 
