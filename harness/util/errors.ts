@@ -22,6 +22,13 @@ export function printable(text: string): string {
   return text.replace(UNSAFE_CHARS, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
+const UNSAFE_IN_DOCUMENTS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+
+/** As printable, for a multi-line document (a report): line ends and tabs are kept. */
+export function printableDocument(text: string): string {
+  return text.replace(UNSAFE_IN_DOCUMENTS, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 /** The first `max` characters of text, with how much was left out when it was cut. */
 export function truncate(text: string, max = MAX_QUOTED_CHARS): string {
   return text.length <= max ? text : `${text.slice(0, max)}… (${text.length} characters)`;
