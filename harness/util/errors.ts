@@ -93,10 +93,10 @@ export function fileSystemFault(err: unknown): UserError | null {
       return new InfraError(`the disk failed a read or write: ${what}`, { cause: err });
     case 'EACCES':
     case 'EPERM':
-      return new UserError(`no permission: ${what}; choose a directory you may write (--out)`, { cause: err });
+      return new UserError(`no permission: ${what}${sys.syscall === 'mkdir' ? '; choose a directory you may write (--out)' : ' (check its owner and mode)'}`, { cause: err });
     case 'EEXIST':
     case 'ENOTDIR':
-      return new UserError(`${what}: a file stands where a directory is wanted (does --out name a file?)`, { cause: err });
+      return new UserError(`${what}: a file stands where a directory is wanted${sys.syscall === 'mkdir' ? ' (does --out name a file?)' : ''}`, { cause: err });
     case 'EISDIR':
       return new UserError(`${what}: a directory stands where a file is wanted`, { cause: err });
     default:
