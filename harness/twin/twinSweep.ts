@@ -32,7 +32,7 @@ import {
   type TwinConfigRow,
   type TwinSweepHeader,
 } from './twinSweepRank.ts';
-import { makeDirs } from '../util/makeDirs.ts';
+import { makeDirs, makeWritableDir } from '../util/makeDirs.ts';
 
 /** The files a twin sweep writes in its directory. */
 export const TWIN_SWEEP_FILES = {
@@ -187,6 +187,7 @@ export async function runTwinSweep(o: TwinSweepOptions): Promise<TwinSweepOutcom
   const now = o.now ?? (() => new Date());
   if (o.top !== undefined && !(Number.isInteger(o.top) && o.top >= 1)) throw new UserError(`--top must be a whole number >= 1, got ${JSON.stringify(o.top)}`);
   const { sweep, runs } = await prepareTwinSweep(o.sweepFile);
+  makeWritableDir(o.outDir);
   const rows: TwinConfigRow[] = [];
   let failed = 0;
   for (const run of runs) {
