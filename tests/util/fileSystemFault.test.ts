@@ -75,7 +75,8 @@ const commands: [string, (out: string) => string[]][] = [
 
 for (const [name, args] of commands) {
   test(`${name} --out naming a file (EEXIST) or a path through one (ENOTDIR): exit 2 naming it, no stack`, async () => {
-    for (const out of [aFile, join(aFile, 'sub')]) {
+    // Both codes through run; one is enough for the others, which share makeDirs and the CLI's net.
+    for (const out of name === 'run' ? [aFile, join(aFile, 'sub')] : [join(aFile, 'sub')]) {
       const r = await fluidcap(args(out), { timeoutMs: 120_000 });
       assert.is(r.code, 2, r.stderr.slice(-2000));
       assert.match(r.stderr, /a-file.*: (EEXIST|ENOTDIR): a file stands where a directory is wanted/);
