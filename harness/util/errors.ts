@@ -85,7 +85,7 @@ export function fileSystemFault(err: unknown): UserError | null {
   const what = `${sys.syscall ?? 'write'} ${path}: ${sys.code}`;
   switch (sys.code) {
     case 'EROFS':
-      return new InfraError(`the disk refused a write: ${what} (a read-only file system); write results elsewhere (--out) or remount it writable`, { cause: err });
+      return new InfraError(`the disk refused a write: ${what} (a read-only file system); remount it writable, or write the results elsewhere`, { cause: err });
     case 'ENOSPC':
     case 'EDQUOT':
       return new InfraError(`the disk refused a write: ${what} (no space left); free space and try again`, { cause: err });

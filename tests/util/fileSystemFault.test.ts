@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InfraError, UserError, fileSystemFault } from '../../harness/util/errors.ts';
 import { makeDirs } from '../../harness/util/makeDirs.ts';
+import { acquireRunLock } from '../../harness/runDir/lock.ts';
 import { FAST_RECIPE, fluidcap } from '../pipeline/support.ts';
 
 const work = mkdtempSync(join(tmpdir(), 'fluidcap-fsfault-'));
@@ -57,6 +58,16 @@ if (mounted) {
       assert.unreachable();
     } catch (err) {
       assert.is((err as NodeJS.ErrnoException).code, 'EROFS');
+    }
+  });
+
+  test('resuming a run on a read-only file system: its lock cannot be taken, a disk fault (exit 3), not bad input', () => {
+    try {
+      acquireRunLock(readOnly, () => {});
+      assert.unreachable();
+    } catch (err) {
+      assert.instance(err, InfraError);
+      assert.match((err as Error).message, /open \S*\/ro\/run\.lock: EROFS/);
     }
   });
 }
