@@ -236,7 +236,10 @@ async function runOpened(opts: RunOptions, opened: OpenedRun, now: () => Date): 
     saveManifest({ host: session.facts });
     log(`engine ready at ${session.baseUrl}${session.timeToReadyS !== null ? ` after ${session.timeToReadyS.toFixed(1)} s` : ''}`);
 
-    const prompts = await setUpPrompts(plan, { name: manifest.recipe.target.engine, baseUrl: session.baseUrl, apiKey: session.apiKey }, plan.profile.promptLengths);
+    const up = session;
+    const prompts = await whileEngineUp('prompt preparation', up, runDir, opts.signal, () =>
+      setUpPrompts(plan, { name: manifest.recipe.target.engine, baseUrl: up.baseUrl, apiKey: up.apiKey }, plan.profile.promptLengths),
+    );
     session.servedModel = prompts.model;
     for (const n of prompts.notes) log(`prompts: ${n}`);
     saveManifest({
@@ -311,25 +314,43 @@ interface RunContext {
   prompts: PromptSetup;
 }
 
+/**
+ * Runs a step that talks to the engine with its exit watched. The engine dying under it is a
+ * fault of the infrastructure, as under a probe (exit 3, its last log lines): the requests it
+ * refused (connection refused or reset) are no finding about the recipe.
+ */
+async function whileEngineUp<T>(during: string, session: EngineSession, runDir: string, outer: AbortSignal | undefined, step: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  let engineDied: string | null = null;
+  const abort = new AbortController();
+  const onOuterAbort = () => abort.abort();
+  outer?.addEventListener('abort', onOuterAbort);
+  session.onExit((msg) => {
+    engineDied = msg;
+    abort.abort();
+  });
+  try {
+    return await step(abort.signal);
+  } catch (err) {
+    if (outer?.aborted || !(err instanceof UserError) || err instanceof InfraError) throw err;
+    const died = engineDied ?? (await engineGone(session, () => engineDied));
+    if (died === null) throw err;
+    throw new InfraError(`the engine died during ${during}: ${died} (resume with: fluidcap run --resume ${runDir})`, {
+      host: typeof session.facts.host === 'string' ? session.facts.host : 'local',
+      lastLogLines: lastLines(runPaths(runDir).serverLog, 20),
+    });
+  } finally {
+    outer?.removeEventListener('abort', onOuterAbort);
+  }
+}
+
 async function profileOrReuse({ history, plan, session, runDir, paths, journal, opts, prompts }: RunContext): Promise<PrefillFit> {
   if (history.some((e) => e.type === 'profile-finished') && existsSync(paths.fit)) {
     opts.log(`reusing the prefill profile in ${paths.fit}`);
     return readJsonFile(paths.fit) as FitFile;
   }
   opts.progress?.phase('profile', `${plan.profile.requests.length} isolated prefills`);
-  // The engine dying under the profile is a fault of the infrastructure, as under a probe: its
-  // failed requests (connection refused) are no finding about the recipe.
-  let engineDied: string | null = null;
-  const abort = new AbortController();
-  const onOuterAbort = () => abort.abort();
-  opts.signal?.addEventListener('abort', onOuterAbort);
-  session.onExit((msg) => {
-    engineDied = msg;
-    abort.abort();
-  });
-  let fit: PrefillFit;
-  try {
-    ({ fit } = await runProfile(
+  const { fit } = await whileEngineUp('prefill profiling', session, runDir, opts.signal, (signal) =>
+    runProfile(
       plan.profile,
       {
         baseUrl: session.baseUrl,
@@ -350,21 +371,11 @@ async function profileOrReuse({ history, plan, session, runDir, paths, journal, 
         ttftSlackS: plan.profile.ttftSlackS,
         fitBounds: plan.profile.fitBounds,
         log: opts.log,
-        signal: abort.signal,
+        signal,
         onProgress: (done, total) => opts.progress?.update({ done, total }),
       },
-    ));
-  } catch (err) {
-    if (opts.signal?.aborted || !(err instanceof UserError) || err instanceof InfraError) throw err;
-    const died = engineDied ?? (await engineGone(session, () => engineDied));
-    if (died === null) throw err;
-    throw new InfraError(`the engine died during prefill profiling: ${died} (resume with: fluidcap run --resume ${runDir})`, {
-      host: typeof session.facts.host === 'string' ? session.facts.host : 'local',
-      lastLogLines: lastLines(paths.serverLog, 20),
-    });
-  } finally {
-    opts.signal?.removeEventListener('abort', onOuterAbort);
-  }
+    ),
+  );
   journal.append({ type: 'profile-finished', points: fit.n, r2: fit.r2 });
   return fit;
 }

@@ -61,6 +61,15 @@ test('the simulated engine crashes during the prefill profile (crashAfter: 12): 
   assert.is(readJson<{ status: string }>(join(runDir, 'manifest.json')).status, 'failed');
 });
 
+test('the simulated engine crashes during prompt preparation (crashAfter: 1): exit 3 "engine died", not a prompt problem', async () => {
+  const recipe = join(work, 'crash-prompts.yaml');
+  writeFileSync(recipe, readFileSync(FAST_RECIPE, 'utf8').replace('sim: { scheduler: vllm, timeScale: 1 }', 'sim: { scheduler: vllm, timeScale: 1, faults: { crashAfter: 1 } }'));
+  const r = await fluidcap(['run', recipe, '--out', join(work, 'out-prompts')], { timeoutMs: 120_000 });
+  assert.is(r.code, 3, r.stderr.slice(-3000));
+  assert.match(r.stderr, /infrastructure fault on local: the engine died during prompt preparation: /);
+  assert.not.match(r.stderr, /prompts cannot be prepared/);
+});
+
 test('resume does not reuse a finished probe whose summary says the engine died: it is moved aside and the rate probed again', () => {
   const runDir = join(work, 'reclaim');
   const history = [
