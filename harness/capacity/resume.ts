@@ -2,6 +2,7 @@
 // data of probes that started and never finished (SIGKILL, power loss), moved aside so the rate is
 // probed again. Every path is derived from a probe's index and rate, never from the journal's `dir`.
 import { existsSync } from 'node:fs';
+import { relative } from 'node:path';
 import { confinedPath, renameIn } from '../util/confinedFs.ts';
 import { UserError } from '../util/errors.ts';
 import type { Journal } from '../runDir/journal.ts';
@@ -25,7 +26,7 @@ export function checkFinishedProbes(runDir: string, history: readonly JournalLin
     if (e.type !== 'probe-finished' || moved.has(e.index)) continue;
     const p = probePaths(runDir, e.index, e.qps);
     if (!existsSync(confinedPath(runDir, p.summary, { includeLast: true }))) {
-      throw new UserError(`${journalPath}: probe-finished event (index ${e.index}, qps ${e.qps}) has no ${p.rel}/summary.json; the journal does not match the run directory (start a new run instead of resuming)`);
+      throw new UserError(`${journalPath}: probe-finished event (index ${e.index}, qps ${e.qps}) has no ${relative(runDir, p.summary)}; the journal does not match the run directory (start a new run instead of resuming)`);
     }
   }
 }
