@@ -5,7 +5,7 @@
 // A timelines file named on the command line is the user's own choice and is read as named.
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve } from 'node:path';
-import { UserError } from '../util/errors.ts';
+import { UserError, describeValue } from '../util/errors.ts';
 import type { PrefillFit } from '../metrics/prefill.ts';
 import { DEFAULT_FLUIDITY, sloSchema, type Slo } from '../metrics/slo.ts';
 import { parseDurationS } from '../util/duration.ts';
@@ -88,13 +88,42 @@ function sloFrom(root: string, path: string, pick: (j: Record<string, unknown>) 
   if (raw === undefined || raw === null) return null;
   const values = Object.values(raw as Record<string, unknown>);
   const resolved = values.some((v) => typeof v === 'object' && v !== null && ('maxS' in v || 'tbtDeadlineS' in v));
-  if (resolved) return raw as Slo;
+  if (resolved) {
+    const problem = resolvedSloProblem(raw);
+    if (problem) throw new UserError(`${display(path)}: ${problem}`);
+    return raw as Slo;
+  }
   const parsed = sloSchema.safeParse(raw);
   if (!parsed.success) {
     const first = parsed.error.issues[0];
     throw new UserError(`${display(path)}: slo.${first.path.join('.')} ${first.message}`);
   }
   return parsed.data;
+}
+
+// A resolved SLO is our own output, but a run directory may have been edited: a TBT deadline of 0
+// would divide by zero in the fluidity, so each number is checked against what the recipe allows.
+const SLO_BOUNDS: Record<string, [lo: number, hi: number, loOpen: boolean, what: string]> = {
+  tbtDeadlineS: [0, Infinity, true, 'seconds > 0'],
+  ttftSlackS: [0, Infinity, false, 'seconds >= 0'],
+  maxS: [0, Infinity, false, 'seconds >= 0'],
+  minFluidity: [0, 1, false, 'a number within 0..1'],
+  percentile: [0, 100, true, 'a percentile > 0 and <= 100'],
+};
+
+function resolvedSloProblem(raw: unknown): string | null {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return `slo must be an object, got ${describeValue(raw)}`;
+  for (const [name, entry] of Object.entries(raw as Record<string, unknown>)) {
+    if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) return `slo.${name} must be an object, got ${describeValue(entry)}`;
+    for (const [field, v] of Object.entries(entry as Record<string, unknown>)) {
+      const bound = SLO_BOUNDS[field];
+      if (!bound) continue;
+      const [lo, hi, loOpen, what] = bound;
+      const ok = typeof v === 'number' && Number.isFinite(v) && (loOpen ? v > lo : v >= lo) && v <= hi;
+      if (!ok) return `slo.${name}.${field} must be ${what}, got ${describeValue(v)}`;
+    }
+  }
+  return null;
 }
 
 function runSloOf(runDir: string): { slo: Slo | null; source: string | null } {

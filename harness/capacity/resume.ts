@@ -2,7 +2,9 @@
 // data of probes that started and never finished (SIGKILL, power loss), moved aside so the rate is
 // probed again. Every path is derived from a probe's index and rate, never from the journal's `dir`.
 import { existsSync } from 'node:fs';
+import { relative } from 'node:path';
 import { confinedPath, renameIn } from '../util/confinedFs.ts';
+import { UserError } from '../util/errors.ts';
 import type { Journal } from '../runDir/journal.ts';
 import { probePaths } from '../runDir/layout.ts';
 import { readJsonFile } from '../runDir/jsonFiles.ts';
@@ -12,6 +14,21 @@ import type { JournalLine, ProbeSummary } from '../runDir/schema.ts';
 export interface ReclaimedProbes {
   summaries: ProbeSummary[];
   usedIndex: number;
+}
+
+/**
+ * Refuses a journal whose finished probes have no summary where their index and rate put it (an
+ * edited or foreign events.jsonl), before anything is started or moved.
+ */
+export function checkFinishedProbes(runDir: string, history: readonly JournalLine[], journalPath: string): void {
+  const moved = new Set(history.flatMap((x) => (x.type === 'probe-interrupted' ? [x.index] : [])));
+  for (const e of history) {
+    if (e.type !== 'probe-finished' || moved.has(e.index)) continue;
+    const p = probePaths(runDir, e.index, e.qps);
+    if (!existsSync(confinedPath(runDir, p.summary, { includeLast: true }))) {
+      throw new UserError(`${journalPath}: probe-finished event (index ${e.index}, qps ${e.qps}) has no ${relative(runDir, p.summary)}; the journal does not match the run directory (start a new run instead of resuming)`);
+    }
+  }
 }
 
 /** Reads the finished probes and moves unfinished ones aside (journalling each move). */

@@ -22,8 +22,8 @@ import { KNEE_WARMUP_S, kneeWarmupS, type RunPlan } from './runPlan.ts';
 import { newRunId, resolveRun } from './resolveRun.ts';
 import { startEngineSession, type EngineSession } from './engineSession.ts';
 import { runProfile } from './profiler.ts';
-import { plannedRequests, probeOutcome, runProbeStep } from './probeStep.ts';
-import { reclaimProbes } from './resume.ts';
+import { engineGone, plannedRequests, probeOutcome, runProbeStep } from './probeStep.ts';
+import { checkFinishedProbes, reclaimProbes } from './resume.ts';
 import { bracketOf, nextProbe, type Bracket, type ProbeVerdict, type SearchDecision } from './search.ts';
 import { capacityInterval } from './interval.ts';
 import { nextPerSloProbe, probeEvidence, sloDefinitions, summaryFacts, type PerSloResult } from './perSloSearch.ts';
@@ -36,6 +36,7 @@ import type { PromptSetup } from '../load/tokenizeCalibration.ts';
 import { setUpPrompts } from './promptSetup.ts';
 import { profileStream } from './profilePlan.ts';
 import type { Progress } from './progress.ts';
+import { makeDirs } from '../util/makeDirs.ts';
 
 export interface RunOptions {
   recipeFile: string;
@@ -107,7 +108,7 @@ async function createRun(opts: RunOptions, now: () => Date): Promise<OpenedRun> 
   // Random per run so no prompt of this run repeats one of an earlier run (prompt caches).
   const promptNonce = randomBytes(8).toString('hex');
   let plan = resolveRun(recipe, runId, promptNonce);
-  mkdirSync(opts.outDir, { recursive: true });
+  makeDirs(opts.outDir);
   // Two runs of one recipe started in the same second pick the same id: the first mkdir wins.
   for (;;) {
     try {
@@ -215,6 +216,7 @@ async function runOpened(opts: RunOptions, opened: OpenedRun, now: () => Date): 
   const runId = manifest.runId;
   const journal = new Journal(paths.events);
   const history = journal.read();
+  checkFinishedProbes(runDir, history, paths.events);
   const resumed = history.length > 0;
   const saveManifest = (update: Partial<Manifest> = {}) => {
     manifest = { ...manifest, ...update };
@@ -237,7 +239,10 @@ async function runOpened(opts: RunOptions, opened: OpenedRun, now: () => Date): 
     saveManifest({ host: session.facts });
     log(`engine ready at ${session.baseUrl}${session.timeToReadyS !== null ? ` after ${session.timeToReadyS.toFixed(1)} s` : ''}`);
 
-    const prompts = await setUpPrompts(plan, { name: manifest.recipe.target.engine, baseUrl: session.baseUrl, apiKey: session.apiKey }, plan.profile.promptLengths);
+    const up = session;
+    const prompts = await whileEngineUp('prompt preparation', up, runDir, opts.signal, () =>
+      setUpPrompts(plan, { name: manifest.recipe.target.engine, baseUrl: up.baseUrl, apiKey: up.apiKey }, plan.profile.promptLengths),
+    );
     session.servedModel = prompts.model;
     for (const n of prompts.notes) log(`prompts: ${n}`);
     saveManifest({
@@ -312,36 +317,67 @@ interface RunContext {
   prompts: PromptSetup;
 }
 
+/**
+ * Runs a step that talks to the engine with its exit watched. The engine dying under it is a
+ * fault of the infrastructure, as under a probe (exit 3, its last log lines): the requests it
+ * refused (connection refused or reset) are no finding about the recipe.
+ */
+async function whileEngineUp<T>(during: string, session: EngineSession, runDir: string, outer: AbortSignal | undefined, step: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  let engineDied: string | null = null;
+  const abort = new AbortController();
+  const onOuterAbort = () => abort.abort();
+  outer?.addEventListener('abort', onOuterAbort);
+  session.onExit((msg) => {
+    engineDied = msg;
+    abort.abort();
+  });
+  try {
+    return await step(abort.signal);
+  } catch (err) {
+    if (outer?.aborted || !(err instanceof UserError) || err instanceof InfraError) throw err;
+    const died = engineDied ?? (await engineGone(session, () => engineDied));
+    if (died === null) throw err;
+    throw new InfraError(`the engine died during ${during}: ${died} (resume with: fluidcap run --resume ${runDir})`, {
+      host: typeof session.facts.host === 'string' ? session.facts.host : 'local',
+      lastLogLines: lastLines(runPaths(runDir).serverLog, 20),
+    });
+  } finally {
+    outer?.removeEventListener('abort', onOuterAbort);
+  }
+}
+
 async function profileOrReuse({ history, plan, session, runDir, paths, journal, opts, prompts }: RunContext): Promise<PrefillFit> {
   if (history.some((e) => e.type === 'profile-finished') && existsSync(paths.fit)) {
     opts.log(`reusing the prefill profile in ${paths.fit}`);
     return readJsonFile(paths.fit) as FitFile;
   }
   opts.progress?.phase('profile', `${plan.profile.requests.length} isolated prefills`);
-  const { fit } = await runProfile(
-    plan.profile,
-    {
-      baseUrl: session.baseUrl,
-      model: session.servedModel,
-      api: plan.profile.api,
-      format: prompts.format,
-      apiKey: session.apiKey,
-      seed: plan.seed,
-      requestTimeoutS: plan.profile.requestTimeoutS,
-      // A profile redone on resume is a new attempt with prompts of its own.
-      content: { ...prompts.content, nonce: plan.prompts.nonce ?? undefined, stream: profileStream(history.filter((e) => e.type === 'run-started').length + 1) },
-      extraBody: prompts.extraBody,
-      continuousUsage: plan.probe.continuousUsage,
-      tokenArrivals: plan.probe.tokenArrivals,
-    },
-    {
-      runDir,
-      ttftSlackS: plan.profile.ttftSlackS,
-      fitBounds: plan.profile.fitBounds,
-      log: opts.log,
-      signal: opts.signal,
-      onProgress: (done, total) => opts.progress?.update({ done, total }),
-    },
+  const { fit } = await whileEngineUp('prefill profiling', session, runDir, opts.signal, (signal) =>
+    runProfile(
+      plan.profile,
+      {
+        baseUrl: session.baseUrl,
+        model: session.servedModel,
+        api: plan.profile.api,
+        format: prompts.format,
+        apiKey: session.apiKey,
+        seed: plan.seed,
+        requestTimeoutS: plan.profile.requestTimeoutS,
+        // A profile redone on resume is a new attempt with prompts of its own.
+        content: { ...prompts.content, nonce: plan.prompts.nonce ?? undefined, stream: profileStream(history.filter((e) => e.type === 'run-started').length + 1) },
+        extraBody: prompts.extraBody,
+        continuousUsage: plan.probe.continuousUsage,
+        tokenArrivals: plan.probe.tokenArrivals,
+      },
+      {
+        runDir,
+        ttftSlackS: plan.profile.ttftSlackS,
+        fitBounds: plan.profile.fitBounds,
+        log: opts.log,
+        signal,
+        onProgress: (done, total) => opts.progress?.update({ done, total }),
+      },
+    ),
   );
   journal.append({ type: 'profile-finished', points: fit.n, r2: fit.r2 });
   return fit;

@@ -3,7 +3,7 @@
 // message alone (exit 2 and 3), anything else is our bug and prints its stack (exit 1).
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { EXIT, InfraError, UserError } from '../util/errors.ts';
+import { EXIT, InfraError, UserError, fileSystemFault } from '../util/errors.ts';
 import { analyzeCommand } from './commands/analyze.ts';
 import { simCommand } from './commands/sim.ts';
 import { probeCommand } from './commands/probe.ts';
@@ -47,9 +47,32 @@ async function main(argv: string[]): Promise<number> {
   return exitCode;
 }
 
+/**
+ * `--tbt-deadline -5ms` as `--tbt-deadline=-5ms`: yargs reads a value that starts with a dash and
+ * is not a plain number as short flags (`-5 -m -s`, "Unknown arguments: 5, m, s"), so the option's
+ * own check never sees it. Joined, the value reaches that check and its message names the option.
+ */
+function joinDashValues(argv: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const next = argv[i + 1];
+    if (a === '--') {
+      out.push(...argv.slice(i));
+      break;
+    }
+    if (/^--[a-z][\w-]*$/i.test(a) && next !== undefined && /^-\d/.test(next)) {
+      out.push(`${a}=${next}`);
+      i++;
+    } else out.push(a);
+  }
+  return out;
+}
+
 try {
-  process.exitCode = await main(hideBin(process.argv));
-} catch (err) {
+  process.exitCode = await main(joinDashValues(hideBin(process.argv)));
+} catch (caught) {
+  const err = fileSystemFault(caught) ?? caught;
   if (err instanceof InfraError) {
     const tail = err.lastLogLines.length > 0 && !err.message.includes(err.lastLogLines[err.lastLogLines.length - 1])
       ? `\nlast ${err.lastLogLines.length} log lines of the engine:\n${err.lastLogLines.map((l) => `    ${l}`).join('\n')}`

@@ -2,7 +2,7 @@
 // sweep file, by default sweeps/vidur-fig5.yaml), then drawn. The twin sweep's own directory (its
 // ranking, the sweep file and base recipe) sits inside the figure's directory, so every mark can be
 // traced to its configuration. No engine runs, so there is nothing to resume and no host to use.
-import { mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { writeFileIn } from '../util/confinedFs.ts';
 import { join, relative, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -11,6 +11,7 @@ import { UserError } from '../util/errors.ts';
 import { parsePaperNumbers } from './paperNumbers.ts';
 import { vidurFig5, vidurFig6 } from './vidurFigs.ts';
 import type { FigureArtifacts } from './output.ts';
+import { makeDirs } from '../util/makeDirs.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const PAPER_NUMBERS = join(import.meta.dirname, 'paperNumbers.json');
@@ -31,7 +32,7 @@ export async function runVidurFigure(o: VidurFigureOptions): Promise<{ dir: stri
   const now = o.now ?? (() => new Date());
   const stamp = now().toISOString().replace(/[-:]/g, '').replace(/\..*$/, '');
   const dir = join(o.outDir, `${o.name}-${stamp}`);
-  mkdirSync(dir, { recursive: true });
+  makeDirs(dir);
   const sweepFile = o.sweepFile ?? VIDUR_SWEEP;
   const twin = await runTwinSweep({ sweepFile, outDir: dir, log: o.log, now });
   const slo = twin.firstRecipe.slo;

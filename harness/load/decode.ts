@@ -85,13 +85,15 @@ export function decodeExchange(raw: RawExchange, startNs: bigint): Decoded {
       const text = decoder.decode(raw.bytes.subarray(from, raw.readEnd[r]), { stream: true });
       from = raw.readEnd[r];
       parser.feed(text, (ev) => {
+        const data = ev.data.trim();
+        // Some proxies keep a stream alive with an empty `data:` line: no content, no answer, no fault.
+        if (data === '' && ev.event !== 'error') return;
         // [DONE] ends the stream: anything a server sends after it is not part of the answer.
         if (sawDone) {
           afterDone++;
           return;
         }
         eventCount++;
-        const data = ev.data.trim();
         if (data === '[DONE]') {
           sawDone = true;
           return;

@@ -7,7 +7,7 @@
 // engine endpoint: nothing to launch), `formatDockerRun(spec)` (the equivalent `docker run` line).
 import { UserError, describeValue } from '../util/errors.ts';
 import { hostPathProblem, type TargetSpec } from './targetSpec.ts';
-import { shellQuote } from '../util/shellQuote.ts';
+import { shellQuoteVisible } from '../util/shellQuote.ts';
 import { versionFromTag, vllmVersionedParts, type VersionSource, type VllmScheduler } from './engineVersion.ts';
 
 export const RUN_LABEL = 'fluidcap.run';
@@ -315,22 +315,23 @@ function managedArgvEnd(argv: string[]): number {
  * POSIX shell line to run on the engine's host. Secrets pass by name (`-e HF_TOKEN`, the value
  * taken from the environment; a differently named local variable is assigned in front), so no
  * secret value would appear in the command line; `~/` stays unquoted so the shell expands it.
+ * Control characters are written as escapes: the line is printed on a terminal, after a `#`.
  */
 export function formatDockerRun(spec: ContainerSpec): string {
   const words: string[] = [];
-  const word = (w: string) => words.push(shellQuote(w));
+  const word = (w: string) => words.push(shellQuoteVisible(w));
   const assignments = spec.secretEnv.filter((s) => s.name !== s.fromEnv).map((s) => `${s.name}="$${s.fromEnv}"`);
   for (const w of ['docker', 'run', '-d', '--name', spec.name, '--network', spec.networkMode]) word(w);
-  if (spec.gpuDeviceIds) words.push('--gpus', shellQuote(`"device=${spec.gpuDeviceIds.join(',')}"`));
-  if (spec.ipcMode) words.push('--ipc', shellQuote(spec.ipcMode));
-  if (spec.shmSizeBytes) words.push('--shm-size', shellQuote(`${spec.shmSizeBytes / GiB}g`));
+  if (spec.gpuDeviceIds) words.push('--gpus', shellQuoteVisible(`"device=${spec.gpuDeviceIds.join(',')}"`));
+  if (spec.ipcMode) words.push('--ipc', shellQuoteVisible(spec.ipcMode));
+  if (spec.shmSizeBytes) words.push('--shm-size', shellQuoteVisible(`${spec.shmSizeBytes / GiB}g`));
   for (const m of spec.mounts) {
     const volume = `${m.source}:${m.target}${m.readOnly ? ':ro' : ''}`;
-    words.push('-v', volume.startsWith('~/') ? `~/${shellQuote(volume.slice(2))}` : shellQuote(volume));
+    words.push('-v', volume.startsWith('~/') ? `~/${shellQuoteVisible(volume.slice(2))}` : shellQuoteVisible(volume));
   }
-  for (const [k, v] of Object.entries(spec.env)) words.push('-e', shellQuote(`${k}=${v}`));
-  for (const s of spec.secretEnv) words.push('-e', shellQuote(s.name));
-  for (const [k, v] of Object.entries(spec.labels)) words.push('--label', shellQuote(`${k}=${v}`));
+  for (const [k, v] of Object.entries(spec.env)) words.push('-e', shellQuoteVisible(`${k}=${v}`));
+  for (const s of spec.secretEnv) words.push('-e', shellQuoteVisible(s.name));
+  for (const [k, v] of Object.entries(spec.labels)) words.push('--label', shellQuoteVisible(`${k}=${v}`));
   word(spec.image);
   for (const a of spec.argv) word(a);
   return [...assignments, ...words].join(' ');

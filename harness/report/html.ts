@@ -3,6 +3,7 @@
 import type { Block, Inline } from './doc.ts';
 import { escapeXml, renderSvg } from './svg.ts';
 import { REPORT_CSV } from '../runDir/layout.ts';
+import { printableDocument } from '../util/errors.ts';
 
 const CSS = `
 body { font: 15px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; color: #24292f; max-width: 1180px; margin: 2em auto; padding: 0 1em; }
@@ -70,7 +71,8 @@ export function renderHtml(blocks: Block[], title: string): string {
       }
     }
   }
-  return [
+  // Control characters are not allowed in HTML; a recipe's text may hold them (ESC, BEL).
+  return printableDocument([
     '<!DOCTYPE html>',
     '<html lang="en">',
     '<head>',
@@ -86,5 +88,5 @@ export function renderHtml(blocks: Block[], title: string): string {
     '</body>',
     '</html>',
     '',
-  ].join('\n');
+  ].join('\n'));
 }

@@ -2,6 +2,7 @@
 // report.html (a line says so): every number they plot is already in a table here.
 import type { Block, Inline } from './doc.ts';
 import { RUN_FILES } from '../runDir/layout.ts';
+import { printableDocument } from '../util/errors.ts';
 
 // Characters Markdown would read as markup or raw HTML in running text.
 const MD_SPECIAL = /[\\`*[\]<]/g;
@@ -56,5 +57,7 @@ export function renderMarkdown(blocks: Block[]): string {
         break;
     }
   }
-  return out.join('\n\n') + '\n';
+  // Text from a recipe (its description) may hold ESC or BEL: shown as escapes, never passed on to
+  // the terminal or viewer that displays the file.
+  return printableDocument(out.join('\n\n') + '\n');
 }

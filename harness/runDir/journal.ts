@@ -2,8 +2,15 @@
 // `--resume` can rebuild where a killed run stood. A torn last line (crash mid-write) is ignored.
 import { dirname } from 'node:path';
 import { UserError, describeValue } from '../util/errors.ts';
+import { SIZE_BOUNDS } from '../util/sizeBounds.ts';
 import { appendJsonLine, readJsonLines } from './jsonFiles.ts';
 import type { JournalLine, RunEvent } from './schema.ts';
+
+// No search reaches these: a probe takes seconds, and a probe above a million QPS would plan more
+// requests in its first second than the bound on one probe (util/sizeBounds.ts). An edited journal
+// beyond them is refused before the engine starts, not followed to a path that does not exist.
+const MAX_PROBE_INDEX = 1_000_000;
+const MAX_PROBE_QPS = SIZE_BOUNDS.probeRequests.max;
 
 export class Journal {
   constructor(readonly path: string) {}
@@ -27,11 +34,11 @@ export class Journal {
     for (const e of readJsonLines(this.path)) {
       if (typeof e.type !== 'string') continue;
       if (e.type.startsWith('probe-')) {
-        if (!(Number.isInteger(e.index) && (e.index as number) >= 1)) {
-          throw new UserError(`${this.path}: ${e.type} event: index must be a whole number >= 1, got ${describeValue(e.index)}`);
+        if (!(Number.isInteger(e.index) && (e.index as number) >= 1 && (e.index as number) <= MAX_PROBE_INDEX)) {
+          throw new UserError(`${this.path}: ${e.type} event: index must be a whole number within 1..${MAX_PROBE_INDEX}, got ${describeValue(e.index)}`);
         }
-        if (!(typeof e.qps === 'number' && Number.isFinite(e.qps) && e.qps > 0)) {
-          throw new UserError(`${this.path}: ${e.type} event: qps must be a rate > 0, got ${describeValue(e.qps)}`);
+        if (!(typeof e.qps === 'number' && Number.isFinite(e.qps) && e.qps > 0 && e.qps <= MAX_PROBE_QPS)) {
+          throw new UserError(`${this.path}: ${e.type} event: qps must be a rate > 0 and <= ${MAX_PROBE_QPS}, got ${describeValue(e.qps)}`);
         }
       }
       out.push(e as JournalLine);

@@ -121,13 +121,15 @@ export function parseProbeDirName(name: string): { index: number; qps: number } 
   const m = /^(\d+)-qps-(\d+(?:\.\d+)?(?:e[+-]?\d+)?)$/.exec(name);
   if (!m) return null;
   const qps = Number(m[2]);
-  return qps > 0 ? { index: Number(m[1]), qps } : null;
+  return qps > 0 && Number.isFinite(qps) ? { index: Number(m[1]), qps } : null;
 }
 
 /** Rate encoded anywhere in a directory name (`01-qps-2`, `01-qps-2.interrupted`), for loose files. */
 export function rateInName(name: string): number | null {
-  const m = /-qps-(\d+(?:\.\d+)?)/.exec(name);
-  return m ? Number(m[1]) : null;
+  // The whole number, exponent included: `1e999` is no rate, not 1 QPS.
+  const m = /-qps-(\d+(?:\.\d+)?(?:e[+-]?\d+)?)(?![\w])/i.exec(name);
+  const qps = m ? Number(m[1]) : NaN;
+  return qps > 0 && Number.isFinite(qps) ? qps : null;
 }
 
 /** The files of one probe directory. */

@@ -3,7 +3,7 @@
 // holder's name; a lock whose process is gone from this host is stale and taken over, with a log line.
 import { closeSync, fsyncSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { UserError } from '../util/errors.ts';
+import { UserError, fileSystemFault } from '../util/errors.ts';
 import { runPaths } from './layout.ts';
 
 /** What the lock file says about its holder. */
@@ -61,7 +61,8 @@ export function acquireRunLock(runDir: string, log: (line: string) => void, deps
     try {
       fd = openSync(path, 'wx', 0o644);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new UserError(`${path}: cannot create the run's lock file (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+      // A read-only or full disk is the disk's fault (exit 3), as it is anywhere else in a run.
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw fileSystemFault(err) ?? new UserError(`${path}: cannot create the run's lock file (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
       const seen = readLock(path, deps.now());
       if (seen === 'gone') continue;
       const stale = staleness(seen, deps);

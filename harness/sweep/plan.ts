@@ -1,13 +1,14 @@
 // A sweep resolved into its runs before anything starts: every configuration's recipe text,
 // validated by the recipe parser and the run planner, and its placement. `--dry-run` prints this;
 // the executor only runs it. Pure: the catalog and the disk come in through `deps`.
-import { parseDocument } from 'yaml';
+import { isMap, isNode, parseDocument, type Document } from 'yaml';
 import { parseRecipe, type Recipe } from '../recipe/parse.ts';
 import { planRun } from '../capacity/runPlan.ts';
 import { describeValue } from '../util/errors.ts';
 import { configRecipeText, describeValues, expandMatrix, type SweepConfig } from './expand.ts';
 import { placeRuns, type Placement, type PlacementRequest } from './placement.ts';
 import type { SweepFile } from './sweepFile.ts';
+import { resolveField } from './fields.ts';
 
 export interface SweepPlanDeps {
   /** The hosts a host or group name stands for; throws a UserError when it names neither. */
@@ -40,11 +41,43 @@ function launchOf(r: Recipe): PlacementRequest['launch'] {
   return r.target.engine === 'sim' && r.target.image === undefined ? 'local-process' : 'container';
 }
 
+// The matrix and placement write into the base recipe's sections: a base that is not a mapping,
+// or whose section on the way is a scalar or a list (`target: 5`), has nowhere to take them.
+function baseShapeProblems(file: string, doc: Document, configs: SweepConfig[]): string[] {
+  const shown = (v: unknown) => describeValue(isNode(v) ? v.toJSON() : v);
+  if (doc.errors.length > 0) return [`${file}: ${doc.errors[0].message.split('\n')[0]}`];
+  if (!isMap(doc.contents)) return [`${file}: a base recipe must be a mapping of fields (name, target, workload, …), got ${shown(doc.contents)}`];
+  // The matrix's fields first, then what placement may set; one problem per section in the way.
+  const paths: string[][] = [];
+  for (const c of configs) {
+    for (const key of Object.keys(c.values)) {
+      const field = resolveField(key);
+      if (field.ok) paths.push(field.path);
+    }
+  }
+  paths.push(['target', 'host'], ['workload', 'lengths', 'trace']);
+  const problems = new Map<string, string>();
+  for (const path of paths) {
+    for (let i = 1; i < path.length; i++) {
+      const at = path.slice(0, i);
+      const node = doc.getIn(at, true);
+      if (node === undefined) break;
+      if (!isMap(node)) {
+        if (!problems.has(at.join('.'))) problems.set(at.join('.'), `${file}: ${at.join('.')} must be a mapping (the sweep sets ${path.join('.')} in it), got ${shown(node)}`);
+        break;
+      }
+    }
+  }
+  return [...problems.values()];
+}
+
 /** Expands, validates and places a sweep; every problem of every run at once. */
 export function planSweep(sweep: SweepFile, baseText: string, deps: SweepPlanDeps): { ok: true; plan: SweepPlan } | { ok: false; problems: string[] } {
   const baseDoc = parseDocument(baseText);
-  const baseName = String(baseDoc.get('name') ?? sweep.name);
   const configs = expandMatrix(sweep);
+  const shape = baseShapeProblems(sweep.recipeFile, baseDoc, configs);
+  if (shape.length > 0) return { ok: false, problems: shape };
+  const baseName = String(baseDoc.get('name') ?? sweep.name);
   if (configs.length === 0) return { ok: false, problems: [`${sweep.file}: exclude leaves no configuration of the matrix to run`] };
 
   const where = (c: SweepConfig) => `${sweep.file} [${c.id}: ${describeValues(c.values)}]`;

@@ -4,7 +4,7 @@
 // their own run directories. Ctrl-C aborts every run in progress (each releases its engine) and
 // starts no new one.
 import { createHash } from 'node:crypto';
-import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync, readdirSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { copyFileIn, makeDirIn, writeFileIn } from '../util/confinedFs.ts';
 import pLimit from 'p-limit';
@@ -24,6 +24,7 @@ import { planSweep, type PlannedRun, type SweepPlan } from './plan.ts';
 import { gpuLocks } from './placement.ts';
 import { SweepJournal, originalSweepDirs, runStates, type SweepRunStatus } from './journal.ts';
 import { sweepCsv, sweepHtml, sweepMarkdown, type CapacitySummary, type SweepRow } from './sweepReport.ts';
+import { makeDirs } from '../util/makeDirs.ts';
 
 export interface SweepOptions {
   /** A new sweep: the sweep file. */
@@ -156,7 +157,7 @@ export async function runSweep(opts: SweepOptions): Promise<SweepOutcome> {
   const { sweep, plan } = await prepareSweep(sweepFile, opts.inventory);
   if (!resumed) {
     sweepDir = newSweepDir(opts.outDir, sweep.name, now());
-    mkdirSync(sweepDir, { recursive: true });
+    makeDirs(sweepDir);
     copyFileIn(sweepDir, sweepFile, join(sweepDir, 'sweep.yaml'));
   }
   const recipesDir = join(sweepDir, 'recipes');

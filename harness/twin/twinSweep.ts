@@ -3,7 +3,7 @@
 // (sweep/plan.ts), then its whole capacity search runs in virtual time (twinSearch.ts). A
 // configuration whose model does not fit in its GPUs' memory is reported infeasible with the
 // numbers, not refused. The ranking, its files and the top-N sweep file are twinSweepRank.ts's.
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { writeFileIn } from '../util/confinedFs.ts';
 import { basename, isAbsolute, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -33,6 +33,7 @@ import {
   type TwinConfigRow,
   type TwinSweepHeader,
 } from './twinSweepRank.ts';
+import { makeDirs, makeWritableDir } from '../util/makeDirs.ts';
 
 /** The files a twin sweep writes in its directory. */
 export const TWIN_SWEEP_FILES = {
@@ -188,6 +189,7 @@ export async function runTwinSweep(o: TwinSweepOptions): Promise<TwinSweepOutcom
   const now = o.now ?? (() => new Date());
   if (o.top !== undefined && !(Number.isInteger(o.top) && o.top >= 1)) throw new UserError(`--top must be a whole number >= 1, got ${JSON.stringify(o.top)}`);
   const { sweep, runs } = await prepareTwinSweep(o.sweepFile);
+  makeWritableDir(o.outDir);
   const rows: TwinConfigRow[] = [];
   let failed = 0;
   for (const run of runs) {
@@ -214,7 +216,7 @@ export async function runTwinSweep(o: TwinSweepOptions): Promise<TwinSweepOutcom
   const stamp = created.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
   let dir = resolve(o.outDir, `${sweep.name}-twin-${stamp}`);
   for (let n = 2; existsSync(dir); n++) dir = resolve(o.outDir, `${sweep.name}-twin-${stamp}-${n}`);
-  mkdirSync(dir, { recursive: true });
+  makeDirs(dir);
   const first = runs[0].recipe;
   const header: TwinSweepHeader = {
     sweepName: sweep.name,

@@ -21,6 +21,7 @@ import {
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { UserError, printable } from './errors.ts';
+import { makeDirs } from './makeDirs.ts';
 
 const shown = (p: string) => printable(p);
 
@@ -81,7 +82,7 @@ export function confinedPath(root: string, path: string, opts: { includeLast?: b
 
 /** Creates `dir` and its missing parents below `root` (root itself may be created), refusing links on the way. */
 export function makeDirIn(root: string, dir: string): string {
-  mkdirSync(root, { recursive: true });
+  makeDirs(root);
   if (resolve(dir) === resolve(root)) return resolve(root);
   const parts = relativeTo(root, dir).split(sep);
   let at = resolve(root);

@@ -22,6 +22,13 @@ export function printable(text: string): string {
   return text.replace(UNSAFE_CHARS, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
+const UNSAFE_IN_DOCUMENTS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+
+/** As printable, for a multi-line document (a report): line ends and tabs are kept. */
+export function printableDocument(text: string): string {
+  return text.replace(UNSAFE_IN_DOCUMENTS, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 /** The first `max` characters of text, with how much was left out when it was cut. */
 export function truncate(text: string, max = MAX_QUOTED_CHARS): string {
   return text.length <= max ? text : `${text.slice(0, max)}… (${text.length} characters)`;
@@ -63,4 +70,36 @@ function jsonPreview(value: unknown): string {
     text = String(value);
   }
   return text.length <= MAX_QUOTED_CHARS ? text : `${text.slice(0, MAX_QUOTED_CHARS)}…`;
+}
+
+/**
+ * A file-system refusal the operating system reports with a path (a read-only or full disk, a file
+ * where a directory is wanted) as the fault it is: the disk's (InfraError, exit 3) or the input's
+ * (UserError, exit 2). Null for anything else, which stays a bug.
+ */
+export function fileSystemFault(err: unknown): UserError | null {
+  const e = err as (NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException }) | null;
+  const sys = e?.code && e.path ? e : e?.cause?.code && e.cause.path ? e.cause : null;
+  if (!sys || err instanceof UserError) return null;
+  const path = printable(String(sys.path));
+  const what = `${sys.syscall ?? 'write'} ${path}: ${sys.code}`;
+  switch (sys.code) {
+    case 'EROFS':
+      return new InfraError(`the disk refused a write: ${what} (a read-only file system); remount it writable, or write the results elsewhere`, { cause: err });
+    case 'ENOSPC':
+    case 'EDQUOT':
+      return new InfraError(`the disk refused a write: ${what} (no space left); free space and try again`, { cause: err });
+    case 'EIO':
+      return new InfraError(`the disk failed a read or write: ${what}`, { cause: err });
+    case 'EACCES':
+    case 'EPERM':
+      return new UserError(`no permission: ${what}${sys.syscall === 'mkdir' ? '; choose a directory you may write (--out)' : ' (check its owner and mode)'}`, { cause: err });
+    case 'EEXIST':
+    case 'ENOTDIR':
+      return new UserError(`${what}: a file stands where a directory is wanted${sys.syscall === 'mkdir' ? ' (does --out name a file?)' : ''}`, { cause: err });
+    case 'EISDIR':
+      return new UserError(`${what}: a directory stands where a file is wanted`, { cause: err });
+    default:
+      return null;
+  }
 }

@@ -6,7 +6,9 @@ export const MAX_ALIAS_COUNT = 100;
 
 /** The message for a YAML document that cannot be turned into values (an alias bomb, mostly). */
 export function yamlExpansionProblem(err: Error): string {
-  if (/alias/i.test(err.message)) {
+  const unresolved = /^Unresolved alias[^:]*:\s*(.*)/i.exec(err.message);
+  if (unresolved) return `YAML alias *${unresolved[1].split('\n')[0]} names no anchor (&${unresolved[1].split('\n')[0]}) set before it`;
+  if (/excessive alias/i.test(err.message)) {
     return `YAML aliases (*name) expand too often (more than ${MAX_ALIAS_COUNT} times, as in an "alias bomb"); write the values out instead`;
   }
   return `YAML cannot be read: ${err.message.split('\n')[0]}`;

@@ -3,7 +3,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFile } from 'node:child_process';
-import { cpSync, mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -166,6 +166,27 @@ test('a run directory with no probes is a clear error', async () => {
   const r = await run(['hollow']);
   assert.is(r.code, 2);
   assert.match(r.stderr, /hollow: no probes\/\*\/timelines\.jsonl found/);
+});
+
+test('a negative duration after its option (--tbt-deadline -5ms) is a bad value of that option, not unknown flags', async () => {
+  writeFileSync(join(dir, 'neg.jsonl'), `${line()}\n`);
+  const r = await run(['neg.jsonl', '--tbt-deadline', '-5ms']);
+  assert.is(r.code, 2, r.stderr);
+  assert.match(r.stderr, /--tbt-deadline must be a duration such as 25ms, 2s or 10m > 0, got "-5ms"/);
+  assert.not.match(r.stderr, /Unknown arguments/);
+});
+
+test('a capacity.json whose SLO has tbtDeadlineS 0 is refused by name, exit 2, no division by zero', async () => {
+  const edited = join(dir, 'zero-tbt');
+  cpSync(EXAMPLE, edited, { recursive: true });
+  const cap = join(edited, 'capacity.json');
+  const json = JSON.parse(readFileSync(cap, 'utf8'));
+  json.slo.fluidity.tbtDeadlineS = 0;
+  writeFileSync(cap, JSON.stringify(json));
+  const r = await run(['zero-tbt']);
+  assert.is(r.code, 2, r.stderr);
+  assert.match(r.stderr, /zero-tbt\/capacity\.json: slo\.fluidity\.tbtDeadlineS must be seconds > 0, got 0 \(number\)/);
+  noStack(r.stderr);
 });
 
 test.after(() => rmSync(dir, { recursive: true, force: true }));

@@ -144,6 +144,19 @@ if (env) {
     await assertNoContainer(runDir);
   });
 
+  test('engine crashes during the prefill profile (crashAfter: 12): exit 3 "engine died" with its last log lines, no container', async () => {
+    const c = await fresh('crashAfter: 12');
+    const r = await fluidcap(['run', c.recipe, '--hosts', inventory, '--out', c.out], { timeoutMs: 120_000 });
+    assert.is(r.code, 3, r.stderr.slice(-3000));
+    assert.match(r.stderr, /infrastructure fault on e2e: the engine died during prefill profiling: /);
+    assert.match(r.stderr, /simulated crash after 12 requests/);
+    assert.not.match(r.stderr, /requests failed|internal error/);
+    const runDir = join(c.out, runDirsIn(c.out)[0]);
+    assert.is(readJson<{ status: string }>(join(runDir, 'manifest.json')).status, 'failed');
+    assert.not.ok(events(runDir).some((e) => e.type === 'profile-finished'));
+    await assertNoContainer(runDir);
+  });
+
   test('engine killed mid-probe (docker kill): exit 3 naming host and log, the probe moved aside with engineDied, resume finishes', async () => {
     const c = await fresh();
     const run = startRun(['run', c.recipe, '--hosts', inventory, '--out', c.out]);
@@ -225,6 +238,21 @@ if (env) {
       await assertNoContainer(runDir);
       rmSync(join(disk, 'filler'));
       await assertResumes(runDir, ['--hosts', inventory], before);
+    } finally {
+      execFileSync('umount', ['-l', disk]);
+    }
+  });
+
+  test('read-only results directory (tmpfs mounted ro): exit 3 naming the path, not an internal error', async () => {
+    const c = await fresh();
+    const disk = join(c.dir, 'ro');
+    mkdirSync(disk);
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'ro,size=1m', 'tmpfs', disk]);
+    try {
+      const r = await fluidcap(['run', c.recipe, '--hosts', inventory, '--out', disk], { timeoutMs: 120_000 });
+      assert.is(r.code, 3, r.stderr.slice(-3000));
+      assert.match(r.stderr, /infrastructure fault: the disk refused a write: mkdir \S+: EROFS \(a read-only file system\)/);
+      assert.not.match(r.stderr, /internal error|^\s+at /m);
     } finally {
       execFileSync('umount', ['-l', disk]);
     }

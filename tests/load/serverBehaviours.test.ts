@@ -48,7 +48,7 @@ function assertTrue(record: TimelineRecord, served: ServedRequest, counts: 'exac
   assert.is(drift.verdict, 'ok', drift.note);
 }
 
-for (const behaviour of ['none', 'crlf', 'comments', 'data-no-space', 'split-anywhere', 'coalesced', 'close-delimited', 'connection-close', 'mixed-case-content-type'] as const) {
+for (const behaviour of ['none', 'crlf', 'comments', 'empty-data-keepalive', 'data-no-space', 'split-anywhere', 'coalesced', 'close-delimited', 'connection-close', 'mixed-case-content-type'] as const) {
   test(`framing "${behaviour}": every token counted, exact, drift ok (completions and chat)`, async () => {
     const a = await once(behaviour);
     assertTrue(a.record, a.served);

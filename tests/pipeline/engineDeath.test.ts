@@ -42,6 +42,34 @@ test('the simulated engine crashes after 30 requests (inside probe 1): exit 3, t
   assert.not.ok(existsSync(join(runDir, 'capacity.json')));
 });
 
+test('the simulated engine crashes during the prefill profile (crashAfter: 12): exit 3 "engine died" with its log lines, not a bad-input exit 2', async () => {
+  const recipe = join(work, 'crash-profile.yaml');
+  const text = readFileSync(FAST_RECIPE, 'utf8').replace('sim: { scheduler: vllm, timeScale: 1 }', 'sim: { scheduler: vllm, timeScale: 1, faults: { crashAfter: 12 } }');
+  assert.match(text, /crashAfter: 12/);
+  writeFileSync(recipe, text);
+  const outDir = join(work, 'out-profile');
+  const r = await fluidcap(['run', recipe, '--out', outDir], { timeoutMs: 120_000 });
+  assert.is(r.code, 3, r.stderr.slice(-3000));
+  assert.match(r.stderr, /infrastructure fault on local: the engine died during prefill profiling: /);
+  assert.match(r.stderr, /simulated crash after 12 requests/, 'the engine\'s last log lines are not printed');
+  assert.match(r.stderr, /resume with: fluidcap run --resume /);
+  assert.not.match(r.stderr, /requests failed/);
+  assert.not.match(r.stderr, /\n\s+at /, 'a stack trace was printed');
+  const runDir = onlyRunDir(outDir);
+  const events = readJsonl(join(runDir, 'events.jsonl')) as { type: string }[];
+  assert.not.ok(events.some((e) => e.type === 'profile-finished'));
+  assert.is(readJson<{ status: string }>(join(runDir, 'manifest.json')).status, 'failed');
+});
+
+test('the simulated engine crashes during prompt preparation (crashAfter: 1): exit 3 "engine died", not a prompt problem', async () => {
+  const recipe = join(work, 'crash-prompts.yaml');
+  writeFileSync(recipe, readFileSync(FAST_RECIPE, 'utf8').replace('sim: { scheduler: vllm, timeScale: 1 }', 'sim: { scheduler: vllm, timeScale: 1, faults: { crashAfter: 1 } }'));
+  const r = await fluidcap(['run', recipe, '--out', join(work, 'out-prompts')], { timeoutMs: 120_000 });
+  assert.is(r.code, 3, r.stderr.slice(-3000));
+  assert.match(r.stderr, /infrastructure fault on local: the engine died during prompt preparation: /);
+  assert.not.match(r.stderr, /prompts cannot be prepared/);
+});
+
 test('resume does not reuse a finished probe whose summary says the engine died: it is moved aside and the rate probed again', () => {
   const runDir = join(work, 'reclaim');
   const history = [

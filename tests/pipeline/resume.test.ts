@@ -6,7 +6,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { deriveSeed } from '../../harness/util/rng.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -133,6 +133,28 @@ test('Ctrl-C (SIGINT to the process group) during a probe: exit 130, resume comm
   const manifest = readJson<{ status: string; host: { pid: number } }>(join(runDir, 'manifest.json'));
   assert.is(manifest.status, 'interrupted');
   assert.ok(await untilDead(manifest.host.pid, 5_000), 'the engine was not released');
+
+  // Edited journals (an index or rate past any search, a finished probe whose directory is not
+  // there) are refused as bad input before anything starts: the journal is left as it was.
+  const journal = readFileSync(join(runDir, 'events.jsonl'), 'utf8');
+  const firstFinished = ev.find((e) => e.type === 'probe-finished')! as { index: number; qps?: number };
+  const edits: [string, (line: string) => string, RegExp][] = [
+    ['index 1e30', (l) => l.replace(`"index":${firstFinished.index},`, '"index":1e30,'), /events\.jsonl: probe-\w+ event: index must be a whole number within 1\.\.1000000, got 1e\+30/],
+    ['qps 1e300', (l) => l.replace(`"qps":${firstFinished.qps},`, '"qps":1e300,'), /events\.jsonl: probe-\w+ event: qps must be a rate > 0 and <= 1000000, got 1e\+300/],
+    ['qps moved', (l) => l.replace(`"qps":${firstFinished.qps},`, `"qps":${firstFinished.qps! + 0.5},`), /events\.jsonl: probe-finished event \(index \d+, qps [\d.]+\) has no probes\/\S+\/summary\.json/],
+  ];
+  for (const [what, edit, message] of edits) {
+    const copy = join(work, `edited-${what.replace(/\s/g, '-')}`);
+    cpSync(runDir, copy, { recursive: true });
+    const edited = journal.split('\n').map((l) => (l.includes('"type":"probe-') ? edit(l) : l)).join('\n');
+    assert.is.not(edited, journal, what);
+    writeFileSync(join(copy, 'events.jsonl'), edited);
+    const r = await fluidcap(['run', '--resume', copy], { timeoutMs: 60_000 });
+    assert.is(r.code, 2, `${what}: ${r.stderr.slice(-2000)}`);
+    assert.match(r.stderr, message);
+    assert.not.match(r.stderr, /internal error|engine ready|\n\s+at /);
+    assert.is(readFileSync(join(copy, 'events.jsonl'), 'utf8'), edited, `${what}: the journal was written to`);
+  }
 });
 
 test.after(() => {

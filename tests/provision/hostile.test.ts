@@ -125,5 +125,26 @@ test('the dry-run docker run line is a shell command that means what the launche
   assert.not.match(line, /canary/);
 });
 
+test('control characters in extraArgs or an env value: the dry-run line stays one line with no raw control byte, and bash reads back the words', () => {
+  const hostile = ['\u001b[31mred\u001b[0m', 'bell\u0007', 'two\nlines', "quote'\\back", 'rtl\u202eend'];
+  const target = targetSchema.parse({
+    engine: 'vllm',
+    image: 'vllm/vllm-openai:v0.8.5',
+    model: 'org/model',
+    gpuProfile: 'h100-sxm-80gb',
+    env: { NOTE: 'line one\nline two' },
+    engineArgs: { extraArgs: ['--x', ...hostile] },
+  });
+  const line = formatDockerRun(renderContainerSpec(target, { runId: 'r1' })!);
+  assert.not.match(line, /[\u0000-\u001f\u007f-\u009f\u202a-\u202e]/, `raw control character in: ${JSON.stringify(line)}`);
+  assert.match(line, /\$'\\x1b\[31mred\\x1b\[0m'/);
+  assert.match(line, /-e \$'NOTE=line one\\nline two'/);
+  // As the dry run prints it: a comment, which must stay one comment line.
+  execFileSync('/bin/bash', ['-n', '-c', `# ${line}`]);
+  const out = execFileSync('/bin/bash', ['-c', `docker() { printf '%s\\0' "$@"; }\n${line}`], { encoding: 'utf8', env: { PATH: process.env.PATH, HOME: '/home/tester', LANG: 'C.UTF-8' } }).split('\0');
+  for (const w of hostile) assert.ok(out.includes(w), `${JSON.stringify(w)} not read back from ${JSON.stringify(line)}`);
+  assert.ok(out.includes('NOTE=line one\nline two'));
+});
+
 test.after(() => rmSync(dir, { recursive: true, force: true }));
 test.run();

@@ -131,6 +131,20 @@ test('a YAML alias bomb in a recipe or an inventory is one clear message', async
   noStack(r.stderr);
 });
 
+test('an undefined YAML alias is named as such, not as an alias bomb (recipe and inventory)', async () => {
+  const recipe = await loadProblems(recipeFile('undef-alias.yaml', `name: undef\ndescription: *nope\n`));
+  assert.match(recipe, /undef-alias\.yaml: YAML alias \*nope names no anchor/);
+  assert.not.match(recipe, /alias bomb|expand too often/);
+  writeFileSync(join(dir, 'inv-undef.yaml'), `hosts: [*missing]\n`);
+  try {
+    await loadInventory(join(dir, 'inv-undef.yaml'));
+    assert.unreachable();
+  } catch (err) {
+    assert.is((err as Error).name, 'UserError');
+    assert.match((err as Error).message, /inv-undef\.yaml: YAML alias \*missing names no anchor/);
+  }
+});
+
 test('what the engine or this machine would refuse is reported at validation, before a results directory', async () => {
   const extra = await loadProblems(recipeFile('extra.yaml', minimal({ target: { engineArgs: { extraArgs: ['--bogus-flag', '3'] } } })));
   assert.match(extra, /target\.engineArgs\.extraArgs: the simulated engine would refuse to start: unknown flag --bogus-flag, got \["--bogus-flag","3"\] \(array\)/);

@@ -43,6 +43,22 @@ test('report writes report.md, report.html and a CSV per table, and says so', as
   assert.match(readFileSync(join(base, 'report.html'), 'utf8'), '<strong>Capacity: 32 QPS</strong>');
 });
 
+test('raw ESC and BEL in the recipe description reach neither report.md nor report.html: shown as escapes', async () => {
+  const dir = writeSyntheticRun(join(tmp, 'control-chars'), { runId: 'control-chars' });
+  const manifestFile = join(dir, 'manifest.json');
+  const manifest = JSON.parse(readFileSync(manifestFile, 'utf8'));
+  manifest.recipe.description = 'red \u001b[31mALERT\u001b[0m bell \u0007 rtl \u202e end';
+  writeFileSync(manifestFile, JSON.stringify(manifest));
+  const r = await fluidcap(['report', 'control-chars']);
+  assert.is(r.code, 0, r.stderr);
+  for (const f of ['report.md', 'report.html']) {
+    const text = readFileSync(join(dir, f), 'utf8');
+    assert.not.match(text, /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e]/, `${f} holds a raw control character`);
+    assert.ok(text.includes('\\u001b[31mALERT') || text.includes('\\u001b\\[31mALERT'), `${f} does not show the ESC as an escape`);
+    assert.ok(text.includes('\\u0007'), `${f} does not show the BEL as an escape`);
+  }
+});
+
 test('report --json names the files', async () => {
   const r = await fluidcap(['report', 'small-drop', '--json']);
   assert.is(r.code, 0, r.stderr);

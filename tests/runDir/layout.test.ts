@@ -5,7 +5,7 @@ import * as assert from 'uvu/assert';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseProbeDirName, probeDirName, probePaths, runPaths } from '../../harness/runDir/layout.ts';
+import { parseProbeDirName, probeDirName, probePaths, rateInName, runPaths } from '../../harness/runDir/layout.ts';
 import { Journal } from '../../harness/runDir/journal.ts';
 import { readJsonLines } from '../../harness/runDir/jsonFiles.ts';
 import { findProbeDir } from '../../harness/runDir/read.ts';
@@ -27,6 +27,16 @@ test('probe directory names: two-digit index, rate to 6 significant digits, pars
   assert.is(p.summary, '/runs/r1/probes/02-qps-4/summary.json');
   assert.is(p.interruptedDir, '/runs/r1/probes/02-qps-4.interrupted');
   assert.is(runPaths('/runs/r1').fit, '/runs/r1/profile/fit.json');
+});
+
+test('a rate past what a number holds (01-qps-1e999) is no rate, not 1 QPS; exponents read whole', () => {
+  assert.is(rateInName('01-qps-1e999'), null);
+  assert.is(parseProbeDirName('01-qps-1e999'), null);
+  assert.is(rateInName('01-qps-1e999.interrupted'), null);
+  assert.is(rateInName('01-qps-2.interrupted'), 2);
+  assert.is(rateInName('03-qps-12.5'), 12.5);
+  assert.is(rateInName('04-qps-1e-7'), 1e-7);
+  assert.is(rateInName('05-qps-0'), null);
 });
 
 test('a journal line with "dir":"../victim" makes resume touch nothing outside the run', () => {
@@ -78,7 +88,7 @@ test('a journal whose probe event has no usable rate is refused with the file na
     assert.unreachable('read a probe event without a rate');
   } catch (err) {
     assert.instance(err, UserError);
-    assert.match((err as Error).message, `${events}: probe-started event: qps must be a rate > 0, got "../x"`);
+    assert.match((err as Error).message, `${events}: probe-started event: qps must be a rate > 0 and <= 1000000, got "../x"`);
   }
 });
 

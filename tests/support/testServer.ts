@@ -20,6 +20,8 @@ export type Misbehaviour =
   | 'crlf'
   /** SSE comment lines (`: ping`) between and inside event blocks. */
   | 'comments'
+  /** An empty `data:` event before every event, as some proxies send to keep a stream alive. */
+  | 'empty-data-keepalive'
   /** `data:{...}` without the optional space. */
   | 'data-no-space'
   /** Each event written in three pieces 1 ms apart, split inside a UTF-8 character and inside `data:`. */
@@ -229,7 +231,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     const event = (obj: Record<string, unknown> | '[DONE]') => {
       const data = obj === '[DONE]' ? obj : JSON.stringify(obj);
       const comment = behaviour === 'comments' ? `: ping${nl}` : '';
-      return `${comment}${dataField}${data}${nl}${comment}${nl}`;
+      const keepAlive = behaviour === 'empty-data-keepalive' ? `${dataField}${nl}${nl}` : '';
+      return `${keepAlive}${comment}${dataField}${data}${nl}${comment}${nl}`;
     };
     const usageObj = (completion: number) => ({ prompt_tokens: promptTokens, completion_tokens: completion, total_tokens: promptTokens + completion });
     const contentEvent = (text: string, finishReason: string | null) => {

@@ -91,4 +91,17 @@ test('an exclude that leaves nothing is refused', () => {
   assert.equal(r, { ok: false, problems: ['/srv/s.yaml: exclude leaves no configuration of the matrix to run'] });
 });
 
+test('a base recipe that is a scalar or a list, or whose target is a scalar or list, is a problem naming it, not a crash', () => {
+  const s = sweep({ matrix: { maxNumSeqs: [64, 128] } });
+  const problems = (base: string) => {
+    const r = planSweep(s, base, deps);
+    assert.not.ok(r.ok, base);
+    return r.ok ? [] : r.problems;
+  };
+  assert.equal(problems('5\n'), ['/srv/base.yaml: a base recipe must be a mapping of fields (name, target, workload, …), got 5 (number)']);
+  assert.equal(problems('[1, 2]\n'), ['/srv/base.yaml: a base recipe must be a mapping of fields (name, target, workload, …), got [1,2] (array)']);
+  assert.equal(problems('name: x\ntarget: 5\n'), ['/srv/base.yaml: target must be a mapping (the sweep sets target.engineArgs.maxNumSeqs in it), got 5 (number)']);
+  assert.equal(problems(BASE.replace(/engineArgs:.*$/m, 'engineArgs: [1]')), ['/srv/base.yaml: target.engineArgs must be a mapping (the sweep sets target.engineArgs.maxNumSeqs in it), got [1] (array)']);
+});
+
 test.run();
