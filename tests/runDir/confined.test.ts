@@ -15,6 +15,7 @@ import { TimelineWriter } from '../../harness/timeline/writer.ts';
 import { runProbeStep, type ProbeStepInput } from '../../harness/capacity/probeStep.ts';
 import { reclaimProbes } from '../../harness/capacity/resume.ts';
 import { writeSyntheticRun } from '../report/syntheticRun.ts';
+import { refused } from '../support/refused.ts';
 
 /** A root directory and a precious file outside it. */
 function setUp(): { root: string; outside: string } {
@@ -24,17 +25,6 @@ function setUp(): { root: string; outside: string } {
   const outside = join(dir, 'precious.txt');
   writeFileSync(outside, 'PRECIOUS\n');
   return { root, outside };
-}
-
-function refused(fn: () => unknown, pattern: RegExp): void {
-  try {
-    fn();
-  } catch (err) {
-    assert.instance(err, UserError, String(err));
-    assert.match((err as Error).message, pattern);
-    return;
-  }
-  assert.unreachable(`not refused: expected ${pattern}`);
 }
 
 test('a whole-file write replaces a link at the target with a file; the link target is untouched', () => {

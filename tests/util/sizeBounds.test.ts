@@ -8,7 +8,6 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SIZE_BOUNDS, checkSize } from '../../harness/util/sizeBounds.ts';
-import { UserError } from '../../harness/util/errors.ts';
 import { expandMatrix } from '../../harness/sweep/expand.ts';
 import { planProfile } from '../../harness/capacity/profilePlan.ts';
 import { planProbe } from '../../harness/load/plan.ts';
@@ -16,19 +15,9 @@ import { loadRecipe } from '../../harness/recipe/load.ts';
 import { resolveRun } from '../../harness/capacity/resolveRun.ts';
 import { parseSweep } from '../../harness/sweep/sweepFile.ts';
 import { BIN, FAST_RECIPE, childEnv } from '../pipeline/support.ts';
+import { refused } from '../support/refused.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'fluidcap-sizes-'));
-
-function refused(fn: () => unknown, pattern: RegExp): void {
-  try {
-    fn();
-  } catch (err) {
-    assert.instance(err, UserError, String(err));
-    assert.match((err as Error).message, pattern);
-    return;
-  }
-  assert.unreachable(`not refused: expected ${pattern}`);
-}
 
 test('the bound check: at the bound passes; above, NaN and Infinity are refused naming the source and the bound', () => {
   checkSize('probeRequests', SIZE_BOUNDS.probeRequests.max, 'x');
