@@ -192,6 +192,14 @@ test('--history draws capacity per configuration across nights (SVG and markdown
   assert.ok(existsSync(join(results, 'history.svg')));
 });
 
+test('--history with an index that does not exist exits 2 naming it, and writes nothing', () => {
+  const missing = join(tmp, 'nowhere', 'index.jsonl');
+  const r = cli('--history', '--index', missing);
+  assert.is(r.code, 2, r.err);
+  assert.match(r.err, `--index: ${missing} does not exist`);
+  assert.not.ok(existsSync(join(tmp, 'nowhere')));
+});
+
 test('overlapping intervals (capacity.json interval) with no confirm budget: undecided, exit 6, a JUnit failure', () => {
   const interval = (estimateQps: number, loQps: number, hiQps: number) => ({ interval: { estimateQps, loQps, hiQps, level: 0.95, method: 'test fixture', probesUsed: 8, loadSeconds: 120, open: 'none' } });
   const base = fakeRun({ day: 20, pass: 42, fail: 44, dir: join(tmp, 'iv-base'), extra: interval(43, 40, 46) });

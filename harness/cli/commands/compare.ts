@@ -102,6 +102,8 @@ export const compareCommand = verb({
     }
     if (argv.history) {
       if (!indexFile) throw new UserError('--history needs --index <results/index.jsonl> (or --reindex <results folder>)');
+      // A history drawn from no index would be empty files under a name the user mistyped.
+      if (!existsSync(indexFile)) throw new UserError(`--index: ${indexFile} does not exist (give the results folder's index.jsonl, or --reindex <results folder> to build it)`);
       const { entries, rejected } = readIndexLines(indexFile);
       for (const r of rejected) say(`index line not used: ${indexFile}:${r.line}: ${r.reason}`);
       const files = historyPaths(dirname(resolve(indexFile)));
