@@ -104,6 +104,15 @@ for (const [name, args] of commands) {
   }
 }
 
+if (mounted) {
+  test('compare --reindex of a read-only results directory: exit 3, a disk fault naming the index, no stack', async () => {
+    const r = await fluidcap(['compare', '--reindex', readOnly], { timeoutMs: 60_000 });
+    assert.is(r.code, 3, r.stderr.slice(-2000));
+    assert.match(r.stderr, /fluidcap: infrastructure fault: the disk refused a write: open \S*\/ro\/\.index\.jsonl\S*: EROFS/);
+    noStack(r.stderr);
+  });
+}
+
 test.after(() => {
   if (mounted) execFileSync('umount', ['-l', readOnly]);
   rmSync(work, { recursive: true, force: true });
