@@ -96,6 +96,8 @@ export interface Reference {
   /** Robust relative spread (1.4826·MAD / median) of the earlier nights' capacities; null without enough of them. */
   noiseFrac: number | null;
   nights: number;
+  /** Open above because the search held at its maximum (not because no fail was decided). */
+  heldAtSearchMax: boolean;
 }
 
 const median = (xs: number[]): number => {
@@ -106,7 +108,7 @@ const median = (xs: number[]): number => {
 
 /** A reference from one baseline run. */
 export function referenceOfRun(run: RunEvidence): Reference {
-  return { kind: 'run', runIds: [run.runId], slo: run.slo, capacityQps: run.estimateQps, lowQps: run.lowQps, highQps: run.highQps, lowConfidence: run.lowConfidence, noiseFrac: null, nights: 1 };
+  return { kind: 'run', runIds: [run.runId], slo: run.slo, capacityQps: run.estimateQps, lowQps: run.lowQps, highQps: run.highQps, lowConfidence: run.lowConfidence, noiseFrac: null, nights: 1, heldAtSearchMax: run.outcome === 'at-least-max' };
 }
 
 /**
@@ -129,6 +131,7 @@ export function referenceOfHistory(runs: RunEvidence[], minHistory: number): Ref
     lowConfidence: null,
     noiseFrac: runs.length >= minHistory && m > 0 ? (1.4826 * mad) / m : null,
     nights: runs.length,
+    heldAtSearchMax: runs.every((r) => r.outcome === 'at-least-max'),
   };
 }
 
@@ -240,10 +243,13 @@ export function decideConfig(candidate: RunEvidence, reference: Reference | null
     };
   }
   if (maxDrop === null) {
-    // The reference is open above (it held at its search maximum): no drop can be bounded.
-    if (candidate.lowQps >= ref.lowQps) return { ...base, ...figures, verdict: 'pass', reason: `${cand} held at every rate ${against} held at (its search maximum)` };
+    // The reference is open above: no drop can be bounded. Where it held at its search maximum, a
+    // candidate that held as high measured all there was to measure; where no fail of it was
+    // decided, its capacity may lie anywhere above, and so may a drop.
+    if (ref.heldAtSearchMax && candidate.lowQps >= ref.lowQps) return { ...base, ...figures, verdict: 'pass', reason: `${cand} held at every rate ${against} held at (its search maximum)` };
     const confirm = confirmRates();
-    return { ...base, ...figures, confirm, verdict: 'inconclusive', reason: `${against} is open above (it held at its search maximum), so no drop can be bounded; raise search.qps.max to compare ${cand} with it${probeHint(confirm)}` };
+    const open = ref.heldAtSearchMax ? `it held at its search maximum), so no drop can be bounded; raise search.qps.max to compare ${cand} with it` : `no fail of it was decided), so no drop can be bounded; measure it with longer probes to compare ${cand} with it`;
+    return { ...base, ...figures, confirm, verdict: 'inconclusive', reason: `${against} is open above (${open}${probeHint(confirm)}` };
   }
   if (maxDrop <= allowedDrop + 1e-9) {
     const most = maxDrop <= 0 ? 'no drop' : `at most ${pct(maxDrop)} drop`;

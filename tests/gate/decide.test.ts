@@ -249,4 +249,15 @@ test('intervals come from capacity.json: interval first, else the decided bracke
   assert.equal(intervalOf({}, 40, bracket), { estimateQps: 40, lowQps: 40, highQps: 42, source: 'bracket' });
 });
 
+
+test('a reference open above because no fail was decided is no pass for an equal candidate; one that held at its search maximum is', () => {
+  const openBase = run(2, Infinity, { estimateQps: 32, capacityQps: 32, intervalSource: 'decided-bracket' });
+  const cand = run(2, Infinity, { estimateQps: 28, capacityQps: 28, intervalSource: 'decided-bracket' });
+  const d = decideConfig(cand, referenceOfRun(openBase), opts());
+  assert.is(d.verdict, 'inconclusive', d.reason);
+  assert.match(d.reason, 'no fail of it was decided');
+  const atMax = run(64, Infinity, { outcome: 'at-least-max' });
+  assert.is(decideConfig(run(64, Infinity, { outcome: 'at-least-max' }), referenceOfRun(atMax), opts()).verdict, 'pass');
+});
+
 test.run();

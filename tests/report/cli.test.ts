@@ -109,11 +109,13 @@ test('report on a missing directory: exit 2', async () => {
   assert.is(r.stderr, 'fluidcap: nope: no such directory\n');
 });
 
-// The synthetic runs stopped on search.maxProbes; the gate compares only searches that converged.
+// The synthetic runs stopped on search.maxProbes; the gate compares only searches that converged,
+// here with both ends of the bracket decided (the gate weighs the decided bracket).
 function converged(dir: string, passQps: number, failQps: number): void {
   const file = join(dir, 'capacity.json');
   const c = JSON.parse(readFileSync(file, 'utf8'));
-  writeFileSync(file, JSON.stringify({ ...c, outcome: 'converged', reason: 'bracket within the tolerance', capacityQps: passQps, bracket: { passQps, failQps } }));
+  const decidedBracket = { passQps, failQps, passConfidence: 0.99, failConfidence: 0.99 };
+  writeFileSync(file, JSON.stringify({ ...c, outcome: 'converged', reason: 'bracket within the tolerance', capacityQps: passQps, bracket: { passQps, failQps }, decidedBracket }));
 }
 
 test('compare: a run whose search did not converge is refused with its reason, exit 5', async () => {
@@ -132,13 +134,13 @@ test('compare: a drop within --max-drop exits 0 with a table and a verdict line'
   const lines = r.stdout.trim().split('\n');
   assert.match(lines[1], /^nightly-base \(baseline\)\s+vllm\s+meta-llama\/Meta-Llama-3-8B\s+h100-sxm-80gb × 1\s+32\s/);
   assert.match(lines[2], /^nightly-ok\s.*\s31\s+−3\.13%\s.*feedfacefe$/);
-  assert.match(r.stdout, /^pass\s+.*nightly-ok \[31, 31\.5\) QPS against baseline nightly-base \[32, 32\.5\) QPS: at most 4\.62% drop, within the allowed 5%$/m);
+  assert.match(r.stdout, /^pass\s+.*nightly-ok 31 QPS \[31, 31\.5\] \(decided bracket\) against baseline nightly-base 32 QPS \[32, 32\.5\]: at most 4\.62% drop, within the allowed 5%$/m);
 });
 
 test('compare: a drop beyond --max-drop on both brackets exits 4 and names the run', async () => {
   const r = await fluidcap(['compare', 'big-drop', '--baseline', 'base']);
   assert.is(r.code, 4, r.stdout + r.stderr);
-  assert.match(r.stdout, 'nightly-bad [28, 28.5) QPS lies at least 10.9% below baseline nightly-base [32, 32.5) QPS, more than the allowed 5%');
+  assert.match(r.stdout, 'nightly-bad 28 QPS [28, 28.5] (decided bracket) lies at least 10.9% below baseline nightly-base 32 QPS [32, 32.5], more than the allowed 5%');
   const loose = await fluidcap(['compare', 'big-drop', '--baseline', 'base', '--max-drop', '0.2']);
   assert.is(loose.code, 0, loose.stdout);
 });
