@@ -6,8 +6,9 @@
 //  - an invalid probe is evidence for none (its numbers are not trusted);
 //  - an early-stopped probe is a fail for the definition its stop names and no evidence for the
 //    others: they were judged on the requests before the stop, not on a complete sample;
-//  - a probe whose client check failed but whose fail for a definition persists with every deadline
-//    loosened by the client's error is a fail for that definition, and no evidence for the others.
+//  - a probe whose client check failed is evidence for a definition only where its verdict holds
+//    with every deadline moved against it by the client's error: a fail that persists loosened, a
+//    pass that persists tightened (clientError.ts); it is no evidence for the others.
 // The next rate is the one the unfinished search with the widest bracket needs (the combined one
 // first on ties), so the choice is deterministic and `--resume` replays it. The probe's early stop
 // may only fire for definitions whose bracket strictly contains its rate: a stop for any other
@@ -63,6 +64,8 @@ export interface ProbeFacts {
   clientInvalid?: boolean;
   /** With clientInvalid: the entries whose fail persists with deadlines loosened by the client's error. */
   trustedFails?: readonly string[];
+  /** With clientInvalid: the entries whose pass holds with deadlines tightened by the client's error. */
+  trustedPasses?: readonly string[];
 }
 
 /** A probe's summary.json (the fields read) as the facts its evidence is judged from. */
@@ -76,6 +79,7 @@ export function summaryFacts(s: {
   slo: { results: readonly { name: string; passed: boolean }[] };
   client?: { verdict: string } | null;
   clientTrustedFails?: readonly string[];
+  clientTrustedPasses?: readonly string[];
 }): ProbeFacts {
   return {
     index: s.index,
@@ -87,6 +91,7 @@ export function summaryFacts(s: {
     results: s.slo.results,
     clientInvalid: s.client ? s.client.verdict !== 'valid' : false,
     trustedFails: s.clientTrustedFails ?? [],
+    trustedPasses: s.clientTrustedPasses ?? [],
   };
 }
 
@@ -116,10 +121,13 @@ export function probeEvidence(defs: readonly SloDefinition[], p: ProbeFacts): Pe
   for (const d of defs) {
     const passed = byName.get(d.name);
     if (passed === undefined) verdicts[d.name] = null;
-    else if (p.clientInvalid) verdicts[d.name] = !passed && (p.trustedFails ?? []).includes(d.name) ? 'fail' : null;
+    else if (p.clientInvalid) {
+      const holds = (passed ? p.trustedPasses ?? [] : p.trustedFails ?? []).includes(d.name);
+      verdicts[d.name] = holds ? (passed ? 'pass' : 'fail') : null;
+    }
     else verdicts[d.name] = passed ? 'pass' : 'fail';
   }
-  return { index: p.index, qps: p.qps, verdicts, untrusted: Boolean(p.clientInvalid), note: p.clientInvalid ? `client check failed (${p.validity ?? 'no detail'}): only fails that survive its error count` : null };
+  return { index: p.index, qps: p.qps, verdicts, untrusted: Boolean(p.clientInvalid), note: p.clientInvalid ? `client check failed (${p.validity ?? 'no detail'}): only verdicts that hold against its error count` : null };
 }
 
 /** Why a definition's search ended (search.ts's outcomes) or that it has not. */

@@ -10,7 +10,9 @@ import { computeRequestMetrics, type RequestMetrics } from '../metrics/request.t
 import { predictPrefillS, type PrefillFit } from '../metrics/prefill.ts';
 import { summarizeRequests } from '../metrics/summary.ts';
 import { evaluateSlo } from '../metrics/sloCheck.ts';
-import { LATENCY_SLO_NAMES, fluidityDeadlines, type Slo } from '../metrics/slo.ts';
+import { fluidityDeadlines, type Slo } from '../metrics/slo.ts';
+import { judgeClientError, type ClientErrorEffect } from './clientError.ts';
+export { loosenSlo, tightenSlo } from './clientError.ts';
 import type { TimelineRecord, TokenArrivals } from '../timeline/record.ts';
 import { makeProbeStop } from './earlyStop.ts';
 import { DEFAULT_DECISION } from './decision.ts';
@@ -134,21 +136,25 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
   const arrivals = plan.probe.tokenArrivals ?? 'engine';
   const metrics = metricsUnder(records, plan.slo, fit, arrivals);
   const summary = summarizeRequests(metrics, { slo: plan.slo });
-  // A fail that survives every deadline loosened by the client's own error is a fail whatever that
-  // error did; only a verdict the error could flip is untrusted.
+  // A verdict that is the same with every deadline moved against it by the client's own error is
+  // one that error could not have produced; only a verdict the error could flip is untrusted.
   const clientErrorS = result.clientHealth.clientErrorS;
   let valid = result.clientHealth.verdict === 'valid';
   let validity = result.clientHealth.reason;
   let clientTrustedFails: string[] | undefined;
-  if (!valid && !summary.slo.passed) {
-    const loosened = loosenSlo(plan.slo, clientErrorS);
-    const looseEval = evaluateSlo(metricsUnder(records, loosened, fit, arrivals), loosened);
-    // Per SLO entry, for the capacity of each definition: only its own fail can be trusted.
-    clientTrustedFails = looseEval.results.filter((r) => !r.passed).map((r) => r.name);
-    if (!looseEval.passed) {
+  let clientTrustedPasses: string[] | undefined;
+  let clientErrorEffect: ClientErrorEffect | undefined;
+  if (!valid) {
+    // An early stop is a fail whatever the partial sample shows.
+    const strict = result.earlyStop === null ? summary.slo : { ...summary.slo, passed: false };
+    clientErrorEffect = judgeClientError(plan.slo, clientErrorS, strict, (s) => evaluateSlo(metricsUnder(records, s, fit, arrivals), s));
+    // Per SLO entry, for the capacity of each definition: only its own verdict that holds counts.
+    clientTrustedFails = clientErrorEffect.failsHolding;
+    clientTrustedPasses = clientErrorEffect.passesHolding;
+    if (clientErrorEffect.holds) {
       valid = true;
-      validity = `${result.clientHealth.reason}; the fail is trusted: it persists with every deadline loosened by ${(clientErrorS * 1000).toFixed(3)} ms`;
-    }
+      validity = `${result.clientHealth.reason}; ${clientErrorEffect.note}, so it stands`;
+    } else validity = `${result.clientHealth.reason}; ${clientErrorEffect.note}`;
   }
   // Lengths or counts other than planned mean the SLO was judged on a different workload.
   if (result.tokenDrift.verdict === 'drift') {
@@ -202,6 +208,8 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
     engineDied,
     earlyStopFor: early ? Object.keys(stopSlo) : [],
     ...(clientTrustedFails ? { clientTrustedFails } : {}),
+    ...(clientTrustedPasses ? { clientTrustedPasses } : {}),
+    ...(clientErrorEffect ? { clientErrorEffect } : {}),
   };
   writeJsonFile(input.runDir, paths.summary, out);
   return out;
@@ -243,15 +251,4 @@ function metricsUnder(records: readonly TimelineRecord[], slo: Slo, fit: Prefill
     const prefillS = predictPrefillS(fit, r.promptTokens);
     return computeRequestMetrics(r, { dpS: prefillS + ttftSlackS, tbtDeadlineS, prefillS, arrivals });
   });
-}
-
-/** The SLO with every time threshold widened by `errorS` (the most a client error can explain). */
-export function loosenSlo(slo: Slo, errorS: number): Slo {
-  const out: Slo = {};
-  if (slo.fluidity) out.fluidity = { ...slo.fluidity, tbtDeadlineS: slo.fluidity.tbtDeadlineS + errorS, ttftSlackS: slo.fluidity.ttftSlackS + errorS };
-  for (const name of LATENCY_SLO_NAMES) {
-    const entry = slo[name];
-    if (entry) out[name] = { ...entry, maxS: entry.maxS + errorS };
-  }
-  return out;
 }

@@ -455,6 +455,7 @@ async function search(
     opts.log(
       `probe ${index}: ${qps} QPS ${summary.valid ? (summary.passed ? 'PASS' : 'FAIL') : 'INVALID'}` +
         ` (${summary.requests} requests, ${summary.durationS.toFixed(1)} s${warmupS > 0 ? `, ${warmupS} s of it warm-up at its rate` : ''}${summary.earlyStop ? `, stopped early: ${summary.earlyStop}` : ''})` +
+        (summary.valid && summary.clientErrorEffect?.holds ? `; kept although its client error exceeds the ${+(summary.client.toleranceS * 1000).toFixed(3)} ms tolerance, as ${summary.clientErrorEffect.note}` : '') +
         (defs.length > 1 ? `; per SLO: ${perSloLine(defs, summary)}` : ''),
     );
     summaries.push(summary);

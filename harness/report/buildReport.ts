@@ -212,8 +212,8 @@ function probeSection(d: RunReportData): Block[] {
   if (rows.length === 0) return [...out, para('No probe finished.')];
   const probeTable = table(columns, rows, numeric, {
       name: 'probes',
-      columns: ['probe', 'rateQps', 'verdict', 'decision', 'decisionConfidence', 'valid', 'requests', 'planned', 'durationS', 'earlyStop', 'sloValue', 'goodputQps', 'throughputQps', 'ttftP50S', 'ttftP99S', 'tbtP50S', 'tbtP99S', 'fluidityP99', 'fluidityP50', 'clientErrorS', 'invalidReason'],
-      rows: d.probes.map((p) => [p.index, p.qps, verdictOf(p), p.statistics?.decision ?? null, p.statistics?.confidence ?? null, p.valid, p.requests, p.planned, p.durationS, p.earlyStop, p.sloValue, p.goodputQps, p.throughputQps, p.ttftP50S, p.ttftP99S, p.tbtP50S, p.tbtP99S, p.fluidityP99, p.fluidityP50, p.clientErrorS, p.valid === false ? p.invalidReason : null]),
+      columns: ['probe', 'rateQps', 'verdict', 'decision', 'decisionConfidence', 'valid', 'requests', 'planned', 'durationS', 'earlyStop', 'sloValue', 'goodputQps', 'throughputQps', 'ttftP50S', 'ttftP99S', 'tbtP50S', 'tbtP99S', 'fluidityP99', 'fluidityP50', 'clientErrorS', 'invalidReason', 'clientErrorEffect'],
+      rows: d.probes.map((p) => [p.index, p.qps, verdictOf(p), p.statistics?.decision ?? null, p.statistics?.confidence ?? null, p.valid, p.requests, p.planned, p.durationS, p.earlyStop, p.sloValue, p.goodputQps, p.throughputQps, p.ttftP50S, p.ttftP99S, p.tbtP50S, p.tbtP99S, p.fluidityP99, p.fluidityP50, p.clientErrorS, p.valid === false ? p.invalidReason : null, p.clientErrorNote]),
     });
   // The verdict and the short early-stop text stay on one line so every row is one line tall.
   out.push({ ...probeTable, nowrap: columns.map((_, i) => i === 2 || i === 3 || i === 7) } as Block);
@@ -225,12 +225,15 @@ function probeSection(d: RunReportData): Block[] {
     para(
       'Fluidity percentiles are counted from the top: fluidity P99 is the fluidity that 99% of requests reach or exceed (the worst 1% fall below it). ',
       'Goodput counts requests meeting every SLO per second of probe; throughput counts completed requests per second. ',
-      'Client error is the load generator’s own timing error (receive − emit p99, or dispatch lag); a probe whose error exceeds its tolerance is invalid and its verdict is not used.',
+      'Client error is the load generator’s own timing error (receive − emit p99, or dispatch lag); when it exceeds its tolerance, a verdict stands only if it is the same with every deadline moved against it by that error (a pass with them tightened, a fail with them loosened), else the probe is invalid and its verdict is not used.',
     ),
   );
   const chart = sloChart(d, label);
   if (chart) out.push({ kind: 'chart', chart });
-  for (const p of d.probes) if (p.valid === false && p.invalidReason) out.push(para(`Probe ${p.index} at ${fmtNum(p.qps)} QPS is invalid: ${p.invalidReason}.`));
+  for (const p of d.probes) {
+    if (p.valid === false && p.invalidReason) out.push(para(`Probe ${p.index} at ${fmtNum(p.qps)} QPS is invalid: ${p.invalidReason}.`));
+    else if (p.clientErrorNote) out.push(para(`Probe ${p.index} at ${fmtNum(p.qps)} QPS: its client error exceeded the tolerance, and its verdict stands: ${p.clientErrorNote}.`));
+  }
   return out;
 }
 

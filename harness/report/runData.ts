@@ -150,6 +150,8 @@ export interface ReportProbe {
   fluidityP99: number | null;
   fluidityP50: number | null;
   clientErrorS: number | null;
+  /** When the client error exceeded its tolerance: how far it could have moved the verdict, and whether the verdict holds (absent in older runs). */
+  clientErrorNote: string | null;
   percentileMethod: string | null;
   baselines: Record<string, ReportSloResult[]>;
   serverMetrics: ServerMetricsSummary | null;
@@ -371,7 +373,7 @@ export function toReportProbe(
     hasSummary: summaryRaw !== null,
     passed: pick(bool, 'passed'),
     valid: pick(bool, 'valid'),
-    invalidReason: str(obj(s.client).reason),
+    invalidReason: str(s.validity) ?? str(obj(s.client).reason),
     requests: pick(num, 'requests'),
     planned: num(s.planned),
     warmupRequests: num(s.warmupRequests),
@@ -388,6 +390,7 @@ export function toReportProbe(
     fluidityP99: num(dist('fluidity').p99),
     fluidityP50: num(dist('fluidity').p50),
     clientErrorS: num(obj(s.client).clientErrorS),
+    clientErrorNote: str(obj(s.clientErrorEffect).note),
     percentileMethod: str(m.percentileMethod) ?? str(obj(s.slo).method),
     baselines,
     serverMetrics,

@@ -13,6 +13,7 @@ import type { RequestSummary } from '../metrics/summary.ts';
 import type { SloEvaluation } from '../metrics/sloCheck.ts';
 import type { Slo } from '../metrics/slo.ts';
 import type { TokenArrivals } from '../timeline/record.ts';
+import type { ClientErrorEffect } from '../capacity/clientError.ts';
 
 // ---- manifest.json ----------------------------------------------------------------------------
 
@@ -279,6 +280,10 @@ export interface ProbeSummary {
   earlyStopFor?: string[];
   /** When the client check failed: the SLO entries whose fail persists with every deadline loosened by the client's error. */
   clientTrustedFails?: string[];
+  /** When the client check failed and the probe passed: the SLO entries whose pass holds with every deadline tightened by the client's error. */
+  clientTrustedPasses?: string[];
+  /** When the client check failed: how far the client's error could have moved the verdict, and whether it holds (capacity/clientError.ts). */
+  clientErrorEffect?: ClientErrorEffect;
 }
 
 /** Peaks of one probe's gpu.jsonl (nvidia-smi samples of the target's GPUs). */

@@ -3,7 +3,7 @@
 // provenance), text is escaped in both formats, and a run with only SPEC §4's fields still renders.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeSyntheticRun } from './syntheticRun.ts';
@@ -207,6 +207,23 @@ test('an unmeasurable fluid rate is stated with its reason', () => {
   const text = renderMarkdown(buildReport(loadRun(dir)));
   assert.match(text, 'Not measurable at 3 QPS: no TBT deadline reaches it.');
   assert.ok(renderHtml(buildReport(loadRun(dir)), 't').includes('Not measurable at 3 QPS'));
+});
+
+test('a probe kept despite its client error says by how much the error could have moved its verdict', () => {
+  const dir = writeSyntheticRun(join(tmp, 'client-error'));
+  const probe = readdirSync(join(dir, 'probes')).sort()[0];
+  const file = join(dir, 'probes', probe, 'summary.json');
+  const s = JSON.parse(readFileSync(file, 'utf8'));
+  const note = 'client error 6.8 ms: the pass holds with every deadline 6.8 ms tighter';
+  s.client = { ...s.client, clientErrorS: 0.0068, verdict: 'invalid', reason: 'client error 6.800 ms exceeds tolerance 2.000 ms: numbers from this probe are not trusted' };
+  s.validity = `${s.client.reason}; ${note}, so it stands`;
+  s.clientErrorEffect = { errorS: 0.0068, verdict: 'pass', moved: 'tightened', holds: true, failsHolding: [], passesHolding: ['fluidity', 'ttft'], note };
+  writeFileSync(file, JSON.stringify(s));
+  writeReports(dir);
+  const text = readFileSync(join(dir, 'report.md'), 'utf8');
+  assert.match(text, `its client error exceeded the tolerance, and its verdict stands: ${note}.`);
+  assert.not.match(text, `Probe ${s.index} at ${s.qps} QPS is invalid`);
+  assert.match(readFileSync(join(dir, 'report.html'), 'utf8'), 'the pass holds with every deadline 6.8 ms tighter');
 });
 
 test.after(() => rmSync(tmp, { recursive: true, force: true }));

@@ -18,6 +18,8 @@ import { RUN_FILES, probePaths } from '../../runDir/layout.ts';
 import { writeJsonFile } from '../../runDir/jsonFiles.ts';
 import { withInterrupts } from '../interrupts.ts';
 import { fluidityDeadlines } from '../../metrics/slo.ts';
+import { evaluateSlo } from '../../metrics/sloCheck.ts';
+import { judgeClientError, type ClientErrorEffect } from '../../capacity/clientError.ts';
 
 export const probeCommand = verb({
   command: 'probe <recipe>',
@@ -125,36 +127,51 @@ export const probeCommand = verb({
         notes,
         // The SLO as resolved, so `fluidcap analyze` judges this directory by the recipe's deadlines.
         recipeSlo: runPlan.slo,
-        metrics: await probeMetrics(result, runPlan.slo, notes, settings.tokenArrivals ?? 'engine'),
+        ...(await probeMetrics(result, runPlan.slo, notes, settings.tokenArrivals ?? 'engine')),
       };
       writeJsonFile(runDir, probe.summary, summary);
       if (argv.json) process.stdout.write(JSON.stringify(summary) + '\n');
-      else process.stdout.write(describeResult(result, probe.dir, notes));
+      else process.stdout.write(describeResult(result, probe.dir, notes, summary.clientErrorEffect));
       if (result.cancelled && signal.aborted) {
         process.stderr.write(`fluidcap: probe interrupted; data kept in ${probe.dir}\n`);
         setExit(130);
-      } else if (result.clientHealth.verdict === 'invalid' || result.byStatus.ok === 0 || result.cancelled) setExit(EXIT.infra);
+      } else if (probeUntrusted(result, summary.clientErrorEffect)) setExit(EXIT.infra);
     });
   },
 });
 
-/** SPEC §5 metrics of the probe's non-warmup requests; without a prefill fit D_p is the TTFT slack alone (stated in notes). */
-async function probeMetrics(result: ProbeResult, slo: Slo, notes: string[], arrivals: TokenArrivals) {
+/**
+ * SPEC §5 metrics of the probe's non-warmup requests; without a prefill fit D_p is the TTFT slack alone (stated in notes).
+ * When the client check failed, whether the verdict holds with every deadline moved against it by the client's error.
+ */
+export async function probeMetrics(result: ProbeResult, slo: Slo, notes: string[], arrivals: TokenArrivals): Promise<{ metrics: ReturnType<typeof summarizeRequests>; clientErrorEffect?: ClientErrorEffect }> {
   const records: TimelineRecord[] = [];
   for await (const line of readTimelines(result.timelinesFile)) if (line.record && line.record.warmup !== true) records.push(line.record);
-  const { tbtDeadlineS, ttftSlackS } = fluidityDeadlines(slo);
-  notes.push(`no prefill fit in a standalone probe: fluidity uses D_p = TTFT slack (${formatDurationS(ttftSlackS)}); \`fluidcap analyze\` recomputes with a fit`);
-  const metrics = records.map((r) => computeRequestMetrics(r, { dpS: ttftSlackS, tbtDeadlineS, arrivals }));
-  return summarizeRequests(metrics, { slo, durationS: result.durationS });
+  notes.push(`no prefill fit in a standalone probe: fluidity uses D_p = TTFT slack (${formatDurationS(fluidityDeadlines(slo).ttftSlackS)}); \`fluidcap analyze\` recomputes with a fit`);
+  const under = (s: Slo) => {
+    const { tbtDeadlineS, ttftSlackS } = fluidityDeadlines(s);
+    return records.map((r) => computeRequestMetrics(r, { dpS: ttftSlackS, tbtDeadlineS, arrivals }));
+  };
+  const metrics = summarizeRequests(under(slo), { slo, durationS: result.durationS });
+  if (result.clientHealth.verdict === 'valid') return { metrics };
+  // An early stop is a fail whatever the partial sample shows.
+  const strict = result.earlyStop === null ? metrics.slo : { ...metrics.slo, passed: false };
+  return { metrics, clientErrorEffect: judgeClientError(slo, result.clientHealth.clientErrorS, strict, (s) => evaluateSlo(under(s), s)) };
 }
 
-function describeResult(r: ProbeResult, outDir: string, notes: string[]): string {
+/** Whether the probe gives no verdict to trust (exit 3): a client error that could flip it, no request answered, or cut short. */
+export function probeUntrusted(result: Pick<ProbeResult, 'clientHealth' | 'byStatus' | 'cancelled'>, effect: ClientErrorEffect | undefined): boolean {
+  return (result.clientHealth.verdict === 'invalid' && !effect?.holds) || result.byStatus.ok === 0 || result.cancelled;
+}
+
+export function describeResult(r: ProbeResult, outDir: string, notes: string[], effect: ClientErrorEffect | undefined): string {
   const ms = (s: number | null | undefined) => (s === null || s === undefined ? 'n/a' : `${(s * 1000).toFixed(2)} ms`);
   const h = r.clientHealth;
   const lines = [
     `probe at ${r.rateQps} QPS: ${r.sent} sent of ${r.planned} in ${r.durationS.toFixed(1)} s — ok ${r.byStatus.ok}, error ${r.byStatus.error}, timeout ${r.byStatus.timeout}, cancelled ${r.byStatus.cancelled}${r.notSent ? `, not sent ${r.notSent}` : ''}`,
     r.earlyStop ? `stopped early: ${r.earlyStop}` : null,
     `client health: ${h.verdict} — ${h.reason}`,
+    effect ? `  ${effect.holds ? `verdict kept despite the client error: ${effect.note}` : effect.note}` : null,
     `  event-loop delay p99 ${ms(h.eventLoopDelayP99S)}, dispatch lag p99 ${ms(h.dispatchLagP99S)}, receive−emit p50/p99/max ${h.recvMinusEmit ? `${ms(h.recvMinusEmit.p50S)} / ${ms(h.recvMinusEmit.p99S)} / ${ms(h.recvMinusEmit.maxS)}` : 'n/a (engine sends no emit times)'}`,
     `token counts: ${r.tokenDrift.verdict} — ${r.tokenDrift.note}`,
     r.serverMetrics.available ? `server metrics: ${r.serverMetrics.scrapes} scrapes` : `server metrics: ${r.serverMetrics.note}`,

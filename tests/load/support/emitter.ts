@@ -12,6 +12,8 @@ export interface EmitterOptions {
   withMetrics?: boolean;
   /** Usage on every chunk (vLLM continuous_usage_stats) */
   continuousUsage?: boolean;
+  /** Each chunk's fluidcap_emit_ns is stated this much earlier than it was sent: a known receive − emit error. */
+  emitSkewMs?: number;
 }
 
 export type Fault = 'none' | 'stall' | '429' | '500' | 'malformed' | 'crash-mid' | 'split' | 'no-done' | 'error-event' | 'json';
@@ -61,7 +63,7 @@ export async function startEmitter(o: EmitterOptions = {}): Promise<Emitter> {
       let i = 0;
       const chunk = (k: number, last: boolean) => {
         const choice = chat ? { index: 0, delta: { content: ` t${k}` }, finish_reason: last ? 'length' : null } : { index: 0, text: ` t${k}`, finish_reason: last ? 'length' : null };
-        const obj: Record<string, unknown> = { id: 'x', object: 'text_completion', choices: [choice], fluidcap_emit_ns: process.hrtime.bigint().toString() };
+        const obj: Record<string, unknown> = { id: 'x', object: 'text_completion', choices: [choice], fluidcap_emit_ns: (process.hrtime.bigint() - BigInt(Math.round((o.emitSkewMs ?? 0) * 1e6))).toString() };
         if (o.continuousUsage) obj.usage = { prompt_tokens: promptTokens, completion_tokens: k + 1 };
         return `data: ${JSON.stringify(obj)}${nl}${nl}`;
       };
