@@ -28,7 +28,8 @@ if (env && llama) {
     const r = await fluidcap(['sweep', join(work, 'sweep.yaml'), '--hosts', inventory, '--out', out], { timeoutMs: 600_000, env: { FLUIDCAP_LLAMA_MODEL: llama.model } });
     assert.is(r.code, 0, r.stderr.slice(-4000));
     console.log(`  llama.cpp sweep over slots 2 and 4 took ${((performance.now() - t0) / 1000).toFixed(0)} s`);
-    const [sweepDir] = readdirSync(out);
+    // The results folder also holds index.jsonl, where each finished run is indexed.
+    const [sweepDir] = readdirSync(out, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
     const runs = runDirsIn(join(out, sweepDir, 'runs'));
     assert.is(runs.length, 2, runs.join(', '));
     for (const run of runs) {

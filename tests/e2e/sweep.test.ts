@@ -122,7 +122,8 @@ slo:
       const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
       let sweepDir = '';
       const probing = () => {
-        const dirs = existsSync(out) ? readdirSync(out) : [];
+        // Beside the sweep's directory the results folder holds index.jsonl, once a run has finished.
+        const dirs = existsSync(out) ? readdirSync(out, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name) : [];
         if (dirs.length !== 1) return 0;
         sweepDir = join(out, dirs[0]);
         const runs = existsSync(join(sweepDir, 'runs')) ? runDirsIn(join(sweepDir, 'runs')) : [];
