@@ -6,6 +6,7 @@
 // Pure: the SLO and a judge (SLO in, evaluation out) in, the judgement out.
 import { LATENCY_SLO_NAMES, type Slo, type SloName } from '../metrics/slo.ts';
 import type { SloEvaluation } from '../metrics/sloCheck.ts';
+import type { ClientErrorEffect } from '../runDir/schema.ts';
 
 /** The SLO with every time threshold widened by `errorS` (the most a client error can explain). */
 export function loosenSlo(slo: Slo, errorS: number): Slo {
@@ -41,21 +42,7 @@ export function tightenSlo(slo: Slo, errorS: number): Slo | null {
 }
 
 /** How far the client's error could have moved a verdict, as summary.json records it. */
-export interface ClientErrorEffect {
-  /** The probe's measured client error (seconds) every deadline was moved by. */
-  errorS: number;
-  verdict: 'pass' | 'fail';
-  /** A pass is re-judged with deadlines tightened, a fail with them loosened. */
-  moved: 'tightened' | 'loosened';
-  /** The verdict is the same with every deadline moved against it: it stands. */
-  holds: boolean;
-  /** The SLO entries whose own fail persists with every deadline loosened (each definition's evidence). */
-  failsHolding: string[];
-  /** The SLO entries whose own pass persists with their deadlines tightened (each definition's evidence). */
-  passesHolding: string[];
-  /** One sentence for the report and the console. */
-  note: string;
-}
+export type { ClientErrorEffect };
 
 /**
  * Whether the probe's verdict under `slo` survives every deadline moved against it by `errorS`.

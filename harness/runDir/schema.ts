@@ -13,7 +13,6 @@ import type { RequestSummary } from '../metrics/summary.ts';
 import type { SloEvaluation } from '../metrics/sloCheck.ts';
 import type { Slo } from '../metrics/slo.ts';
 import type { TokenArrivals } from '../timeline/record.ts';
-import type { ClientErrorEffect } from '../capacity/clientError.ts';
 
 // ---- manifest.json ----------------------------------------------------------------------------
 
@@ -282,7 +281,7 @@ export interface ProbeSummary {
   clientTrustedFails?: string[];
   /** When the client check failed and the probe passed: the SLO entries whose pass holds with every deadline tightened by the client's error. */
   clientTrustedPasses?: string[];
-  /** When the client check failed: how far the client's error could have moved the verdict, and whether it holds (capacity/clientError.ts). */
+  /** When the client check failed: how far the client's error could have moved the verdict, and whether it holds (judged in capacity/clientError.ts). */
   clientErrorEffect?: ClientErrorEffect;
 }
 
@@ -441,4 +440,21 @@ export interface CalibrationFile {
   probePrefill: { requests: number; medianRatio: number; p90Ratio: number; maxRatio: number } | null;
   /** Why a term could not be fitted as intended (empty when all went as planned). */
   notes: string[];
+}
+
+/** How far a probe's client error could have moved its verdict, and whether the verdict holds. */
+export interface ClientErrorEffect {
+  /** The probe's measured client error (seconds) every deadline was moved by. */
+  errorS: number;
+  verdict: 'pass' | 'fail';
+  /** A pass is re-judged with deadlines tightened, a fail with them loosened. */
+  moved: 'tightened' | 'loosened';
+  /** The verdict is the same with every deadline moved against it: it stands. */
+  holds: boolean;
+  /** The SLO entries whose own fail persists with every deadline loosened (each definition's evidence). */
+  failsHolding: string[];
+  /** The SLO entries whose own pass persists with their deadlines tightened (each definition's evidence). */
+  passesHolding: string[];
+  /** One sentence for the report and the console. */
+  note: string;
 }
