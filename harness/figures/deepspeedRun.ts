@@ -18,7 +18,7 @@ import { findModel, modelSizes } from '../catalog/models.ts';
 import { UserError, describeValue } from '../util/errors.ts';
 import { writeJsonFile } from '../runDir/jsonFiles.ts';
 import type { Inventory } from '../provision/inventory.ts';
-import { parsePaperNumbers } from './paperNumbers.ts';
+import { figurePaper, parsePaperNumbers } from './paperNumbers.ts';
 import { batchRow, deepspeedThroughput, type BatchRequest, type BatchRow } from './deepspeedThroughput.ts';
 import type { FigureArtifacts } from './output.ts';
 
@@ -127,15 +127,18 @@ export async function runDeepspeedThroughput(o: DeepspeedOptions): Promise<Deeps
   if (interrupted) return { dir, status: 'interrupted', artifacts: [], runSeconds };
 
   const paper = parsePaperNumbers(JSON.parse(readFileSync(PAPER_NUMBERS, 'utf8')), PAPER_NUMBERS);
-  const fig = paper.figures['deepspeed-throughput'];
-  const paperName = `${paper.papers[fig.paper].authors.split(',')[0]} et al. ${paper.papers[fig.paper].year}`;
   const setup = [
     `Engine: ${onHosts ? 'the host of the inventory' : 'fluidcap\u2019s simulated engine (a local process)'} from recipes/papers/${BASE_RECIPE}${onHosts ? '' : '-sim'}.yaml (recipe.yaml here): Llama-3-8B on one H100, vLLM-style scheduler.`,
     `Workload as ZeRO-Inference\u2019s benchmark: batches of ${batchSizes.join(', ')} requests sent at once, ${promptTokens}-token prompts, ${genTokens} generated tokens each (min_tokens and ignore_eos), each batch run twice and the second reported.`,
     `Reductions: none in the batch list unless given; ${scale !== 1 ? `every modelled duration × ${scale} on the simulated engine` : 'time scale 1'}. Run time here: ${runSeconds.engine.toFixed(0)} s (engine start to release).`,
     'Not a replay of ZeRO-Inference itself: there one generate() call holds the batch on a GPU with weights offloaded; here a serving engine batches streamed requests continuously.',
   ];
-  const artifacts = deepspeedThroughput({ model, rows, timeScale: scale, paperNumbers: fig.numbers, paperName, setup });
+  const artifacts = deepspeedThroughput({ model, rows, timeScale: scale, paper: figurePaper(paper, 'deepspeed-throughput', { trace: `fixed ${promptTokens}/${genTokens}`, onHosts }, {
+    formulas: 'prefill B·P ÷ prefill latency; decode B·(G − 1) ÷ decode latency; total B·G ÷ (prefill + decode)',
+    promptTokens,
+    genTokens,
+    warmupLoops: 2,
+  }), setup });
   for (const f of artifacts.files) writeFileIn(dir, join(dir, f.file), f.text);
   return { dir, status: 'completed', artifacts: [artifacts], runSeconds };
 }

@@ -10,7 +10,7 @@
 // latency the time to the last request's end. Pure: measured times in, files out.
 import type { Chart } from '../report/doc.ts';
 import { toCsv } from '../report/csv.ts';
-import { compareWithPaper, type PaperNumber } from './paperNumbers.ts';
+import { judgeFigure, type FigurePaper } from './paperNumbers.ts';
 import { figureArtifacts, type FigureArtifacts } from './output.ts';
 
 /** DeepSpeed's GB: 2^30 bytes (utils.py). */
@@ -97,8 +97,8 @@ export interface DeepspeedInput {
   model: ModelFacts;
   rows: BatchRow[];
   timeScale: number;
-  paperNumbers: readonly PaperNumber[];
-  paperName: string;
+  /** The paper's entries for this figure, judged against ours. */
+  paper: FigurePaper;
   setup: string[];
 }
 
@@ -164,7 +164,7 @@ export function deepspeedThroughput(input: DeepspeedInput): FigureArtifacts {
     }
     ours['modelGiB'] = r.modelGiB;
   }
-  const paperRows = compareWithPaper(input.paperNumbers, ours, input.paperName);
+  const claims = judgeFigure(input.paper, ours);
   const csv = toCsv(
     ['batchSize', 'promptTokens', 'genTokens', 'modelGiB', 'cacheGiB', 'hiddenGiB', 'prefillLatencyS', 'prefillTokensPerS', 'decodeLatencyS', 'decodeTokensPerS', 'totalLatencyS', 'totalTokensPerS', 'shortOrFailed'],
     rows.map((r) => [r.batchSize, r.promptTokens, r.genTokens, r.modelGiB, r.cacheGiB, r.hiddenGiB, r.prefillLatencyS, r.prefillTokensPerS, r.decodeLatencyS, r.decodeTokensPerS, r.totalLatencyS, r.totalTokensPerS, r.shortOrFailed]),
@@ -189,7 +189,7 @@ export function deepspeedThroughput(input: DeepspeedInput): FigureArtifacts {
       { file: 'benchmark.log', text: log },
       { file: 'batches.md', text: table.join('\n') + '\n' },
     ],
-    rows: paperRows,
+    claims,
     notes: [
       ...input.setup,
       `Model ${input.model.name}: ${f3(input.model.weightBytes / GIB)} GiB of bf16 weights, ${input.model.kvBytesPerToken} KV bytes per token (grouped-query heads counted, where utils.py's cache_bytes assumes one KV head per attention head).`,

@@ -10,7 +10,7 @@ import type { RequestMetrics } from '../metrics/request.ts';
 import type { Slo } from '../metrics/slo.ts';
 import { evaluateSlo } from '../metrics/sloCheck.ts';
 import { perSloResults, type PerSloProbe } from '../capacity/perSloSearch.ts';
-import { compareWithPaper, type PaperNumber } from './paperNumbers.ts';
+import { judgeFigure, type FigurePaper } from './paperNumbers.ts';
 import { figureArtifacts, type FigureArtifacts } from './output.ts';
 
 export interface Fig6Probe {
@@ -32,8 +32,8 @@ export interface Fig6Input {
   /** TBT deadline in the paper's time (every SLO below uses it). */
   tbtDeadlineS: number;
   ttftSlackS: number;
-  paperNumbers: readonly PaperNumber[];
-  paperName: string;
+  /** The paper's entries for this figure, judged against ours. */
+  paper: FigurePaper;
   setup: string[];
 }
 
@@ -83,6 +83,11 @@ export function missRateCdf(metrics: readonly RequestMetrics[]): [number, number
   return rates.map((r, i) => [r, (i + 1) / rates.length] as [number, number]);
 }
 
+/** The median request's share of deadlines missed, from missRateCdf's points; null when empty. */
+export function medianMissRate(cdf: readonly [number, number][]): number | null {
+  return cdf.find(([, f]) => f >= 0.5)?.[0] ?? null;
+}
+
 const COLORS = { vllm: '#cf222e', sarathi: '#0969da' } as const;
 
 export function metronFig6(input: Fig6Input): FigureArtifacts {
@@ -115,7 +120,8 @@ export function metronFig6(input: Fig6Input): FigureArtifacts {
   const cdfChart = missRateChart(atCap.map(({ s, rateQps, cdf }) => ({ system: s, rateQps, cdf })));
   const ours: Record<string, number | null> = {};
   for (const c of caps) ours[`${c.system.key}.capacity.${c.slo.key}`] = c.capacityQps;
-  const rows = compareWithPaper(input.paperNumbers, ours, input.paperName);
+  for (const { s, cdf } of atCap) ours[`${s.key}.missRateP50AtFluidCapacity`] = medianMissRate(cdf);
+  const claims = judgeFigure(input.paper, ours);
   const grid = [...new Set(input.systems.flatMap((s) => s.probes.map((p) => p.rateQps)))].sort((a, b) => a - b);
   const notes = [
     ...input.setup,
@@ -139,7 +145,7 @@ export function metronFig6(input: Fig6Input): FigureArtifacts {
     title: 'Metron Fig. 6: capacity under four SLO definitions',
     charts: [{ base: 'capacity', alt: 'capacity', chart: capChart }, { base: 'miss-rate-cdf', alt: 'miss-rate distribution', chart: cdfChart }],
     tables: [{ file: 'capacity-by-slo.csv', text: capCsv }, { file: 'verdicts.csv', text: verdictCsv }],
-    rows,
+    claims,
     notes,
     summary: input.systems.map((s) => `${s.label}: ${slos.map((d) => `${d.label} → ${caps.find((c) => c.system === s && c.slo === d)!.capacityQps ?? 'below grid'}`).join('; ')}`),
   });
@@ -202,7 +208,8 @@ export function metronFig6Measured(input: Fig6MeasuredInput): FigureArtifacts {
   const cdfChart = missRateChart(input.systems.map((s) => ({ system: s, rateQps: capOf(s, 'fluidity')?.capacityQps ?? null, cdf: missRateCdf(s.atFluidityCapacity) })));
   const ours: Record<string, number | null> = {};
   for (const s of input.systems) for (const d of slos) ours[`${s.key}.capacity.${d.key}`] = capOf(s, d.key)?.capacityQps ?? null;
-  const rows = compareWithPaper(input.paperNumbers, ours, input.paperName);
+  for (const s of input.systems) ours[`${s.key}.missRateP50AtFluidCapacity`] = s.atFluidityCapacity.length ? medianMissRate(missRateCdf(s.atFluidityCapacity)) : null;
+  const claims = judgeFigure(input.paper, ours);
   // The run's reason quotes its own (engine) rates; say so when they differ from the paper's.
   const why = (c: Fig6MeasuredCapacity) => (input.timeScale === 1 ? c.reason : `${c.reason} [the run's words: its rates are the engine's, × ${input.timeScale} for the paper's]`);
   const capText = (c: Fig6MeasuredCapacity | null) =>
@@ -237,7 +244,7 @@ export function metronFig6Measured(input: Fig6MeasuredInput): FigureArtifacts {
     title: 'Metron Fig. 6: capacity under four SLO definitions, each measured by its own search',
     charts: [{ base: 'capacity', alt: 'capacity', chart: capChart }, { base: 'miss-rate-cdf', alt: 'miss-rate distribution', chart: cdfChart }],
     tables: [{ file: 'capacity-by-slo.csv', text: capCsv }, { file: 'verdicts.csv', text: verdictCsv }],
-    rows,
+    claims,
     notes,
     summary: input.systems.map((s) => `${s.label}: ${slos.map((d) => `${d.short} → ${shortCap(capOf(s, d.key))}`).join('; ')}`),
   });

@@ -21,9 +21,10 @@ import { runPaths } from '../runDir/layout.ts';
 import type { CapacityJson, ProbeSummary } from '../runDir/schema.ts';
 import type { Inventory } from '../provision/inventory.ts';
 import { UserError, describeValue } from '../util/errors.ts';
-import { parsePaperNumbers } from './paperNumbers.ts';
+import { figurePaper, parsePaperNumbers } from './paperNumbers.ts';
 import { metronFig6Measured, type Fig6MeasuredCapacity, type Fig6MeasuredSystem } from './metronFig6.ts';
 import type { FigureArtifacts } from './output.ts';
+import { metronFacts } from './metronFacts.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const PAPER_NUMBERS = join(import.meta.dirname, 'paperNumbers.json');
@@ -192,8 +193,6 @@ export async function runFig6Search(o: Fig6SearchOptions): Promise<{ dir: string
     return { key: sys.key, label: sys.label, capacities, atFluidityCapacity, verdicts };
   });
   const paper = parsePaperNumbers(JSON.parse(readFileSync(PAPER_NUMBERS, 'utf8')), PAPER_NUMBERS);
-  const fig = paper.figures['metron-fig6'];
-  const paperName = `${paper.papers[fig.paper].authors.split(',')[0]} et al. ${paper.papers[fig.paper].year}`;
   const total = (sys: string) => jobs.filter((j) => j.sys.key === sys).reduce((t, j) => t + (state.runSeconds[j.key] ?? 0), 0);
   const setup = [
     `Engine: ${state.onHosts ? 'the hosts of the inventory' : 'fluidcap\u2019s simulated engine (a local process)'}, Llama-3-8B on one H100, Arxiv-4K-like prompts and outputs (recipes/papers/${SYSTEMS[0].recipe}${state.onHosts ? '' : '-sim'}.yaml and its Sarathi twin).`,
@@ -201,7 +200,10 @@ export async function runFig6Search(o: Fig6SearchOptions): Promise<{ dir: string
     `Run time here: ${SYSTEMS.map((s) => `${s.label} ${total(s.key).toFixed(0)} s`).join(', ')} (what the last invocation ran; a run reused by --resume keeps its time).`,
     `Runs (relative to this directory): ${jobs.map((j) => state.runs[j.key]).join(', ')}.`,
   ];
-  const artifacts = metronFig6Measured({ systems, timeScale: scale, tbtDeadlineS: PAPER_TBT_DEADLINE_S, ttftSlackS: PAPER_TTFT_SLACK_S, paperNumbers: fig.numbers, paperName, setup });
+  const base = parse(readFileSync(join(ROOT, 'recipes', 'papers', `${SYSTEMS[0].recipe}${state.onHosts ? '' : '-sim'}.yaml`), 'utf8')) as { workload?: { lengths?: { preset?: string } } };
+  const trace = base.workload?.lengths?.preset ?? 'the recipe\u2019s lengths';
+  const figPaper = figurePaper(paper, 'metron-fig6', { trace, onHosts: state.onHosts }, { ...metronFacts(trace), requests: state.requests });
+  const artifacts = metronFig6Measured({ systems, timeScale: scale, tbtDeadlineS: PAPER_TBT_DEADLINE_S, ttftSlackS: PAPER_TTFT_SLACK_S, paper: figPaper, setup });
   for (const f of artifacts.files) writeFileIn(dir, join(dir, f.file), f.text);
   return { dir, status: 'completed', artifacts: [artifacts], runSeconds: state.runSeconds };
 }

@@ -1,9 +1,10 @@
 // What a figure writes: each chart as a standalone SVG file beside the CSV of its points, and the
-// table of the paper's numbers beside ours (CSV and Markdown). Pure: text in, file names and text out.
+// paper's printed values and claims beside ours (claims.csv and the README). Pure: text in, file names and text out.
 import type { Chart } from '../report/doc.ts';
 import { renderSvg } from '../report/svg.ts';
 import { toCsv } from '../report/csv.ts';
-import type { ComparisonRow } from './paperNumbers.ts';
+import type { ClaimRow } from './paperNumbers.ts';
+import { CLAIMS_FILE, claimsCsv, claimsMarkdown, verdictCounts } from './claimsTable.ts';
 
 /** One file of a figure's output, relative to the figure's directory. */
 export interface FigureFile {
@@ -16,6 +17,8 @@ export interface FigureArtifacts {
   name: string;
   files: FigureFile[];
   summary: string[];
+  /** The paper's values and claims judged against ours (what claims.csv holds). */
+  claims: ClaimRow[];
 }
 
 // The report styles its charts from the page's CSS; a standalone SVG must carry its own.
@@ -46,32 +49,13 @@ export function chartCsv(chart: Chart): string {
   );
 }
 
-/** The paper-versus-ours table as CSV. */
-export function comparisonCsv(rows: readonly ComparisonRow[]): string {
-  return toCsv(
-    ['key', 'quantity', 'unit', 'paper', 'paperSource', 'ours', 'oursOverPaper', 'note'],
-    rows.map((r) => [r.key, r.quantity, r.unit, r.paper, r.paperSource, r.ours, r.ratio, r.note]),
-  );
-}
-
-const cell = (v: number | null, digits = 4) => (v === null ? '—' : String(+v.toPrecision(digits)));
-
-/** The paper-versus-ours table as Markdown, with what is absent said in its row. */
-export function comparisonMarkdown(rows: readonly ComparisonRow[]): string {
-  const lines = ['| quantity | unit | paper | source | ours | ours / paper | note |', '|---|---|---:|---|---:|---:|---|'];
-  for (const r of rows) {
-    lines.push(`| ${r.quantity} | ${r.unit} | ${r.paper === null ? 'not available' : cell(r.paper)} | ${r.paperSource} | ${cell(r.ours)} | ${cell(r.ratio, 3)} | ${r.note.replace(/\|/g, '\\|')} |`);
-  }
-  return lines.join('\n') + '\n';
-}
-
 /** A figure's files: each chart as SVG beside its CSV, the extra tables, the paper beside ours, and a README that shows them. */
 export function figureArtifacts(f: {
   name: string;
   title: string;
   charts: { base: string; alt: string; chart: Chart }[];
   tables: FigureFile[];
-  rows: readonly ComparisonRow[];
+  claims: readonly ClaimRow[];
   notes: readonly string[];
   summary: string[];
 }): FigureArtifacts {
@@ -80,9 +64,11 @@ export function figureArtifacts(f: {
     '',
     ...f.charts.map((c) => `![${c.alt}](${c.base}.svg)`),
     '',
-    '## The paper beside ours',
+    '## The paper\u2019s values and claims beside ours',
     '',
-    comparisonMarkdown(f.rows),
+    `${verdictCounts(f.claims)} (${CLAIMS_FILE} has every row).`,
+    '',
+    claimsMarkdown(f.claims),
     '## How these numbers were made',
     '',
     ...f.notes.map((n) => `- ${n}`),
@@ -96,9 +82,10 @@ export function figureArtifacts(f: {
         { file: `${c.base}.csv`, text: chartCsv(c.chart) },
       ]),
       ...f.tables,
-      { file: 'paper-vs-ours.csv', text: comparisonCsv(f.rows) },
+      { file: CLAIMS_FILE, text: claimsCsv(f.claims) },
       { file: 'README.md', text: md },
     ],
     summary: f.summary,
+    claims: [...f.claims],
   };
 }

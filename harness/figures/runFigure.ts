@@ -18,7 +18,8 @@ import { findProbeDir } from '../runDir/read.ts';
 import { runPaths } from '../runDir/layout.ts';
 import { DEFAULT_FLUIDITY } from '../metrics/slo.ts';
 import { UserError, describeValue } from '../util/errors.ts';
-import { parsePaperNumbers } from './paperNumbers.ts';
+import { figurePaper, parsePaperNumbers, type OurValues } from './paperNumbers.ts';
+import { metronFacts } from './metronFacts.ts';
 import { metronFig5d, type SystemProbe } from './metronFig5d.ts';
 import { metronFig3, type Fig3System } from './metronFig3.ts';
 import { metronFig6, type Fig6System } from './metronFig6.ts';
@@ -217,15 +218,17 @@ export async function runFigure(o: FigureOptions): Promise<FigureOutcome> {
     `Run time here: ${SYSTEMS.map((s) => `${s.label} ${jobs.filter((j) => j.sys === s).reduce((t, j) => t + (state.runSeconds[j.key] ?? 0), 0).toFixed(0)} s`).join(', ')} (what the last invocation ran; a run reused by --resume keeps its time).`,
     `Runs (relative to this directory): ${jobs.map((j) => state.runs[j.key]).join(', ')}.`,
   ];
-  const fig = paper.figures[state.name];
-  const paperName = `${paper.papers[fig.paper].authors.split(',')[0]} et al. ${paper.papers[fig.paper].year}`;
+  const base = parse(readFileSync(join(ROOT, 'recipes', 'papers', `${SYSTEMS[0].recipe}${state.onHosts ? '' : '-sim'}.yaml`), 'utf8')) as { workload?: { lengths?: { preset?: string } } };
+  const trace = base.workload?.lengths?.preset ?? 'the recipe’s lengths';
+  const facts: OurValues = { ...metronFacts(trace), requests: state.requests };
+  const figPaper = figurePaper(paper, state.name, { trace, onHosts: state.onHosts }, facts);
   if (state.name === 'metron-fig6') {
     const systems: Fig6System[] = SYSTEMS.map((sys) => ({
       key: sys.key,
       label: sys.label,
       probes: jobs.filter((j) => j.sys === sys).map((j) => ({ rateQps: j.rateQps, metrics: loadMetrics(runOf(j.key)!, PAPER_TBT_DEADLINE_S * scale) })),
     }));
-    const artifacts = metronFig6({ systems, timeScale: scale, tbtDeadlineS: PAPER_TBT_DEADLINE_S, ttftSlackS: PAPER_TTFT_SLACK_S, paperNumbers: fig.numbers, paperName, setup });
+    const artifacts = metronFig6({ systems, timeScale: scale, tbtDeadlineS: PAPER_TBT_DEADLINE_S, ttftSlackS: PAPER_TTFT_SLACK_S, paper: figPaper, setup });
     for (const f of artifacts.files) writeFileIn(dir, join(dir, f.file), f.text);
     return { dir, status: 'completed', artifacts: [artifacts], runSeconds: state.runSeconds };
   }
@@ -238,11 +241,10 @@ export async function runFigure(o: FigureOptions): Promise<FigureOutcome> {
           tbtDeadlineS: PAPER_TBT_DEADLINE_S,
           percentile: 99,
           minFluidity: 0.9,
-          paperNumbers: fig.numbers,
-          paperName,
+          paper: figPaper,
           setup,
         })
-      : metronFig3({ systems: probes.map((p) => p.fig3), timeScale: scale, paperNumbers: fig.numbers, paperName, setup });
+      : metronFig3({ systems: probes.map((p) => p.fig3), timeScale: scale, paper: figPaper, setup });
   for (const f of artifacts.files) writeFileIn(dir, join(dir, f.file), f.text);
   return { dir, status: 'completed', artifacts: [artifacts], runSeconds: state.runSeconds };
 }

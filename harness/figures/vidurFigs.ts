@@ -1,15 +1,14 @@
-// Vidur Figs. 5 and 6 (Vidur-Search): which deployment of Llama-2-70B serves the most QPS per
-// dollar under TTFT P90 < 2 s and TBT P99 < 200 ms. Fig. 5 draws QPS per $/hour of every
-// configuration in rank order, one series per GPU type and scheduler; Fig. 6 draws the same QPS per
-// $/hour against the TTFT P90 and the TBT P99 each configuration shows at its capacity (the plot
-// Vidur's repository captions "capacity per dollar for different deployment configurations vs
-// TTFT-P90 and TBT-P99 for LLaMA2-70B"). Every number comes from the twin and the files say so.
-// Pure: the twin sweep's ranked rows in, files out.
+// Vidur Figs. 5 and 6 (Vidur-Search) on fluidcap's twin: which deployment of Llama-2-70B serves
+// the most QPS per dollar under TTFT P90 < 2 s and TBT P99 < 200 ms. Fig. 5 draws the QPS per
+// $/hour of every configuration against the TTFT P90 and the TBT P99 it shows at its capacity (the
+// paper's Fig. 5(a): LLaMA2-70B on LMSys-Chat-1M); Fig. 6 draws the QPS per $/hour of the best
+// configuration for each trace (Chat-1M, Arxiv-4K, BWB-4K). Every number comes from the twin and
+// the files say so. Pure: the twin sweeps' ranked rows in, files out.
 import type { Chart, ChartSeries } from '../report/doc.ts';
 import { toCsv } from '../report/csv.ts';
 import type { RankedRow } from '../twin/twinSweepRank.ts';
 import { TWIN_PROVENANCE } from '../twin/twinSweepRank.ts';
-import { compareWithPaper, type PaperNumber } from './paperNumbers.ts';
+import { judgeFigure, type FigurePaper, type OurValues } from './paperNumbers.ts';
 import { figureArtifacts, type FigureArtifacts } from './output.ts';
 
 export interface VidurFigureInput {
@@ -19,8 +18,8 @@ export interface VidurFigureInput {
   tbtP99MaxS: number;
   /** Wall seconds of the twin sweep (profile and search of every configuration). */
   twinWallS: number;
-  paperNumbers: readonly PaperNumber[];
-  paperName: string;
+  /** The paper's entries for this figure, judged against ours. */
+  paper: FigurePaper;
   setup: string[];
 }
 
@@ -58,21 +57,39 @@ export function rankingCsv(rows: readonly RankedRow[]): string {
   );
 }
 
-/** Our values of the keys paperNumbers.json lists for both figures. */
-export function vidurOurs(rows: readonly RankedRow[], twinWallS: number): Record<string, number | null> {
+/** A ranked configuration's GPU type as the paper names it: a100 or h100 (the profile's prefix). */
+const gpuOf = (r: Pick<RankedRow, 'gpuProfile'>) => r.gpuProfile.split('-')[0];
+const valueOf = (r: RankedRow, k: string) => (typeof r.values[k] === 'number' ? (r.values[k] as number) : null);
+
+/** The best QPS per $/hour among ranked rows that pass `pred`, or null. */
+function bestQpsPerUsd(ranked: readonly RankedRow[], pred: (r: RankedRow) => boolean): number | null {
+  return ranked.find(pred)?.qpsPerUsdPerHour ?? null;
+}
+
+/** Our values of the keys of vidur-fig5's entries: the best configuration, the Pareto points, the search's cost. */
+export function vidurOurs(rows: readonly RankedRow[], twinWallS: number): OurValues {
   const ranked = rows.filter((r) => r.rank !== null);
   const best = ranked[0] ?? null;
-  const bestOf = (pred: (r: RankedRow) => boolean) => ranked.find(pred)?.qpsPerUsdPerHour ?? null;
   // What running every evaluated configuration's search on GPUs would take: virtual seconds × GPUs.
   const gpuHours = rows.reduce((t, r) => t + (r.virtualS * r.gpuCount) / 3600, 0);
   const usd = rows.reduce((t, r) => t + (r.usdPerGpuHour === null ? 0 : (r.virtualS * r.gpuCount * r.usdPerGpuHour) / 3600), 0);
   return {
     'best.qpsPerUsdPerHour': best?.qpsPerUsdPerHour ?? null,
     'best.capacityQps': best?.capacityQps ?? null,
-    'a100.best.qpsPerUsdPerHour': bestOf((r) => r.gpuProfile.startsWith('a100')),
-    'h100.best.qpsPerUsdPerHour': bestOf((r) => r.gpuProfile.startsWith('h100')),
+    'best.scheduler': best?.scheduler ?? null,
+    'best.gpu': best ? gpuOf(best) : null,
+    'best.tensorParallel': best?.tensorParallel ?? null,
+    // The twin's matrix has no pipeline parallelism: every configuration is one stage.
+    'best.pipelineParallel': best ? (valueOf(best, 'pipelineParallel') ?? 1) : null,
+    'best.batchSize': best ? valueOf(best, 'maxNumSeqs') : null,
+    'best.chunkSize': best && best.scheduler === 'sarathi' ? valueOf(best, 'chunkSize') : null,
+    'a100.best.qpsPerUsdPerHour': bestQpsPerUsd(ranked, (r) => gpuOf(r) === 'a100'),
+    'h100.best.qpsPerUsdPerHour': bestQpsPerUsd(ranked, (r) => gpuOf(r) === 'h100'),
     'best.ttftP90S': best?.ttftP90S ?? null,
     'best.tbtP99S': best?.tbtP99S ?? null,
+    // The Pareto curve's point at a TBT P99 bound: the best configuration whose TBT P99 at its capacity is within it.
+    'pareto.tbtP99_120ms.qpsPerUsdPerHour': bestQpsPerUsd(ranked, (r) => r.tbtP99S !== null && r.tbtP99S <= 0.12),
+    'pareto.tbtP99_140ms.qpsPerUsdPerHour': bestQpsPerUsd(ranked, (r) => r.tbtP99S !== null && r.tbtP99S <= 0.14),
     'search.wallHours': twinWallS / 3600,
     'search.deploymentGpuHours': gpuHours,
     'search.deploymentUsd': usd,
@@ -90,38 +107,8 @@ function notesOf(input: VidurFigureInput): string[] {
   ];
 }
 
-/** Fig. 5: QPS per $/hour of every ranked configuration, in rank order. */
+/** Fig. 5: QPS per $/hour against the TTFT P90 and TBT P99 at capacity, with the SLO bounds. */
 export function vidurFig5(input: VidurFigureInput): FigureArtifacts {
-  const chart: Chart = {
-    title: 'QPS per dollar by configuration (twin; Vidur Fig. 5 setting)',
-    xLabel: 'configuration, by rank (1 = most QPS per $/h)',
-    yLabel: 'QPS per $/hour',
-    xScale: 'linear',
-    series: seriesBy(input.rows, (r) => (r.rank === null || r.qpsPerUsdPerHour === null ? null : [r.rank, r.qpsPerUsdPerHour])),
-    hLines: [],
-    vLines: [],
-    description: 'Each mark is one configuration of the matrix (tensor parallelism, scheduler, batch size, chunk size, GPU type) at its capacity on the twin under TTFT P90 < 2 s and TBT P99 < 200 ms; the series are GPU type × scheduler; ranking.csv names every mark.',
-  };
-  const ours = vidurOurs(input.rows, input.twinWallS);
-  const rows = compareWithPaper(input.paperNumbers, ours, input.paperName);
-  const ranked = input.rows.filter((r) => r.rank !== null);
-  return figureArtifacts({
-    name: 'vidur-fig5',
-    title: 'Vidur Fig. 5: QPS per dollar across deployment configurations (numbers from the twin)',
-    charts: [{ base: 'qps-per-dollar', alt: 'QPS per dollar by configuration', chart }],
-    tables: [{ file: 'ranking.csv', text: rankingCsv(input.rows) }],
-    rows,
-    notes: notesOf(input),
-    summary: [
-      'numbers from the twin (simulated engine in virtual time), not from an engine',
-      ...ranked.slice(0, 3).map((r) => `#${r.rank} ${r.id}: ${+r.capacityQps!.toPrecision(4)} QPS, ${+r.qpsPerUsdPerHour!.toPrecision(4)} QPS per $/h`),
-      `twin sweep wall time ${input.twinWallS.toFixed(1)} s`,
-    ],
-  });
-}
-
-/** Fig. 6: QPS per $/hour against the TTFT P90 and TBT P99 at capacity, with the SLO bounds. */
-export function vidurFig6(input: VidurFigureInput): FigureArtifacts {
   const ttft: Chart = {
     title: 'QPS per dollar vs TTFT P90 at capacity (twin)',
     xLabel: 'TTFT P90 at capacity (s)',
@@ -142,26 +129,100 @@ export function vidurFig6(input: VidurFigureInput): FigureArtifacts {
     vLines: [{ x: input.tbtP99MaxS * 1000, label: `SLO ${input.tbtP99MaxS * 1000} ms` }],
     description: 'Each mark is one ranked configuration: its QPS per $/hour against the TBT P99 of its passing probe at capacity on the twin.',
   };
-  const ours = vidurOurs(input.rows, input.twinWallS);
-  const rows = compareWithPaper(input.paperNumbers, ours, input.paperName);
+  const claims = judgeFigure(input.paper, vidurOurs(input.rows, input.twinWallS));
   const best = input.rows.find((r) => r.rank === 1);
   return figureArtifacts({
-    name: 'vidur-fig6',
-    title: 'Vidur Fig. 6: QPS per dollar against TTFT P90 and TBT P99 (numbers from the twin)',
+    name: 'vidur-fig5',
+    title: 'Vidur Fig. 5: QPS per dollar against TTFT P90 and TBT P99 (numbers from the twin)',
     charts: [
       { base: 'qps-per-dollar-vs-ttft', alt: 'QPS per dollar vs TTFT P90', chart: ttft },
       { base: 'qps-per-dollar-vs-tbt', alt: 'QPS per dollar vs TBT P99', chart: tbt },
     ],
     tables: [{ file: 'ranking.csv', text: rankingCsv(input.rows) }],
-    rows,
+    claims,
     notes: [
       ...notesOf(input),
-      'What Fig. 6 shows was taken from Vidur\u2019s repository (its README captions the plot "capacity per dollar for different deployment configurations vs TTFT-P90 and TBT-P99 for LLaMA2-70B"); the paper\u2019s own page could not be read here.',
+      'Pareto points (pareto.* in claims.csv): the best QPS per $/hour among configurations whose TBT P99 at capacity (under the 200 ms SLO) is within 120 ms or 140 ms; Vidur instead reruns the search with the tighter SLO, under which a configuration\u2019s capacity may be lower.',
     ],
     summary: [
       'numbers from the twin (simulated engine in virtual time), not from an engine',
       best ? `best ${best.id}: TTFT P90 ${best.ttftP90S === null ? '—' : (best.ttftP90S).toFixed(3)} s, TBT P99 ${best.tbtP99S === null ? '—' : (best.tbtP99S * 1000).toFixed(1)} ms at ${+best.capacityQps!.toPrecision(4)} QPS` : 'no configuration found a capacity',
       `twin sweep wall time ${input.twinWallS.toFixed(1)} s`,
+    ],
+  });
+}
+
+/** One trace's twin sweep, for Fig. 6. */
+export interface VidurTraceSweep {
+  /** The workload preset (chat-1m, arxiv-4k, bwb-4k). */
+  trace: string;
+  rows: readonly RankedRow[];
+  twinWallS: number;
+}
+
+export interface VidurFig6Input {
+  traces: readonly VidurTraceSweep[];
+  paper: FigurePaper;
+  setup: string[];
+}
+
+/** Our values of vidur-fig6's keys, per trace: `<trace>.best.qpsPerUsdPerHour`, `<trace>.best.batchSize`, `<trace>.a100.best...`. */
+export function vidurFig6Ours(traces: readonly VidurTraceSweep[]): OurValues {
+  const ours: Record<string, number | string | null> = {};
+  for (const t of traces) {
+    const ranked = t.rows.filter((r) => r.rank !== null);
+    const best = ranked[0] ?? null;
+    ours[`${t.trace}.best.qpsPerUsdPerHour`] = best?.qpsPerUsdPerHour ?? null;
+    ours[`${t.trace}.best.batchSize`] = best ? valueOf(best, 'maxNumSeqs') : null;
+    ours[`${t.trace}.best.id`] = best?.id ?? null;
+    for (const gpu of ['a100', 'h100']) ours[`${t.trace}.${gpu}.best.qpsPerUsdPerHour`] = bestQpsPerUsd(ranked, (r) => gpuOf(r) === gpu);
+  }
+  return ours;
+}
+
+/** Fig. 6: the QPS per $/hour of the best configuration for each trace, overall and per GPU type. */
+export function vidurFig6(input: VidurFig6Input): FigureArtifacts {
+  const ours = vidurFig6Ours(input.traces);
+  const n = (k: string) => (typeof ours[k] === 'number' ? (ours[k] as number) : null);
+  const series = (name: string, color: string, key: (trace: string) => string): ChartSeries => ({
+    name,
+    kind: 'points',
+    color,
+    points: input.traces.flatMap((t, i) => {
+      const y = n(key(t.trace));
+      return y === null ? [] : [[i + 1, y] as [number, number]];
+    }),
+  });
+  const chart: Chart = {
+    title: 'QPS per dollar of the best configuration, by trace (twin; Vidur Fig. 6 setting)',
+    xLabel: `trace (${input.traces.map((t, i) => `${i + 1} = ${t.trace}`).join(', ')})`,
+    yLabel: 'QPS per $/hour',
+    xScale: 'linear',
+    series: [series('best', PALETTE[0], (t) => `${t}.best.qpsPerUsdPerHour`), series('best on A100', PALETTE[1], (t) => `${t}.a100.best.qpsPerUsdPerHour`), series('best on H100', PALETTE[2], (t) => `${t}.h100.best.qpsPerUsdPerHour`)],
+    hLines: [],
+    vLines: [],
+    description: 'For each trace, the QPS per $/hour of the configuration that serves the most per dollar under TTFT P90 < 2 s and TBT P99 < 200 ms on the twin, and the best on each GPU type.',
+  };
+  const claims = judgeFigure(input.paper, ours);
+  const csv = toCsv(
+    ['source', 'trace', 'bestId', 'bestQpsPerUsdPerHour', 'bestBatchSize', 'a100BestQpsPerUsdPerHour', 'h100BestQpsPerUsdPerHour', 'configurations', 'ranked', 'twinWallS'],
+    input.traces.map((t) => ['twin', t.trace, ours[`${t.trace}.best.id`] ?? null, n(`${t.trace}.best.qpsPerUsdPerHour`), n(`${t.trace}.best.batchSize`), n(`${t.trace}.a100.best.qpsPerUsdPerHour`), n(`${t.trace}.h100.best.qpsPerUsdPerHour`), t.rows.length, t.rows.filter((r) => r.rank !== null).length, t.twinWallS]),
+  );
+  return figureArtifacts({
+    name: 'vidur-fig6',
+    title: 'Vidur Fig. 6: QPS per dollar of the best configuration for each trace (numbers from the twin)',
+    charts: [{ base: 'best-by-trace', alt: 'best QPS per dollar by trace', chart }],
+    tables: [{ file: 'best-by-trace.csv', text: csv }, ...input.traces.map((t) => ({ file: `ranking-${t.trace}.csv`, text: rankingCsv(t.rows) }))],
+    claims,
+    notes: [
+      TWIN_PROVENANCE,
+      ...input.setup,
+      `Twin sweep wall time here: ${input.traces.map((t) => `${t.trace} ${t.twinWallS.toFixed(1)} s`).join(', ')}.`,
+      'QPS per $/hour = capacity ÷ (GPUs × the GPU profile\u2019s usdPerGpuHour), GPUs = tensor parallelism (one replica); prices are gpu-profiles/*.yaml\u2019s, not Vidur\u2019s.',
+    ],
+    summary: [
+      'numbers from the twin (simulated engine in virtual time), not from an engine',
+      ...input.traces.map((t) => `${t.trace}: best ${ours[`${t.trace}.best.id`] ?? 'none'}${n(`${t.trace}.best.qpsPerUsdPerHour`) === null ? '' : `, ${+n(`${t.trace}.best.qpsPerUsdPerHour`)!.toPrecision(4)} QPS per $/h`}`),
     ],
   });
 }

@@ -31,8 +31,7 @@ test('metronFig6Measured: a mark per measured capacity; a search without a pass 
     timeScale: 0.5,
     tbtDeadlineS: 0.025,
     ttftSlackS: 0.3,
-    paperNumbers: [],
-    paperName: 'Metron',
+    paper: { claims: [], papers: {}, context: { trace: 'arxiv-4k', onHosts: false }, facts: {} },
     setup: [],
   });
   const file = (f: string) => a.files.find((x) => x.file === f)!.text;
