@@ -3,7 +3,7 @@ export { percentile, percentiles, percentileFromTop, sortedPercentile, sortedPer
 export type { PercentileMethod } from './percentile.ts';
 export { PERCENTILE_METHODS } from './percentile.ts';
 export { floorDivide } from './floorDivide.ts';
-export { fluidityIndex, fluidityOfRange, type FluidityResult } from './fluidity.ts';
+export { DEFAULT_TIE_RULE, fluidityIndex, fluidityOfRange, type FluidityResult, type TieRule } from './fluidity.ts';
 export { predictPrefillS, type PrefillFit } from './prefill.ts';
 export { computeRequestMetrics, type RequestMetrics, type RequestMetricsOptions } from './request.ts';
 export { columnsOf, MetricColumnsBuilder, GrowableF64, type MetricColumns } from './columns.ts';

@@ -4,7 +4,7 @@
 // (outputTokens − 1). TTFT here starts at the planned arrival (scheduledS) so client lag is never
 // hidden; ttftFromSentS is vLLM's TTFT (from the moment the request was sent).
 import { arrivalChunks, type RequestStatus, type TimelineRecord, type TokenArrivals } from '../timeline/record.ts';
-import { fluidityOfRange } from './fluidity.ts';
+import { fluidityOfRange, type TieRule } from './fluidity.ts';
 
 // The recipe's search.probe.tokenArrivals names one of these: which arrival the metrics measure.
 export { TOKEN_ARRIVALS, type TokenArrivals } from '../timeline/record.ts';
@@ -56,6 +56,8 @@ export interface RequestMetricsOptions {
   prefillS?: number;
   /** Which arrival of each token is measured (record.ts); default engine. */
   arrivals?: TokenArrivals;
+  /** How a token exactly on its deadline counts (fluidity.ts); default met, as Metron's code. */
+  tieRule?: TieRule;
 }
 
 /** Computes every per-request metric of one timeline record; O(chunks). */
@@ -96,6 +98,7 @@ export function computeRequestMetrics(record: TimelineRecord, opts: RequestMetri
     tbtSamplesS.length,
     opts.dpS,
     opts.tbtDeadlineS,
+    opts.tieRule,
   );
   return {
     id: record.id,

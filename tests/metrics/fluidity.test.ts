@@ -3,7 +3,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readFileSync } from 'node:fs';
-import { fluidityIndex } from '../../harness/metrics/fluidity.ts';
+import { DEFAULT_TIE_RULE, fluidityIndex } from '../../harness/metrics/fluidity.ts';
 import { floorDivide } from '../../harness/metrics/floorDivide.ts';
 
 const same = (actual: { fluidity: number; total: number; missed: number }, total: number, missed: number) => {
@@ -105,6 +105,21 @@ test('agrees with Metron Algorithm 1 in Python on 400 seeded random timelines', 
   }
   // The fixture exercises misses, not only smooth streams.
   assert.ok(withMisses > 100, `only ${withMisses} cases with misses`);
+});
+
+// Metron §4's example (PRINTED-NUMBERS row M-S10), decode tokens only, D_d = 100 ms: system A
+// sends 10 tokens 10 ms apart then one 150 ms later; system B 10 tokens 100 ms apart then one 150 ms
+// later. Both miss 1 of 11 TBTs, but A's early tokens bank slack. B's first ten tokens land exactly
+// on their deadlines, so the tie rule decides them: Metron's code (and fluidcap's default) counts
+// them met, Algorithm 1 as printed (t < D + slack) counts each one missed.
+test('the tie rule on Metron\u2019s worked example M-S10: A is fluid either way; B is 10/11 with ties met, 0 with ties missed', () => {
+  const a = [...Array(10).fill(0.01), 0.15];
+  const b = [...Array(10).fill(0.1), 0.15];
+  for (const tie of ['met', 'missed'] as const) same(fluidityIndex(a, 0.1, 0.1, tie), 11, 0);
+  same(fluidityIndex(b, 0.1, 0.1), 11, 1);
+  same(fluidityIndex(b, 0.1, 0.1, 'met'), 11, 1);
+  same(fluidityIndex(b, 0.1, 0.1, 'missed'), 11, 11);
+  assert.is(DEFAULT_TIE_RULE, 'met', 'the default is Metron\u2019s code');
 });
 
 test('rejects a non-positive TBT deadline', () => {

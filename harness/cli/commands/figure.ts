@@ -17,11 +17,23 @@ export const figureCommand = verb({
       .option('qps', { type: 'number', default: 6, describe: 'request rate of each system\'s probe, in the paper\'s time' })
       .option('requests', { type: 'number', describe: 'requests per probe, the first 10% warm-up (default 200; metron-fig6: 100)' })
       .option('grid', { type: 'string', describe: 'metron-fig6: comma-separated rates in the paper\'s time (default 2,4,6,8,10,12)' })
+      .option('check', { type: 'boolean', default: false, describe: 'run every figure at reduced sizes and print one table of the papers\' printed values and claims beside ours (holds / does not hold / not comparable here)' })
       .option('sweep', { type: 'string', describe: 'vidur-fig5 / vidur-fig6: the sweep file the twin evaluates (default sweeps/vidur-fig5.yaml)' }),
   handler: async (args, setExit) => {
     const { runFigure, checkFigureOptions } = await import('../../figures/runFigure.ts');
     const { loadInventory } = await import('../../provision/inventory.ts');
     const { UserError } = await import('../../util/errors.ts');
+    if (args.check) {
+      if (args.name || args.resume) throw new UserError('--check runs every figure: give it no figure name and no --resume');
+      const { runFigureCheck } = await import('../../figures/check.ts');
+      const inventory = args.hosts ? await loadInventory(args.hosts) : undefined;
+      await withInterrupts('stopping the current probe and releasing the engine', async (signal) => {
+        const c = await runFigureCheck({ outDir: args.out, timeScale: args.timeScale, inventory, signal, log: (line) => process.stderr.write(`${line}\n`) });
+        process.stdout.write(`${c.table}\n${c.figures.length} figures in ${c.wallS.toFixed(0)} s → ${c.dir} (check.md, check.csv)\n`);
+        if (c.status === 'interrupted') setExit(130);
+      });
+      return;
+    }
     if (!args.name && !args.resume) throw new UserError('figure needs a name (metron-fig5d, metron-fig3, metron-fig6, vidur-fig5, vidur-fig6, deepspeed-throughput) or --resume <figureDir>');
     if (args.sweep !== undefined && !args.name?.startsWith('vidur-')) throw new UserError(`--sweep is for vidur-fig5 and vidur-fig6, got figure ${JSON.stringify(args.name ?? '')}`);
     const grid = args.grid === undefined ? undefined : args.grid.split(',').map((r) => Number(r.trim()));
