@@ -118,6 +118,7 @@ export function metronFig5d(input: Fig5dInput): FigureArtifacts {
   const claims = judgeFigure(input.paper, ours);
   const untrusted = pts.filter((p) => !p.trusted);
   const notes = [
+    `The paper\u2019s Fig. 5(d) draws this curve for three public endpoints (Groq, Fireworks, Anyscale) on Mixtral-8x7B and LLaMA3-70B and reads it at a ${READ_AT_MISS_RATE * 100}% miss rate; it has no vLLM or Sarathi-Serve series (their miss rates are its Fig. 6(b): metron-fig6). Here the same curve for the systems fluidcap runs, read the same way (tbtAt10pctMissS in claims.csv).`,
     ...input.setup,
     `Deadlines are in the paper's time: the engine ran at time scale ${input.timeScale}, so a target of D was measured as ${input.timeScale} × D.`,
     ...input.systems.map(

@@ -83,6 +83,10 @@ export function missRateCdf(metrics: readonly RequestMetrics[]): [number, number
   return rates.map((r, i) => [r, (i + 1) / rates.length] as [number, number]);
 }
 
+/** What the paper set, said in every metron-fig6 README. */
+export const PAPER_SLO_NOTE =
+  'The paper sets 25 ms for all three SLOs (D_d of the fluidity SLO, the TPOT bound and the P99-TBT bound) and has one TPOT SLO with no percentile printed; splitting it into P50 and P99 TPOT is fluidcap\u2019s own.';
+
 /** The median request's share of deadlines missed, from missRateCdf's points; null when empty. */
 export function medianMissRate(cdf: readonly [number, number][]): number | null {
   return cdf.find(([, f]) => f >= 0.5)?.[0] ?? null;
@@ -124,6 +128,7 @@ export function metronFig6(input: Fig6Input): FigureArtifacts {
   const claims = judgeFigure(input.paper, ours);
   const grid = [...new Set(input.systems.flatMap((s) => s.probes.map((p) => p.rateQps)))].sort((a, b) => a - b);
   const notes = [
+    PAPER_SLO_NOTE,
     ...input.setup,
     `Rate grid (paper time): ${grid.join(', ')} QPS; each SLO is judged over the same probes, so a capacity is only as fine as the grid.`,
     `Thresholds in the paper's time; the engine ran at time scale ${input.timeScale}, so each was measured × ${input.timeScale}.`,
@@ -221,6 +226,7 @@ export function metronFig6Measured(input: Fig6MeasuredInput): FigureArtifacts {
           ? `no capacity measured (${c.outcome}: ${why(c)})`
           : `${c.outcome === 'at-least-max' ? 'at least ' : ''}${c.capacityQps} QPS (bracket ${c.passQps}–${c.failQps ?? '—'}, ${c.outcome}, ${c.probesUsed} probes)${c.outcome === 'converged' || c.outcome === 'at-least-max' ? '' : `: ${why(c)}`}`;
   const notes = [
+    PAPER_SLO_NOTE,
     ...input.setup,
     'Each SLO definition has its own bracket and bisection (the run\u2019s per-SLO search): it reuses every probe that is evidence for it (an early-stopped probe only for the definition that stopped it) and probes where it must, so each capacity is measured to the search\u2019s tolerance rather than read off a grid.',
     `Thresholds in the paper's time; the engine ran at time scale ${input.timeScale}, so each was measured × ${input.timeScale} and every rate ÷ ${input.timeScale} (rates here are in the paper's time).`,

@@ -51,6 +51,8 @@ export interface FigureOptions {
   requests: number;
   /** vidur-fig5 / vidur-fig6: the sweep file the twin evaluates (default sweeps/vidur-fig5.yaml). */
   sweepFile?: string;
+  /** metron-fig6 (search mode): overrides of FIG6_SEARCH, e.g. a shorter search for --check. */
+  fig6Search?: { minQps?: number; maxQps?: number; tolerance?: number; maxProbes?: number };
   signal?: AbortSignal;
   log: (line: string) => void;
   now?: () => Date;
@@ -83,8 +85,8 @@ const SYSTEMS = [
 
 const PAPER_TBT_DEADLINE_S = 0.025;
 const PAPER_TTFT_SLACK_S = 0.3;
-/** metron-fig6's rate grid in the paper's time: from well below to above both systems' capacity here. */
-export const DEFAULT_GRID = [2, 4, 6, 8, 10, 12];
+/** metron-fig6's rate grid in the paper's time: doubling from below the paper's 0.6 QPS fluidity capacity (which it holds) to above both systems' capacity here. */
+export const DEFAULT_GRID = [0.3, 0.6, 1.2, 2.4, 4.8, 9.6];
 
 /** Checks the figure's name and numbers before anything starts. */
 export function checkFigureOptions(o: Pick<FigureOptions, 'name' | 'timeScale' | 'rateQps' | 'requests' | 'grid'>): FigureName {
@@ -149,7 +151,7 @@ function readState(dir: string): State {
 /** Runs (or reuses) every system's probe, then writes the figure's files. */
 export async function runFigure(o: FigureOptions): Promise<FigureOutcome> {
   if (o.name === 'deepspeed-throughput' && !o.resumeDir) return (await import('./deepspeedRun.ts')).runDeepspeedThroughput(o);
-  if ((o.name === 'metron-fig6' || o.resumeDir) && (await import('./metronFig6Search.ts')).fig6SearchOwns(o)) return (await import('./metronFig6Search.ts')).runFig6Search(o);
+  if ((o.name === 'metron-fig6' || o.resumeDir) && (await import('./metronFig6Search.ts')).fig6SearchOwns(o)) return (await import('./metronFig6Search.ts')).runFig6Search({ ...o, search: o.fig6Search });
   const now = o.now ?? (() => new Date());
   if (o.name === 'vidur-fig5' || o.name === 'vidur-fig6') {
     // Evaluated on the twin in seconds: nothing to resume, no engine to place on a host.

@@ -16,7 +16,7 @@ export const figureCommand = verb({
       .option('time-scale', { type: 'number', default: 0.5, describe: 'simulated engine: real seconds per modelled second (deadlines and rates scale with it)' })
       .option('qps', { type: 'number', default: 6, describe: 'request rate of each system\'s probe, in the paper\'s time' })
       .option('requests', { type: 'number', describe: 'requests per probe, the first 10% warm-up (default 200; metron-fig6: 100)' })
-      .option('grid', { type: 'string', describe: 'metron-fig6: comma-separated rates in the paper\'s time (default 2,4,6,8,10,12)' })
+      .option('grid', { type: 'string', describe: 'metron-fig6: comma-separated rates in the paper\'s time (default 0.3,0.6,1.2,2.4,4.8,9.6)' })
       .option('check', { type: 'boolean', default: false, describe: 'run every figure at reduced sizes and print one table of the papers\' printed values and claims beside ours (holds / does not hold / not comparable here)' })
       .option('sweep', { type: 'string', describe: 'vidur-fig5 / vidur-fig6: the sweep file the twin evaluates (default sweeps/vidur-fig5.yaml)' }),
   handler: async (args, setExit) => {
@@ -29,8 +29,10 @@ export const figureCommand = verb({
       const inventory = args.hosts ? await loadInventory(args.hosts) : undefined;
       await withInterrupts('stopping the current probe and releasing the engine', async (signal) => {
         const c = await runFigureCheck({ outDir: args.out, timeScale: args.timeScale, inventory, signal, log: (line) => process.stderr.write(`${line}\n`) });
-        process.stdout.write(`${c.table}\n${c.figures.length} figures in ${c.wallS.toFixed(0)} s → ${c.dir} (check.md, check.csv)\n`);
+        const drawn = c.figures.filter((f) => f.error === null).length;
+        process.stdout.write(`${c.table}\n${drawn} of ${c.figures.length} figures drawn in ${c.wallS.toFixed(0)} s → ${c.dir} (check.md, check.csv)\n`);
         if (c.status === 'interrupted') setExit(130);
+        else if (drawn < c.figures.length) setExit(1);
       });
       return;
     }

@@ -1,0 +1,114 @@
+// `fluidcap figure --check`: every figure drawn once, at sizes that fit a short run, and one table
+// of the papers' printed values and claims beside ours (holds / does not hold / not comparable
+// here, with the reason). Each figure keeps its own directory under the check's directory, so its
+// README, charts and claims.csv are there to read; check.csv and check.md gather the claims.
+import { join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { writeFileIn } from '../util/confinedFs.ts';
+import { makeDirs } from '../util/makeDirs.ts';
+import { toCsv } from '../report/csv.ts';
+import type { Inventory } from '../provision/inventory.ts';
+import { CLAIMS_COLUMNS, checkTable, verdictCounts } from './claimsTable.ts';
+import type { ClaimRow } from './paperNumbers.ts';
+import { FIGURES, runFigure, type FigureName, type FigureOptions } from './runFigure.ts';
+
+/** The reduced Vidur matrix --check evaluates on each trace. */
+export const CHECK_SWEEP = resolve(import.meta.dirname, '..', '..', 'sweeps', 'vidur-check.yaml');
+
+/**
+ * The sizes --check runs each figure at: the figures' defaults made smaller where a run is long.
+ * metron-fig6 is judged on a doubling grid that holds the paper's 0.6 QPS (a capacity, and so
+ * each ratio of capacities, is only as fine as the grid: factors of 2); the Vidur figures on a
+ * 16-configuration matrix that holds the paper's best configurations.
+ */
+export const CHECK_SIZES: Record<FigureName, Pick<FigureOptions, 'requests' | 'rateQps' | 'grid' | 'sweepFile'>> = {
+  'metron-fig5d': { requests: 100, rateQps: 6 },
+  'metron-fig3': { requests: 100, rateQps: 6 },
+  'metron-fig6': { requests: 60, rateQps: 6, grid: [0.6, 1.2, 2.4] },
+  'vidur-fig5': { requests: 200, rateQps: 6, sweepFile: CHECK_SWEEP },
+  'vidur-fig6': { requests: 200, rateQps: 6, sweepFile: CHECK_SWEEP },
+  'deepspeed-throughput': { requests: 200, rateQps: 6 },
+};
+
+export interface CheckOptions {
+  outDir: string;
+  timeScale: number;
+  inventory?: Inventory;
+  /** The figures to run (default all, in FIGURES' order). */
+  figures?: readonly FigureName[];
+  signal?: AbortSignal;
+  log: (line: string) => void;
+  now?: () => Date;
+}
+
+export interface CheckFigure {
+  figure: FigureName;
+  /** Its directory; null when it failed before making one. */
+  dir: string | null;
+  wallS: number;
+  rows: ClaimRow[];
+  /** Why the figure did not finish (its claims are then absent from the table), or null. */
+  error: string | null;
+}
+
+export interface CheckOutcome {
+  dir: string;
+  status: 'completed' | 'interrupted';
+  figures: CheckFigure[];
+  wallS: number;
+  /** The table printed at the end (figures that finished). */
+  table: string;
+}
+
+/** Runs every figure in turn and writes check.csv and check.md beside their directories. */
+export async function runFigureCheck(o: CheckOptions): Promise<CheckOutcome> {
+  const t0 = performance.now();
+  const now = o.now ?? (() => new Date());
+  const stamp = now().toISOString().replace(/[-:]/g, '').replace(/\..*$/, '');
+  const dir = join(o.outDir, `check-${stamp}`);
+  makeDirs(dir);
+  const figures: CheckFigure[] = [];
+  let status: CheckOutcome['status'] = 'completed';
+  for (const name of o.figures ?? FIGURES) {
+    o.log(`— ${name}`);
+    const t = performance.now();
+    let outcome: Awaited<ReturnType<typeof runFigure>>;
+    try {
+      outcome = await runFigure({ name, outDir: dir, inventory: o.inventory, timeScale: o.timeScale, ...CHECK_SIZES[name], signal: o.signal, log: (l) => o.log(`  ${l}`), now });
+    } catch (err) {
+      // One figure that cannot be drawn here (e.g. a prefill fit refused on a noisy machine) leaves the others to run.
+      const wallS = (performance.now() - t) / 1000;
+      figures.push({ figure: name, dir: null, wallS, rows: [], error: (err as Error).message.split('\n')[0] });
+      o.log(`  ${name}: failed after ${wallS.toFixed(0)} s: ${figures.at(-1)!.error}`);
+      continue;
+    }
+    if (outcome.status === 'interrupted') {
+      status = 'interrupted';
+      break;
+    }
+    const wallS = (performance.now() - t) / 1000;
+    figures.push({ figure: name, dir: outcome.dir, wallS, rows: outcome.artifacts.flatMap((a) => a.claims), error: null });
+    o.log(`  ${name}: ${verdictCounts(figures.at(-1)!.rows)} (${wallS.toFixed(0)} s)`);
+  }
+  const wallS = (performance.now() - t0) / 1000;
+  const failed = figures.filter((f) => f.error !== null);
+  const table = checkTable(figures) + failed.map((f) => `${f.figure}: not drawn (${f.error}); its claims are not in this table\n`).join('');
+  writeFileIn(dir, join(dir, 'check.csv'), toCsv(['figure', ...CLAIMS_COLUMNS], figures.flatMap((f) => f.rows.map((r) => [f.figure, ...CLAIMS_COLUMNS.map((c) => r[c])]))));
+  writeFileIn(
+    dir,
+    join(dir, 'check.md'),
+    [
+      '# The papers\u2019 printed values and claims beside ours',
+      '',
+      `${figures.length - failed.length} of ${figures.length} figures drawn in ${wallS.toFixed(0)} s (${figures.map((f) => `${f.figure} ${f.wallS.toFixed(0)} s`).join(', ')}); ${verdictCounts(figures.flatMap((f) => f.rows))}.${status === 'interrupted' ? ' Interrupted: the figures after the last one listed did not run.' : ''}`,
+      '',
+      'Each figure\u2019s README and claims.csv (in its directory here) give every row with its source and the setup facts.',
+      '',
+      '```',
+      table.trimEnd(),
+      '```',
+      '',
+    ].join('\n'),
+  );
+  return { dir, status, figures, wallS, table };
+}
