@@ -136,15 +136,24 @@ test('metron-fig3: the decode vLLM stalls most, in both systems, and the three t
   for (let s = 0; s < 3; s++) assert.is((svg.match(new RegExp(`<circle [^>]*data-s="${s}"`, 'g')) ?? []).length, 2, `series ${s}`);
 });
 
-test('a figure that does not exist exits 2 naming the choices', async () => {
-  const r = await new Promise<{ code: number; stderr: string }>((done) =>
-    execFile(process.execPath, [join(ROOT, 'bin', 'fluidcap.js'), 'figure', 'metron-fig9'], { cwd: tmp }, (err, _o, stderr) =>
+const cli = (...args: string[]) =>
+  new Promise<{ code: number; stderr: string }>((done) =>
+    execFile(process.execPath, [join(ROOT, 'bin', 'fluidcap.js'), 'figure', ...args], { cwd: tmp }, (err, _o, stderr) =>
       done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stderr }),
     ),
   );
+
+test('a figure that does not exist exits 2 naming the choices', async () => {
+  const r = await cli('metron-fig9');
   assert.is(r.code, 2);
   assert.match(r.stderr, /figure name must be one of metron-fig5d, metron-fig3, metron-fig6, vidur-fig5, vidur-fig6, deepspeed-throughput, got "metron-fig9"/);
   assert.not.match(r.stderr, /^\s+at /m);
+});
+
+test('--check runs every figure: with a figure name it exits 2 saying so, before anything runs', async () => {
+  const r = await cli('metron-fig3', '--check');
+  assert.is(r.code, 2);
+  assert.match(r.stderr, /--check runs every figure: give it no figure name and no --resume/);
 });
 
 test.after(() => rmSync(tmp, { recursive: true, force: true }));
