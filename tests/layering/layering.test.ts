@@ -24,7 +24,7 @@ const ALLOWED: Record<string, string[]> = {
   analyze: ['capacity', 'metrics', 'runDir', 'timeline', 'util'],
   report: ['catalog', 'metrics', 'runDir', 'util'],
   capacity: ['catalog', 'load', 'metrics', 'provision', 'recipe', 'report', 'runDir', 'timeline', 'util'],
-  sweep: ['capacity', 'catalog', 'load', 'metrics', 'provision', 'recipe', 'runDir', 'util'],
+  sweep: ['capacity', 'catalog', 'load', 'metrics', 'provision', 'recipe', 'report', 'runDir', 'util'],
   gate: ['report', 'runDir', 'util'],
   twin: ['capacity', 'catalog', 'load', 'metrics', 'provision', 'recipe', 'report', 'runDir', 'sim', 'sweep', 'timeline', 'util'],
   figures: ['capacity', 'catalog', 'load', 'metrics', 'provision', 'recipe', 'report', 'runDir', 'sweep', 'timeline', 'twin', 'util'],

@@ -69,8 +69,8 @@ export const sweepCommand: VerbFactory = (setExit) => ({
       if (args.json) {
         process.stdout.write(JSON.stringify({ sweepDir: outcome.sweepDir, status: outcome.status, counts: c, rows: outcome.rows }, null, 2) + '\n');
       } else {
-        const { sweepMarkdown } = await import('../../sweep/sweepReport.ts');
-        process.stdout.write(sweepMarkdown(outcome.sweepDir.split('/').pop() ?? '', outcome.rows).split('\n## Runs without')[0].trimEnd() + '\n');
+        const { sweepSummaryLines } = await import('../../sweep/sweepReport.ts');
+        process.stdout.write(`sweep ${outcome.sweepDir.split('/').pop() ?? ''}:\n${sweepSummaryLines(outcome.rows).join('\n')}\n`);
         const { SWEEP_FILES } = await import('../../runDir/layout.ts');
         process.stdout.write(`\nresults: ${outcome.sweepDir} (${SWEEP_FILES.reportMd}, ${SWEEP_FILES.reportHtml}, ${SWEEP_FILES.reportCsv}, ${SWEEP_FILES.runsDir}/)\n`);
       }
