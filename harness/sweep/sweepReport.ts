@@ -187,12 +187,13 @@ function perSloChart(rows: readonly SweepRow[], slos: readonly string[]): Chart 
         const q = capacityUnder(r, slo);
         return q === null ? [] : [[numberOf(r, i), q] as [number, number]];
       }),
-    })),
+    })).filter((series) => series.points.length > 0),
     hLines: [],
     vLines: [],
     description:
       'Each colour is one SLO definition (the table below gives its thresholds): the same probes of each run judged under it. ' +
-      'A stricter definition sits lower; where the colours of a configuration spread far apart, the choice of SLO decides its capacity more than the configuration does.',
+      'A stricter definition sits lower; where the colours of a configuration spread far apart, the choice of SLO decides its capacity more than the configuration does. ' +
+      'Two definitions with the same capacity draw one dot over the other (the table has every value); a definition no run could judge has no colour.',
   };
 }
 

@@ -19,11 +19,17 @@ import { blocksFor, kvBlocksForMemory } from '../sim/kvCache.ts';
 import type { SweepFile } from '../sweep/sweepFile.ts';
 import type { PlannedRun } from '../sweep/plan.ts';
 import { loadSweepPlan } from '../sweep/runSweep.ts';
+import { configLabels } from '../sweep/expand.ts';
 import { UserError } from '../util/errors.ts';
 import { planOf } from './rehearse.ts';
 import { simOptionsOf, simConfigOf } from './simTarget.ts';
 import { plannedRequests, runTwinSearch } from './twinSearch.ts';
+import { SWEEP_FILES } from '../runDir/layout.ts';
+import { renderHtml } from '../report/html.ts';
+import { sharedValues, twinPageBlocks } from './twinSweepPage.ts';
 import {
+  distinctRanked,
+  keysTheTwinCannotSee,
   rankTwinRows,
   topSweepText,
   twinRankingCsv,
@@ -37,6 +43,7 @@ import { makeDirs, makeWritableDir } from '../util/makeDirs.ts';
 
 /** The files a twin sweep writes in its directory. */
 export const TWIN_SWEEP_FILES = {
+  page: SWEEP_FILES.reportHtml,
   sweep: 'sweep.yaml',
   rankingMd: 'twin-ranking.md',
   rankingCsv: 'twin-ranking.csv',
@@ -171,6 +178,8 @@ export interface TwinSweepOutcome {
   failed: number;
   /** The first configuration's recipe (its SLO and workload are every configuration's unless the matrix sets them). */
   firstRecipe: Recipe;
+  /** The top-N file written (with --top), and how many configurations it runs. */
+  top: { file: string; n: number; runs: number } | null;
 }
 
 function sloTextOf(recipe: Recipe): string {
@@ -191,6 +200,7 @@ export async function runTwinSweep(o: TwinSweepOptions): Promise<TwinSweepOutcom
   const { sweep, runs } = await prepareTwinSweep(o.sweepFile);
   makeWritableDir(o.outDir);
   const rows: TwinConfigRow[] = [];
+  const labels = configLabels(runs.map((r) => r.config));
   let failed = 0;
   for (const run of runs) {
     let row: TwinConfigRow;
@@ -207,8 +217,10 @@ export async function runTwinSweep(o: TwinSweepOptions): Promise<TwinSweepOutcom
       };
     }
     rows.push(row);
+    // Infeasible configurations are summed up in one line at the end (each with its numbers in the files).
+    if (row.status === 'infeasible') continue;
     const what = row.status === 'ranked' ? `${+row.capacityQps!.toPrecision(4)} QPS (${row.probes} probes, ${row.virtualS.toFixed(0)} virtual s in ${row.wallS.toFixed(2)} s)` : `${row.status}: ${row.reason}`;
-    o.log(`${row.id}: ${what}`);
+    o.log(`[${rows.length}/${runs.length}] ${labels.get(row.id)}: ${what}`);
   }
   const ranked = rankTwinRows(rows);
   const wallS = (performance.now() - t0) / 1000;
@@ -224,6 +236,8 @@ export async function runTwinSweep(o: TwinSweepOptions): Promise<TwinSweepOutcom
     recipeFile: sweep.recipeFile,
     sloText: sloTextOf(first),
     workloadText: workloadTextOf(first),
+    baseEngine: first.target.engine,
+    baseHost: first.target.host ?? null,
     wallS,
     createdAt: created.toISOString(),
   };
@@ -240,13 +254,44 @@ export async function runTwinSweep(o: TwinSweepOptions): Promise<TwinSweepOutcom
   write(TWIN_SWEEP_FILES.rankingJson, twinRankingJson(header, ranked));
   // The base recipe travels with the copied sweep file and the top-N file (a sweep's recipe must sit in its directory).
   write(basename(sweep.recipeFile), recipeCopyText(readFileSync(sweep.recipeFile, 'utf8'), sweep.recipeFile));
-  if (o.top !== undefined && ranked.some((r) => r.rank !== null)) {
-    write(
-      topSweepFileName(o.top),
-      topSweepText({ sweepName: sweep.name, recipe: basename(sweep.recipeFile), gpusPerHost: sweep.gpusPerHost, parallel: sweep.parallel, portsBase: sweep.ports?.base, createdAt: created.toISOString() }, ranked, o.top),
+  const top = o.top !== undefined && ranked.some((r) => r.rank !== null) ? { file: topSweepFileName(o.top), n: o.top } : null;
+  if (top) {
+    const input = { sweepName: sweep.name, recipe: basename(sweep.recipeFile), engine: header.baseEngine, host: header.baseHost, gpusPerHost: sweep.gpusPerHost, parallel: sweep.parallel, portsBase: sweep.ports?.base, createdAt: created.toISOString() };
+    write(top.file, topSweepText(input, ranked, top.n));
+  }
+  // The page last: it links every file above.
+  write(TWIN_SWEEP_FILES.page, renderHtml(twinPageBlocks({ header, rows: ranked, files: [...files], top }), `${sweep.name}: configurations ranked on the twin`));
+  for (const line of twinSummaryLines(ranked, top)) o.log(line);
+  return { dir, rows: ranked, wallS, files, failed, firstRecipe: first, top: top && { ...top, runs: Math.min(top.n, distinctRanked(ranked).length) } };
+}
+
+/**
+ * What the console says once every configuration is evaluated: the infeasible ones in one line
+ * per reason, and the configurations the twin cannot tell apart.
+ */
+export function twinSummaryLines(rows: readonly RankedRow[], top: { file: string; n: number } | null): string[] {
+  const out: string[] = [];
+  // One line per kind of reason ("llama-2-70b does not fit"), the first one's numbers as the example.
+  const kinds = new Map<string, RankedRow[]>();
+  for (const r of rows.filter((x) => x.status === 'infeasible')) {
+    const kind = r.reason.split(':')[0];
+    kinds.set(kind, [...(kinds.get(kind) ?? []), r]);
+  }
+  for (const [kind, group] of kinds) {
+    const shared = sharedValues(group);
+    const example = group[0].reason.slice(kind.length + 1).trim();
+    out.push(`${group.length} of ${rows.length} configurations infeasible${shared ? `, all with ${shared}` : ''}: ${kind}${example ? ` (${group.length > 1 ? 'e.g. ' : ''}${example})` : ''}; each one in ${TWIN_SWEEP_FILES.page}`);
+  }
+  const identical = rows.filter((r) => r.identicalTo !== null).length;
+  if (identical > 0) {
+    const keys = keysTheTwinCannotSee(rows);
+    const runs = top ? Math.min(top.n, distinctRanked(rows).length) : 0;
+    out.push(
+      `${identical} configurations are identical on the twin to a better-ranked one${keys.length ? ` (they differ only in ${keys.join(', ')})` : ''}: the twin cannot tell them apart` +
+        (top ? `; ${top.file} runs ${runs} it can, and names the identical ones in comments` : ''),
     );
   }
-  return { dir, rows: ranked, wallS, files, failed, firstRecipe: first };
+  return out;
 }
 
 /** The base recipe as copied beside the sweep: a relative trace path made absolute, so it still names the same file. */

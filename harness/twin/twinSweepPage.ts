@@ -1,0 +1,166 @@
+// The twin sweep's page (report.html in its directory): where every number came from, QPS per
+// $/hour of each configuration by rank and capacity against the hourly price as charts, the
+// ranking with configurations the twin cannot tell apart folded into one row, what was not ranked
+// and why (grouped by reason), and links to the files beside it. Pure: rows in, blocks out.
+import { heading, para, table, type Block, type Chart, type Inline } from '../report/doc.ts';
+import { fmtNum, fmtSeconds, fmtUsd } from '../report/format.ts';
+import { differenceFrom, keysTheTwinCannotSee, realSweepMeasures, TWIN_PROVENANCE, type RankedRow, type TwinSweepHeader } from './twinSweepRank.ts';
+
+const PALETTE = ['#8250df', '#0969da', '#bf8700', '#1a7f37', '#cf222e', '#57606a', '#e16f24', '#1b7c83'];
+
+/** What a twin sweep's page needs beside the rows. */
+export interface TwinPageInput {
+  header: TwinSweepHeader;
+  rows: readonly RankedRow[];
+  /** Files written beside the page, in the order to list them (names relative to the page). */
+  files: readonly string[];
+  /** The top-N file, when one was written. */
+  top: { file: string; n: number } | null;
+}
+
+// One series per GPU profile × scheduler: the two choices that move a configuration most.
+function seriesOf(rows: readonly RankedRow[], point: (r: RankedRow) => [number, number] | null): Chart['series'] {
+  const groups = new Map<string, [number, number][]>();
+  for (const r of rows) {
+    const p = point(r);
+    if (p === null) continue;
+    const name = `${r.gpuProfile} · ${r.scheduler}`;
+    groups.set(name, [...(groups.get(name) ?? []), p]);
+  }
+  return [...groups.entries()].map(([name, points], k) => ({ name, kind: 'points', color: PALETTE[k % PALETTE.length], points }));
+}
+
+const shortId = (id: string) => id.split('-')[0];
+
+/** The unranked rows grouped by reason: `{ status, reason, ids }`, in order of first appearance. */
+export function unrankedGroups(rows: readonly RankedRow[]): { status: string; reason: string; ids: string[] }[] {
+  const out: { status: string; reason: string; ids: string[] }[] = [];
+  for (const r of rows.filter((x) => x.rank === null)) {
+    const reason = r.reason || 'no price in the GPU profile, so no QPS per $/hour';
+    const g = out.find((x) => x.status === r.status && x.reason === reason);
+    if (g) g.ids.push(r.id);
+    else out.push({ status: r.status, reason, ids: [r.id] });
+  }
+  return out;
+}
+
+/** The matrix values every one of `rows` shares (`tensorParallel=1`), or '' when none. */
+export function sharedValues(rows: readonly RankedRow[]): string {
+  if (rows.length === 0) return '';
+  return Object.entries(rows[0].values)
+    .filter(([k, v]) => rows.every((r) => JSON.stringify(r.values[k]) === JSON.stringify(v)))
+    .map(([k, v]) => `${k}=${typeof v === 'object' ? JSON.stringify(v) : String(v)}`)
+    .join(' ');
+}
+
+/** The page as blocks (renderHtml lays them out). */
+export function twinPageBlocks(input: TwinPageInput): Block[] {
+  const { header: h, rows } = input;
+  const ranked = rows.filter((r) => r.rank !== null);
+  const distinct = ranked.filter((r) => r.identicalTo === null);
+  const hidden = ranked.length - distinct.length;
+  const count = (s: string) => rows.filter((r) => r.status === s).length;
+  const out: Block[] = [
+    heading(1, `${h.sweepName}: configurations ranked on the twin`),
+    para({ strong: TWIN_PROVENANCE }),
+    {
+      kind: 'list',
+      items: [
+        ['Sweep file: ', { code: h.sweepFile }, '; base recipe: ', { code: h.recipeFile }, ` (engine: ${h.baseEngine}).`],
+        ['SLO (the recipe\u2019s): ', { code: h.sloText }, `. Workload: ${h.workloadText}.`],
+        [
+          `${rows.length} configurations: ${count('ranked')} with a capacity${hidden > 0 ? ` (${distinct.length} the twin can tell apart)` : ''}, ${count('no-capacity')} without one, ${count('infeasible')} infeasible (the model does not fit), ${count('failed')} failed.`,
+        ],
+        [`The whole twin sweep took ${h.wallS.toFixed(1)} s of wall time (written ${h.createdAt}).`],
+        ['QPS per $/hour = capacity ÷ (GPUs × the GPU profile\u2019s usdPerGpuHour), GPUs = tensor parallelism (one replica); $ per 1M tokens = that hourly price ÷ (prompt + output tokens per second at capacity).'],
+      ],
+    },
+  ];
+
+  if (ranked.length > 0) {
+    out.push(heading(2, 'Which configuration gives the most QPS per $/hour'));
+    out.push({
+      kind: 'chart',
+      chart: {
+        title: 'QPS per $/hour of each configuration, by rank',
+        xLabel: 'rank (1 = most QPS per $/hour)',
+        yLabel: 'QPS per $/hour',
+        xScale: 'linear',
+        series: seriesOf(ranked, (r) => [r.rank!, r.qpsPerUsdPerHour!]),
+        hLines: [],
+        vLines: [],
+        description:
+          'Each dot is one configuration at its capacity on the twin, coloured by GPU profile and scheduler; the table below names each rank. ' +
+          'A step down between neighbours is a real difference on the twin; a flat run of dots is configurations it cannot tell apart.',
+      },
+    });
+    out.push({
+      kind: 'chart',
+      chart: {
+        title: 'Capacity against the hourly price',
+        xLabel: '$ per hour (GPUs × price per GPU-hour)',
+        yLabel: 'capacity (QPS)',
+        xScale: 'log',
+        series: seriesOf(ranked, (r) => (r.usdPerHour === null ? null : [r.usdPerHour, r.capacityQps!])),
+        hLines: [],
+        vLines: [],
+        description:
+          'What each hourly price buys: dots higher up serve more at the same price. Configurations at one price are the same GPUs with other engine settings; the spread of a column is what those settings are worth.',
+      },
+    });
+
+    out.push(heading(2, 'Ranking'));
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    const members = (leader: RankedRow) => rows.filter((r) => r.identicalTo === leader.id);
+    out.push(
+      table(
+        ['rank', 'configuration', 'capacity (QPS)', 'QPS per $/h', '$ per 1M tokens', 'TTFT P90', 'TBT P99'],
+        distinct.map((r) => {
+          const same = members(r);
+          const cell: Inline = same.length === 0 ? r.label : `${r.label}; identical on the twin: ${same.map((x) => `${shortId(x.id)} (${differenceFrom(x, byId.get(x.identicalTo!)!)})`).join(', ')}`;
+          const ranks = same.length === 0 ? String(r.rank) : `${r.rank}–${Math.max(...same.map((x) => x.rank!))}`;
+          // A search that passed at its highest rate only bounds the capacity from below.
+          const capacity = r.outcome === 'at-least-max' ? `≥ ${fmtNum(r.capacityQps, 4)}` : fmtNum(r.capacityQps, 4);
+          return [ranks, cell, capacity, fmtNum(r.qpsPerUsdPerHour, 3), fmtUsd(r.usdPerMillionTokens), fmtSeconds(r.ttftP90S), fmtSeconds(r.tbtP99S)];
+        }),
+        [true, false, true, true, true, true, true],
+      ),
+    );
+    if (hidden > 0) {
+      const keys = keysTheTwinCannotSee(rows);
+      out.push(
+        para(
+          `${hidden} configurations gave results identical to a better-ranked one (capacity, bracket, probes, latencies at capacity and price)`,
+          keys.length > 0 ? `; they differ only in ${keys.join(', ')}, which the twin does not see at these loads` : '',
+          '. Each such group is one row above, ranked by its first configuration',
+          input.top ? `; ${input.top.file} runs one configuration of each of the best ${input.top.n} groups and names the others in a comment.` : '.',
+        ),
+      );
+    }
+  }
+
+  const unranked = unrankedGroups(rows);
+  if (unranked.length > 0) {
+    out.push(heading(2, 'Not ranked'));
+    out.push({
+      kind: 'list',
+      items: unranked.map((g) => {
+        const shared = sharedValues(g.ids.map((id) => rows.find((r) => r.id === id)!));
+        return [{ strong: `${g.ids.length} ${g.status}` }, shared ? ` (all with ${shared})` : '', `: ${g.reason}. `, g.ids.map(shortId).join(', '), '.'];
+      }),
+    });
+  }
+
+  out.push(heading(2, 'Files'));
+  const top = input.top;
+  out.push({
+    kind: 'list',
+    items: [
+      ...input.files.map((f): Inline[] => [{ link: f, href: encodeURIComponent(f) }]),
+      ...(top
+        ? [[`To measure the top ${top.n}: `, { code: `fluidcap sweep ${top.file}` }, ` runs ${realSweepMeasures(h.baseEngine, h.baseHost)}.`] as Inline[]]
+        : []),
+    ],
+  });
+  return out;
+}
