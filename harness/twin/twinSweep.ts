@@ -26,7 +26,7 @@ import { simOptionsOf, simConfigOf } from './simTarget.ts';
 import { plannedRequests, runTwinSearch } from './twinSearch.ts';
 import { SWEEP_FILES } from '../runDir/layout.ts';
 import { renderHtml } from '../report/html.ts';
-import { sharedValues, twinPageBlocks } from './twinSweepPage.ts';
+import { sharedValues, twinPageBlocks, unrankedGroups } from './twinSweepPage.ts';
 import {
   distinctRanked,
   keysTheTwinCannotSee,
@@ -272,15 +272,10 @@ export async function runTwinSweep(o: TwinSweepOptions): Promise<TwinSweepOutcom
 export function twinSummaryLines(rows: readonly RankedRow[], top: { file: string; n: number } | null): string[] {
   const out: string[] = [];
   // One line per kind of reason ("llama-2-70b does not fit"), the first one's numbers as the example.
-  const kinds = new Map<string, RankedRow[]>();
-  for (const r of rows.filter((x) => x.status === 'infeasible')) {
-    const kind = r.reason.split(':')[0];
-    kinds.set(kind, [...(kinds.get(kind) ?? []), r]);
-  }
-  for (const [kind, group] of kinds) {
-    const shared = sharedValues(group);
-    const example = group[0].reason.slice(kind.length + 1).trim();
-    out.push(`${group.length} of ${rows.length} configurations infeasible${shared ? `, all with ${shared}` : ''}: ${kind}${example ? ` (${group.length > 1 ? 'e.g. ' : ''}${example})` : ''}; each one in ${TWIN_SWEEP_FILES.page}`);
+  for (const g of unrankedGroups(rows).filter((x) => x.status === 'infeasible')) {
+    const shared = sharedValues(g.rows);
+    const example = g.details[0].text;
+    out.push(`${g.rows.length} of ${rows.length} configurations infeasible${shared ? `, all with ${shared}` : ''}: ${g.kind}${example ? ` (${g.details.length > 1 ? 'e.g. ' : ''}${example})` : ''}; each one in ${TWIN_SWEEP_FILES.page}`);
   }
   const identical = rows.filter((r) => r.identicalTo !== null).length;
   if (identical > 0) {

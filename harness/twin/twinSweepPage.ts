@@ -32,14 +32,23 @@ function seriesOf(rows: readonly RankedRow[], point: (r: RankedRow) => [number, 
 
 const shortId = (id: string) => id.split('-')[0];
 
-/** The unranked rows grouped by reason: `{ status, reason, ids }`, in order of first appearance. */
-export function unrankedGroups(rows: readonly RankedRow[]): { status: string; reason: string; ids: string[] }[] {
-  const out: { status: string; reason: string; ids: string[] }[] = [];
+/**
+ * The unranked rows grouped by status and kind of reason (the reason's text before its first
+ * colon, e.g. "llama-2-70b does not fit"), each with its distinct details and the rows that have them.
+ */
+export function unrankedGroups(rows: readonly RankedRow[]): { status: string; kind: string; rows: RankedRow[]; details: { text: string; ids: string[] }[] }[] {
+  const out: { status: string; kind: string; rows: RankedRow[]; details: { text: string; ids: string[] }[] }[] = [];
   for (const r of rows.filter((x) => x.rank === null)) {
     const reason = r.reason || 'no price in the GPU profile, so no QPS per $/hour';
-    const g = out.find((x) => x.status === r.status && x.reason === reason);
-    if (g) g.ids.push(r.id);
-    else out.push({ status: r.status, reason, ids: [r.id] });
+    const colon = reason.indexOf(':');
+    const kind = colon < 0 ? reason : reason.slice(0, colon);
+    const text = colon < 0 ? '' : reason.slice(colon + 1).trim();
+    let g = out.find((x) => x.status === r.status && x.kind === kind);
+    if (!g) out.push((g = { status: r.status, kind, rows: [], details: [] }));
+    g.rows.push(r);
+    const d = g.details.find((x) => x.text === text);
+    if (d) d.ids.push(r.id);
+    else g.details.push({ text, ids: [r.id] });
   }
   return out;
 }
@@ -144,9 +153,12 @@ export function twinPageBlocks(input: TwinPageInput): Block[] {
     out.push(heading(2, 'Not ranked'));
     out.push({
       kind: 'list',
-      items: unranked.map((g) => {
-        const shared = sharedValues(g.ids.map((id) => rows.find((r) => r.id === id)!));
-        return [{ strong: `${g.ids.length} ${g.status}` }, shared ? ` (all with ${shared})` : '', `: ${g.reason}. `, g.ids.map(shortId).join(', '), '.'];
+      items: unranked.map((g): Inline[] => {
+        const shared = sharedValues(g.rows);
+        const details = g.details.filter((d) => d.text !== '');
+        const detailText =
+          details.length === 0 ? '' : details.length === 1 ? `: ${details[0].text}` : `: ${details.map((d) => `${d.text} (${d.ids.map(shortId).join(', ')})`).join('; ')}`;
+        return [{ strong: `${g.rows.length} ${g.status}` }, shared ? ` (all with ${shared})` : '', `: ${g.kind}${detailText}. `, details.length > 1 ? '' : `${g.rows.map((r) => shortId(r.id)).join(', ')}.`];
       }),
     });
   }
