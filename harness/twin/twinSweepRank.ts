@@ -82,17 +82,16 @@ export function moneyOf(r: TwinConfigRow): Pick<RankedRow, 'usdPerHour' | 'qpsPe
 export function rankTwinRows(rows: readonly TwinConfigRow[]): RankedRow[] {
   const labels = configLabels(rows);
   const withMoney = rows.map((r, i) => ({ ...r, ...moneyOf(r), rank: null as number | null, label: labels.get(r.id) ?? r.id, identicalTo: null as string | null, order: i }));
-  const ranked = withMoney
+  const sorted = withMoney
     .filter((r) => r.status === 'ranked' && r.qpsPerUsdPerHour !== null)
     .sort((a, b) => b.qpsPerUsdPerHour! - a.qpsPerUsdPerHour! || (b.capacityQps ?? 0) - (a.capacityQps ?? 0) || a.order - b.order);
+  // Identical results tie on every sort key: each group is moved together behind its first
+  // configuration (only the order inside a tie changes), so a group holds consecutive ranks.
+  const groups = new Map<string, typeof sorted>();
+  for (const r of sorted) groups.set(twinResultKey(r), [...(groups.get(twinResultKey(r)) ?? []), r]);
+  const ranked = [...groups.values()].flat().sort((a, b) => b.qpsPerUsdPerHour! - a.qpsPerUsdPerHour! || (b.capacityQps ?? 0) - (a.capacityQps ?? 0));
   ranked.forEach((r, i) => (r.rank = i + 1));
-  const first = new Map<string, string>();
-  for (const r of ranked) {
-    const key = twinResultKey(r);
-    const leader = first.get(key);
-    if (leader === undefined) first.set(key, r.id);
-    else r.identicalTo = leader;
-  }
+  for (const group of groups.values()) for (const r of group.slice(1)) r.identicalTo = group[0].id;
   const rest = withMoney.filter((r) => r.rank === null);
   return [...ranked, ...rest].map(({ order: _o, ...r }) => r);
 }
