@@ -3,7 +3,7 @@
 // their thresholds, the capacity chart with interval ends, links confined to the sweep directory.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { bestConfigurations, runReportHref, sweepCsv, sweepHtml, sweepMarkdown, RECIPE_SLO, type CapacitySummary, type SweepRow } from '../../harness/sweep/sweepReport.ts';
+import { bestConfigurations, runReportHref, sweepCsv, sweepHtml, sweepMarkdown, sweepSummaryLines, RECIPE_SLO, type CapacitySummary, type SweepRow } from '../../harness/sweep/sweepReport.ts';
 import { configLabels } from '../../harness/sweep/expand.ts';
 
 function cap(capacityQps: number, usdPerHour: number | null, baselines: Record<string, number | null>, outcome = 'converged'): CapacitySummary {
@@ -108,6 +108,18 @@ test('short labels: cNN and the values, unique, field names only where a value n
   // Two profiles with the same first word keep their full names.
   const same = configLabels([{ id: 'c01', values: { gpuProfile: 'a100-sxm-80gb', 'workload.seed': 3 } }, { id: 'c02', values: { gpuProfile: 'a100-pcie-40gb', 'workload.seed': 3 } }]);
   assert.equal([...same.values()], ['c01 a100-sxm-80gb seed=3', 'c02 a100-pcie-40gb seed=3']);
+});
+
+test('console summary: one line per configuration by its label, its interval, and the best under the recipe SLO', () => {
+  const lines = sweepSummaryLines([row('c05-x', { ...cap(10, 4, {}), interval: { estimateQps: 10.4, loQps: 9.81, hiQps: null, open: 'hi' } }), ...rows]);
+  assert.equal(lines, [
+    '  c05 seqs8 note=a,b: 10 QPS (95% interval 9.81–open), 2.5 QPS per $/h',
+    '  c01 seqs8 note=a,b: 10 QPS, 2.5 QPS per $/h',
+    '  c02 seqs8 note=a,b: 14 QPS, 1.75 QPS per $/h',
+    '  c03 seqs8 note=a,b: invalid probes: r',
+    '  c04 seqs8 note=a,b: failed: why',
+    'best under the recipe SLO: c02 seqs8 note=a,b (14 QPS); most QPS per $/h: c05 seqs8 note=a,b',
+  ]);
 });
 
 test.run();
