@@ -173,6 +173,40 @@ function capacityChart(rows: readonly SweepRow[]): Chart {
   };
 }
 
+/**
+ * Capacity against the matrix's one numeric field (batch size, chunk size, ...), one line per
+ * combination of the other fields: how the knob moves capacity, scheduler by scheduler. Null when
+ * the matrix has no such field, or too many lines to tell apart.
+ */
+export function knobChart(rows: readonly SweepRow[]): Chart | null {
+  const keys = [...new Set(rows.flatMap((r) => Object.keys(r.values)))];
+  const numeric = keys.filter((k) => rows.every((r) => typeof r.values[k] === 'number') && new Set(rows.map((r) => r.values[k])).size >= 2);
+  if (numeric.length !== 1) return null;
+  const knob = numeric[0];
+  const others = keys.filter((k) => k !== knob);
+  const lines = new Map<string, [number, number][]>();
+  for (const r of rows) {
+    const name = others.map((k) => `${k}=${valueText(r.values[k])}`).join(' ') || 'capacity';
+    const q = capacityUnder(r, RECIPE_SLO);
+    if (!lines.has(name)) lines.set(name, []);
+    if (q !== null) lines.get(name)!.push([r.values[knob] as number, q]);
+  }
+  const series = [...lines.entries()].filter(([, points]) => points.length > 0);
+  if (series.length === 0 || series.length > PALETTE.length) return null;
+  const xs = rows.map((r) => r.values[knob] as number);
+  const log = xs.every((x) => x > 0) && Math.max(...xs) / Math.min(...xs) >= 4;
+  return {
+    title: `Capacity by ${knob}`,
+    xLabel: knob,
+    yLabel: 'capacity (QPS)',
+    xScale: log ? 'log' : 'linear',
+    series: series.map(([name, points], k) => ({ name, kind: 'line', dots: true, color: PALETTE[k % PALETTE.length], points: points.sort((a, b) => a[0] - b[0]) })),
+    hLines: [],
+    vLines: [],
+    description: `The capacity under the recipe SLO as ${knob} changes, one line per ${others.length ? others.join(' and ') : 'sweep'}; each dot is one configuration. A configuration without a trusted capacity is left out of its line (the table says why).`,
+  };
+}
+
 function perSloChart(rows: readonly SweepRow[], slos: readonly string[]): Chart {
   return {
     title: 'Capacity under each SLO definition',
@@ -215,7 +249,11 @@ export function sweepBlocks(name: string, rows: SweepRow[]): Block[] {
   );
 
   out.push(heading(2, 'Capacity of each configuration'));
-  if (rows.some(converged)) out.push({ kind: 'chart', chart: capacityChart(rows) });
+  if (rows.some(converged)) {
+    out.push({ kind: 'chart', chart: capacityChart(rows) });
+    const byKnob = knobChart(rows);
+    if (byKnob) out.push({ kind: 'chart', chart: byKnob });
+  }
   const runCell = (r: SweepRow): Inline => (r.reportHref ? { link: 'report', href: r.reportHref } : r.status === 'completed' ? NONE : statusText(r));
   out.push(
     table(

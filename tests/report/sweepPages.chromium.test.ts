@@ -139,7 +139,9 @@ if (!bin) {
     for (const width of WIDTHS) {
       const c = await checkPage(bin, page, width);
       assertFits(c, `sweep page at ${width} px`);
-      assert.equal(c.figures.map((f) => f.title), ['Capacity of each configuration', 'Capacity under each SLO definition']);
+      assert.equal(c.figures.map((f) => f.title), ['Capacity of each configuration', 'Capacity by maxNumSeqs', 'Capacity under each SLO definition']);
+      // One line per scheduler, a dot for each of its configurations with a capacity (c01–c04).
+      assert.equal([c.figures[1].series, c.figures[1].marks], [2, 2 + 4]);
       // Five capacity dots (c01–c04 and the invalid c06 has none; c05 failed) → four, and seven interval ends (c04's upper end is open).
       const cap = c.figures[0];
       assert.is(cap.series, 2);
