@@ -2,7 +2,8 @@
 // engines. Each configuration's recipe is expanded and validated exactly as a real sweep does it
 // (sweep/plan.ts), then its whole capacity search runs in virtual time (twinSearch.ts). A
 // configuration whose model does not fit in its GPUs' memory is reported infeasible with the
-// numbers, not refused. The ranking, its files and the top-N sweep file are twinSweepRank.ts's.
+// numbers, not refused. The ranking, its files and the top-N sweep file are twinSweepRank.ts's;
+// the page (report.html) and the console's summary lines are twinSweepPage.ts's.
 import { existsSync, readFileSync } from 'node:fs';
 import { writeFileIn } from '../util/confinedFs.ts';
 import { basename, isAbsolute, join, resolve } from 'node:path';
@@ -26,10 +27,9 @@ import { simOptionsOf, simConfigOf } from './simTarget.ts';
 import { plannedRequests, runTwinSearch } from './twinSearch.ts';
 import { SWEEP_FILES } from '../runDir/layout.ts';
 import { renderHtml } from '../report/html.ts';
-import { sharedValues, twinPageBlocks, unrankedGroups } from './twinSweepPage.ts';
+import { twinPageBlocks, twinSummaryLines } from './twinSweepPage.ts';
 import {
   distinctRanked,
-  keysTheTwinCannotSee,
   rankTwinRows,
   topSweepText,
   twinRankingCsv,
@@ -263,30 +263,6 @@ export async function runTwinSweep(o: TwinSweepOptions): Promise<TwinSweepOutcom
   write(TWIN_SWEEP_FILES.page, renderHtml(twinPageBlocks({ header, rows: ranked, files: [...files], top }), `${sweep.name}: configurations ranked on the twin`));
   for (const line of twinSummaryLines(ranked, top)) o.log(line);
   return { dir, rows: ranked, wallS, files, failed, firstRecipe: first, top: top && { ...top, runs: Math.min(top.n, distinctRanked(ranked).length) } };
-}
-
-/**
- * What the console says once every configuration is evaluated: the infeasible ones in one line
- * per reason, and the configurations the twin cannot tell apart.
- */
-export function twinSummaryLines(rows: readonly RankedRow[], top: { file: string; n: number } | null): string[] {
-  const out: string[] = [];
-  // One line per kind of reason ("llama-2-70b does not fit"), the first one's numbers as the example.
-  for (const g of unrankedGroups(rows).filter((x) => x.status === 'infeasible')) {
-    const shared = sharedValues(g.rows);
-    const example = g.details[0].text;
-    out.push(`${g.rows.length} of ${rows.length} configurations infeasible${shared ? `, all with ${shared}` : ''}: ${g.kind}${example ? ` (${g.details.length > 1 ? 'e.g. ' : ''}${example})` : ''}; each one in ${TWIN_SWEEP_FILES.page}`);
-  }
-  const identical = rows.filter((r) => r.identicalTo !== null).length;
-  if (identical > 0) {
-    const keys = keysTheTwinCannotSee(rows);
-    const runs = top ? Math.min(top.n, distinctRanked(rows).length) : 0;
-    out.push(
-      `${identical} configurations are identical on the twin to a better-ranked one${keys.length ? ` (they differ only in ${keys.join(', ')})` : ''}: the twin cannot tell them apart` +
-        (top ? `; ${top.file} runs ${runs} it can, and names the identical ones in comments` : ''),
-    );
-  }
-  return out;
 }
 
 /** The base recipe as copied beside the sweep: a relative trace path made absolute, so it still names the same file. */

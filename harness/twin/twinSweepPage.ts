@@ -1,10 +1,12 @@
 // The twin sweep's page (report.html in its directory): where every number came from, QPS per
 // $/hour of each configuration by rank and capacity against the hourly price as charts, the
 // ranking with configurations the twin cannot tell apart folded into one row, what was not ranked
-// and why (grouped by reason), and links to the files beside it. Pure: rows in, blocks out.
+// and why (grouped by reason), and links to the files beside it; and the console's summary of the
+// same. Pure: rows in, blocks and lines out.
 import { heading, para, table, type Block, type Chart, type Inline } from '../report/doc.ts';
 import { fmtNum, fmtSeconds, fmtUsd } from '../report/format.ts';
-import { differenceFrom, keysTheTwinCannotSee, realSweepMeasures, TWIN_PROVENANCE, type RankedRow, type TwinSweepHeader } from './twinSweepRank.ts';
+import { SWEEP_FILES } from '../runDir/layout.ts';
+import { differenceFrom, distinctRanked, keysTheTwinCannotSee, realSweepMeasures, TWIN_PROVENANCE, type RankedRow, type TwinSweepHeader } from './twinSweepRank.ts';
 
 const PALETTE = ['#8250df', '#0969da', '#bf8700', '#1a7f37', '#cf222e', '#57606a', '#e16f24', '#1b7c83'];
 
@@ -174,5 +176,29 @@ export function twinPageBlocks(input: TwinPageInput): Block[] {
         : []),
     ],
   });
+  return out;
+}
+
+/**
+ * What the console says once every configuration is evaluated: the infeasible ones in one line
+ * per reason, and the configurations the twin cannot tell apart.
+ */
+export function twinSummaryLines(rows: readonly RankedRow[], top: { file: string; n: number } | null): string[] {
+  const out: string[] = [];
+  // One line per kind of reason ("llama-2-70b does not fit"), the first one's numbers as the example.
+  for (const g of unrankedGroups(rows).filter((x) => x.status === 'infeasible')) {
+    const shared = sharedValues(g.rows);
+    const example = g.details[0].text;
+    out.push(`${g.rows.length} of ${rows.length} configurations infeasible${shared ? `, all with ${shared}` : ''}: ${g.kind}${example ? ` (${g.details.length > 1 ? 'e.g. ' : ''}${example})` : ''}; each one in ${SWEEP_FILES.reportHtml}`);
+  }
+  const identical = rows.filter((r) => r.identicalTo !== null).length;
+  if (identical > 0) {
+    const keys = keysTheTwinCannotSee(rows);
+    const runs = top ? Math.min(top.n, distinctRanked(rows).length) : 0;
+    out.push(
+      `${identical} configurations are identical on the twin to a better-ranked one${keys.length ? ` (they differ only in ${keys.join(', ')})` : ''}: the twin cannot tell them apart` +
+        (top ? `; ${top.file} runs ${runs} it can, and names the identical ones in comments` : ''),
+    );
+  }
   return out;
 }
