@@ -11,6 +11,7 @@ import { keysTheTwinCannotSee, rankTwinRows, topSweepText, type TwinConfigRow } 
 import { TWIN_SWEEP_FILES } from '../../harness/twin/twinSweep.ts';
 import { prepareSweep } from '../../harness/sweep/runSweep.ts';
 import { smallTwinSweep } from './pageFixtures.ts';
+import { fluidcap } from '../pipeline/support.ts';
 
 const row = (id: string, values: Record<string, unknown>, o: Partial<TwinConfigRow> = {}): TwinConfigRow => ({
   id, values, status: 'ranked', reason: '', model: 'llama-2-70b', gpuProfile: 'h100-sxm-80gb', scheduler: 'sarathi', tensorParallel: 4, gpuCount: 4, usdPerGpuHour: 6.16,
@@ -74,6 +75,19 @@ test('a twin sweep: one console line for all infeasible configurations, short la
   const { plan } = await prepareSweep(join(t.dir, 'top-2.yaml'), undefined);
   const distinct = t.rows.filter((r) => r.rank !== null && r.identicalTo === null).slice(0, 2);
   assert.equal(plan.runs.map((r) => r.config.values), distinct.map((r) => r.values));
+});
+
+test('the CLI: ranked configurations by label with their identical ones folded in, one infeasible line, and what the top-N sweep measures', async () => {
+  const t = await smallTwinSweep(1);
+  const r = await fluidcap(['sweep', '--twin', t.sweepFile, '--top', '2', '--out', join(t.dir, '..')], { timeoutMs: 120_000 });
+  assert.is(r.code, 0, r.stderr);
+  assert.is(r.stderr.split('\n').filter((l) => /infeasible/.test(l)).length, 1, r.stderr);
+  assert.match(r.stdout, /^ +1\. c\d\d \S+ llama-3-8b \S+ seqs\d+: [\d.]+ QPS, [\d.]+ QPS per \$\/h, \$[\d.]+ per 1M tokens/m);
+  assert.match(r.stdout, /\(identical: c\d\d\)/);
+  assert.match(r.stdout, /8 ranked \(5 the twin can tell apart\)/);
+  assert.match(r.stdout, /\nresults: \S+\/report\.html \(and /);
+  assert.match(r.stdout, /\nmeasure the top 2 with the simulated engine in real time on this machine \(the base recipe's engine: sim\), not GPUs: fluidcap sweep \S+\/top-2\.yaml\n/);
+  assert.not.match(r.stdout, /for real/);
 });
 
 test.run();
