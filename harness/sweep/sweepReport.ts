@@ -231,6 +231,19 @@ function perSloChart(rows: readonly SweepRow[], slos: readonly string[]): Chart 
   };
 }
 
+// What the whole sweep held: GPU time and, where every run has a price, its cost.
+function totalsText(rows: readonly SweepRow[]): string[] {
+  const caps = rows.flatMap((r) => (r.capacity ? [r.capacity] : []));
+  if (caps.length === 0) return [];
+  // An endpoint's GPUs are unknown (gpuSeconds null): then the total is unknown too.
+  if (caps.some((c) => typeof c.gpuSeconds !== 'number')) return [];
+  const gpuHours = caps.reduce((a, c) => a + c.gpuSeconds, 0) / 3600;
+  const costs = caps.map((c) => c.costUsd);
+  const cost = costs.every((c) => c !== undefined) ? costs.reduce((a, c) => a + c!, 0) : null;
+  const who = caps.length === 1 ? 'The run that finished' : `The ${caps.length} runs that finished`;
+  return [` ${who} held GPUs for ${fmtNum(gpuHours, 3)} GPU-hours${cost === null ? '' : ` ($${fmtNum(cost, 3)})`}.`];
+}
+
 /** The sweep report as a document (rendered as report.md and report.html). */
 export function sweepBlocks(name: string, rows: SweepRow[]): Block[] {
   const labels = configLabels(rows);
@@ -245,6 +258,7 @@ export function sweepBlocks(name: string, rows: SweepRow[]): Block[] {
       'Recipe SLO: ',
       { code: definitions.get(RECIPE_SLO)! },
       '. Each configuration links its run\u2019s own report (probes, latencies, server metrics).',
+      ...totalsText(rows),
     ),
   );
 
