@@ -102,7 +102,7 @@ export function twinPageBlocks(input: TwinPageInput): Block[] {
         vLines: [],
         description:
           'Each dot is one configuration at its capacity on the twin, coloured by GPU profile and scheduler; the table below names each rank. ' +
-          'A step down between neighbours is a real difference on the twin; a flat run of dots is configurations it cannot tell apart.',
+          'A step down between neighbours is a real difference on the twin; a flat run is configurations with the same capacity at the same price (the table folds together those the twin cannot tell apart at all).',
       },
     });
     out.push({
