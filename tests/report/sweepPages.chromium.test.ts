@@ -157,6 +157,7 @@ if (!bin) {
       }
       await screenshot(bin, page, `sweep-${width}.png`, width, c.heightPx);
     }
+    rmSync(sweep.root, { recursive: true, force: true });
   });
 
   test('the twin sweep page: ranking charts, grouped identical configurations, links to its files, nothing wider than 1400 or 800 px', async () => {
@@ -174,6 +175,7 @@ if (!bin) {
       assert.ok(c.links.includes('top-2.yaml') && c.links.includes('twin-ranking.csv'), c.links.join(' '));
       await screenshot(bin, page, `twin-sweep-${width}.png`, width, c.heightPx);
     }
+    rmSync(twin.root, { recursive: true, force: true });
   });
 }
 test.run();

@@ -1,6 +1,7 @@
 // Sweep directories for the page tests, made without engines: a real `runSweep` whose runs are
 // synthetic run directories (tests/report/syntheticRun.ts, each with its own report.html), and a
-// real twin sweep of a small matrix on the virtual clock (a few seconds).
+// real twin sweep of a small matrix on the virtual clock (a few seconds). Each returns `root`, the
+// temporary directory holding everything, for the test to remove.
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -58,11 +59,11 @@ async function syntheticRunOne(opts: RunOptions): Promise<RunOutcome> {
 }
 
 /** A 3 × 2 sweep (batch size × scheduler) of synthetic runs, through the real sweep executor. */
-export async function syntheticSweep(): Promise<SweepOutcome> {
+export async function syntheticSweep(): Promise<SweepOutcome & { root: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'fluidcap-sweep-page-'));
   copyFileSync(join(ROOT, 'sweeps/sim-base.yaml'), join(dir, 'base.yaml'));
   writeFileSync(join(dir, 'sweep.yaml'), 'name: batch-by-scheduler\nrecipe: base.yaml\nmatrix:\n  maxNumSeqs: [8, 16, 32]\n  scheduler: [vllm, sarathi]\ngpusPerHost: 2\n');
-  return runSweep({ sweepFile: join(dir, 'sweep.yaml'), outDir: join(dir, 'out'), log: () => {}, runOne: syntheticRunOne });
+  return { ...(await runSweep({ sweepFile: join(dir, 'sweep.yaml'), outDir: join(dir, 'out'), log: () => {}, runOne: syntheticRunOne })), root: dir };
 }
 
 const TWIN_BASE = `name: tw-base
@@ -94,11 +95,11 @@ slo:
  * A twin sweep of 16 configurations (GPU × model × scheduler × batch size): the 70B model at
  * tensor parallelism 1 does not fit, and batch sizes 64 and 128 serve this short workload alike.
  */
-export async function smallTwinSweep(top = 2, log: (line: string) => void = () => {}): Promise<TwinSweepOutcome & { sweepFile: string }> {
+export async function smallTwinSweep(top = 2, log: (line: string) => void = () => {}): Promise<TwinSweepOutcome & { sweepFile: string; root: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'fluidcap-twin-page-'));
   writeFileSync(join(dir, 'base.yaml'), TWIN_BASE);
   const sweepFile = join(dir, 'sweep.yaml');
   writeFileSync(sweepFile, 'name: tw\nrecipe: base.yaml\nmatrix:\n  gpuProfile: [a100-sxm-80gb, h100-sxm-80gb]\n  model: [llama-3-8b, llama-2-70b]\n  scheduler: [vllm, sarathi]\n  maxNumSeqs: [64, 128]\n');
   mkdirSync(join(dir, 'out'));
-  return { ...(await runTwinSweep({ sweepFile, outDir: join(dir, 'out'), top, log })), sweepFile };
+  return { ...(await runTwinSweep({ sweepFile, outDir: join(dir, 'out'), top, log })), sweepFile, root: dir };
 }

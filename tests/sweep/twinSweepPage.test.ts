@@ -4,7 +4,7 @@
 // names configurations by short labels, and the sweep writes report.html with its charts.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { keysTheTwinCannotSee, rankTwinRows, topSweepText, type TwinConfigRow } from '../../harness/twin/twinSweepRank.ts';
@@ -75,6 +75,7 @@ test('a twin sweep: one console line for all infeasible configurations, short la
   const { plan } = await prepareSweep(join(t.dir, 'top-2.yaml'), undefined);
   const distinct = t.rows.filter((r) => r.rank !== null && r.identicalTo === null).slice(0, 2);
   assert.equal(plan.runs.map((r) => r.config.values), distinct.map((r) => r.values));
+  rmSync(t.root, { recursive: true, force: true });
 });
 
 test('the CLI: ranked configurations by label with their identical ones folded in, one infeasible line, and what the top-N sweep measures', async () => {
@@ -88,6 +89,7 @@ test('the CLI: ranked configurations by label with their identical ones folded i
   assert.match(r.stdout, /\nresults: \S+\/report\.html \(and /);
   assert.match(r.stdout, /\nmeasure the top 2 with the simulated engine in real time on this machine \(the base recipe's engine: sim\), not GPUs: fluidcap sweep \S+\/top-2\.yaml\n/);
   assert.not.match(r.stdout, /for real/);
+  rmSync(t.root, { recursive: true, force: true });
 });
 
 test.run();
