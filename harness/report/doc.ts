@@ -2,8 +2,12 @@
 // renderers only lay it out, so report.md and report.html can never say different things.
 import type { ReportCsvName } from '../runDir/layout.ts';
 
-/** Inline text: plain, bold, or code (SLO text as the user wrote it is shown verbatim as code). */
-export type Inline = string | { strong: string } | { code: string };
+/**
+ * Inline text: plain, bold, code (SLO text as the user wrote it is shown verbatim as code), or a
+ * link to a file beside the page (`href` relative, already URL-encoded: the builder decides what
+ * may be linked).
+ */
+export type Inline = string | { strong: string } | { code: string } | { link: string; href: string };
 
 /** One point series of a chart, in data units. */
 export interface ChartSeries {
@@ -61,5 +65,5 @@ export function heading(level: 1 | 2 | 3, text: string): Block {
 
 /** Plain text of inline parts (for plain-text consumers and tests). */
 export function inlineText(parts: Inline[]): string {
-  return parts.map((p) => (typeof p === 'string' ? p : 'strong' in p ? p.strong : p.code)).join('');
+  return parts.map((p) => (typeof p === 'string' ? p : 'strong' in p ? p.strong : 'code' in p ? p.code : p.link)).join('');
 }

@@ -36,7 +36,15 @@ export const escapeHtml = escapeXml;
 
 function inline(parts: Inline[]): string {
   return parts
-    .map((p) => (typeof p === 'string' ? escapeHtml(p) : 'strong' in p ? `<strong>${escapeHtml(p.strong)}</strong>` : `<code>${escapeHtml(p.code)}</code>`))
+    .map((p) =>
+      typeof p === 'string'
+        ? escapeHtml(p)
+        : 'strong' in p
+          ? `<strong>${escapeHtml(p.strong)}</strong>`
+          : 'code' in p
+            ? `<code>${escapeHtml(p.code)}</code>`
+            : `<a href="${escapeHtml(p.href)}">${escapeHtml(p.link)}</a>`,
+    )
     .join('');
 }
 

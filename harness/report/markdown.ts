@@ -22,7 +22,15 @@ function codeSpan(text: string): string {
 
 function inline(parts: Inline[], inTable = false): string {
   const text = parts
-    .map((p) => (typeof p === 'string' ? escapeMarkdown(p) : 'strong' in p ? `**${escapeMarkdown(p.strong)}**` : codeSpan(p.code)))
+    .map((p) =>
+      typeof p === 'string'
+        ? escapeMarkdown(p)
+        : 'strong' in p
+          ? `**${escapeMarkdown(p.strong)}**`
+          : 'code' in p
+            ? codeSpan(p.code)
+            : `[${escapeMarkdown(p.link)}](<${p.href.replace(/[<>\n]/g, encodeURIComponent)}>)`,
+    )
     .join('');
   // A table cell ends at an unescaped pipe and at a newline, code spans included.
   return inTable ? text.replace(/\|/g, '\\|').replace(/\s*\n\s*/g, ' ') : text;

@@ -87,3 +87,37 @@ export function configRecipeText(baseText: string, baseDir: string, baseName: st
   if (typeof trace === 'string' && !isAbsolute(trace)) doc.setIn(['workload', 'lengths', 'trace'], resolve(baseDir, trace));
   return doc.toString();
 }
+
+// How a value reads without its field name where the value alone would not say what it is.
+const SHORT_FIELDS: Readonly<Record<string, string>> = {
+  tensorParallel: 'TP',
+  maxNumSeqs: 'seqs',
+  maxNumBatchedTokens: 'batchTokens',
+  maxModelLen: 'len',
+  chunkSize: 'chunk',
+  gpuMemoryUtilization: 'mem',
+  timeScale: 'timeScale',
+};
+// Fields whose values name themselves (a scheduler, a model, a GPU profile).
+const SELF_NAMED = new Set(['model', 'engine', 'image', 'gpuProfile', 'host', 'scheduler']);
+
+/**
+ * Short names of a sweep's configurations for pages and the console, e.g.
+ * `c81 h100 TP4 sarathi seqs128 chunk2048`: the id's `cNN` and each value, with a short field name
+ * where the value alone does not say what it is. A GPU profile is cut to its first word when that
+ * still tells the sweep's profiles apart. Unique (the `cNN` is) and stable (it depends on the
+ * matrix only). The ids stay as they are: journals, recipe files and run names are keyed by them.
+ */
+export function configLabels(configs: readonly { id: string; values: Record<string, unknown> }[]): Map<string, string> {
+  const gpuNames = [...new Set(configs.flatMap((c) => Object.entries(c.values).filter(([k]) => k === 'gpuProfile').map(([, v]) => String(v))))];
+  const shortGpu = new Set(gpuNames.map((g) => g.split('-')[0])).size === gpuNames.length;
+  const part = (key: string, value: unknown): string => {
+    const field = key.split('.').pop() ?? key;
+    const text = typeof value === 'object' ? JSON.stringify(value) : String(value);
+    if (key === 'gpuProfile') return shortGpu ? text.split('-')[0] : text;
+    if (SELF_NAMED.has(key)) return text;
+    const short = SHORT_FIELDS[key];
+    return short ? `${short}${text}` : `${field}=${text}`;
+  };
+  return new Map(configs.map((c) => [c.id, [c.id.split('-')[0], ...Object.entries(c.values).map(([k, v]) => part(k, v))].join(' ')]));
+}

@@ -23,7 +23,7 @@ import { loadSweepFile, type SweepFile } from './sweepFile.ts';
 import { planSweep, type PlannedRun, type SweepPlan } from './plan.ts';
 import { gpuLocks } from './placement.ts';
 import { SweepJournal, originalSweepDirs, runStates, type SweepRunStatus } from './journal.ts';
-import { sweepCsv, sweepHtml, sweepMarkdown, type CapacitySummary, type SweepRow } from './sweepReport.ts';
+import { runReportHref, sweepCsv, sweepHtml, sweepMarkdown, type CapacitySummary, type SweepRow } from './sweepReport.ts';
 import { makeDirs } from '../util/makeDirs.ts';
 
 export interface SweepOptions {
@@ -99,6 +99,17 @@ function findRunDir(runsDir: string, recipeFile: string, originalDirs: ReadonlyS
     }
   }
   return null;
+}
+
+// The sweep page links a run's report only when it is a file (not a link) inside the sweep directory.
+function reportLink(sweepDir: string, runDir: string | null): string | null {
+  const href = runReportHref(sweepDir, runDir);
+  if (href === null || runDir === null) return null;
+  try {
+    return lstatSync(runPaths(runDir).reportHtml).isFile() ? href : null;
+  } catch {
+    return null;
+  }
 }
 
 function readCapacity(runDir: string | null): CapacitySummary | null {
@@ -256,6 +267,7 @@ export async function runSweep(opts: SweepOptions): Promise<SweepOutcome> {
       reason: r.reason,
       runDir: r.runDir,
       capacity: r.status === 'completed' ? readCapacity(r.runDir) : null,
+      reportHref: reportLink(sweepDir, r.runDir),
     };
   });
   const counts = {

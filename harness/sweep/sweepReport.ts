@@ -1,6 +1,16 @@
-// The sweep report: one row per configuration (capacity, bracket, QPS per $/hour, $ per million
-// output tokens, GPU-seconds) and the best configuration under each SLO definition, as markdown,
-// HTML and CSV. Pure: rows in, text out (runSweep reads each run's capacity.json and writes files).
+// The sweep report: the capacity of each configuration as a chart (with its 95% interval where the
+// run has one) and a table that links each run's own report, the capacity under every SLO
+// definition named by its thresholds, the best configuration under each, and the runs' bookkeeping
+// (host, GPUs, bracket, GPU-seconds, cost). One document laid out as report.md and report.html by
+// the run report's renderers, and report.csv with every number unrounded. Pure: rows in, text out
+// (runSweep reads each run's capacity.json, decides which run reports may be linked, and writes files).
+import { isAbsolute, relative, sep } from 'node:path';
+import { heading, para, table, type Block, type Chart, type Inline } from '../report/doc.ts';
+import { fmtNum, fmtPct, NONE } from '../report/format.ts';
+import { renderHtml } from '../report/html.ts';
+import { renderMarkdown } from '../report/markdown.ts';
+import { RUN_FILES, SWEEP_FILES } from '../runDir/layout.ts';
+import { configLabels } from './expand.ts';
 
 /** The fields of a run's capacity.json the sweep report reads. */
 export interface CapacitySummary {
@@ -10,6 +20,8 @@ export interface CapacitySummary {
   tolerance: number;
   bracket: { passQps: number | null; failQps: number | null };
   slo: Record<string, { source?: string }>;
+  /** The baseline SLO definitions the probes were also judged under, each entry with its text. */
+  baselines?: Record<string, Record<string, { source?: string } | undefined>>;
   baselineCapacityQps?: Record<string, number | null>;
   gpuSeconds: number;
   costUsd?: number;
@@ -28,6 +40,8 @@ export interface SweepRow {
   reason: string;
   runDir: string | null;
   capacity: CapacitySummary | null;
+  /** The run's report.html relative to the sweep directory (URL-encoded), when it exists there; null otherwise. */
+  reportHref?: string | null;
 }
 
 /** The recipe's own SLO is named this in the best-of table; baseline SLOs keep their names. */
@@ -35,7 +49,7 @@ export const RECIPE_SLO = 'recipe SLO';
 
 export interface Best {
   slo: string;
-  /** How the SLO reads (the recipe's text, or the baseline's name). */
+  /** How the SLO reads: its thresholds as the probes judged them (the recipe's text, or the baseline's entries). */
   definition: string;
   byCapacity: { id: string; capacityQps: number } | null;
   byQpsPerUsdPerHour: { id: string; qpsPerUsdPerHour: number } | null;
@@ -50,12 +64,38 @@ export function capacityUnder(r: SweepRow, slo: string): number | null {
   return r.capacity!.baselineCapacityQps?.[slo] ?? null;
 }
 
+/** Every SLO definition of the sweep: the recipe's, then each baseline in the order the runs name them. */
+function sloNamesOf(rows: readonly SweepRow[]): string[] {
+  const names = [RECIPE_SLO];
+  for (const r of rows) for (const name of Object.keys(r.capacity?.baselineCapacityQps ?? {})) if (!names.includes(name)) names.push(name);
+  return names;
+}
+
+// The entries' texts joined; a note every entry carries ("(default baseline)") is said once, at the end.
+function sourcesOf(slo: Record<string, { source?: string } | undefined> | undefined): string {
+  const parts = Object.values(slo ?? {}).map((s) => s?.source ?? '').filter(Boolean);
+  const note = / \([^()]*\)$/.exec(parts[0] ?? '')?.[0];
+  if (note && parts.length > 1 && parts.every((p) => p.endsWith(note))) return `${parts.map((p) => p.slice(0, -note.length)).join(' and ')}${note}`;
+  return parts.join(' and ');
+}
+
+/**
+ * An SLO definition's thresholds as text (`ttft p90 <= 2s and tbt p99 <= 25ms`), from the first run
+ * that judged it; a matrix that changes the SLO makes them differ by run, which the text then says.
+ */
+export function sloDefinition(rows: readonly SweepRow[], slo: string): string {
+  const texts = [...new Set(rows.flatMap((r) => {
+    if (!r.capacity) return [];
+    const text = slo === RECIPE_SLO ? sourcesOf(r.capacity.slo) : sourcesOf(r.capacity.baselines?.[slo]);
+    return text ? [text] : [];
+  }))];
+  if (texts.length === 0) return slo;
+  return texts.length === 1 ? texts[0] : `${texts[0]} (differs by configuration: see each run's report)`;
+}
+
 /** The best configuration under each SLO definition, by capacity and by QPS per $/hour. */
 export function bestConfigurations(rows: SweepRow[]): Best[] {
-  const sloNames = [RECIPE_SLO];
-  for (const r of rows) for (const name of Object.keys(r.capacity?.baselineCapacityQps ?? {})) if (!sloNames.includes(name)) sloNames.push(name);
-  const recipeDefinition = rows.find((r) => r.capacity)?.capacity?.slo;
-  return sloNames.map((slo) => {
+  return sloNamesOf(rows).map((slo) => {
     let byCapacity: Best['byCapacity'] = null;
     let byQpsPerUsdPerHour: Best['byQpsPerUsdPerHour'] = null;
     for (const r of rows) {
@@ -68,85 +108,276 @@ export function bestConfigurations(rows: SweepRow[]): Best[] {
         if (byQpsPerUsdPerHour === null || perUsd > byQpsPerUsdPerHour.qpsPerUsdPerHour) byQpsPerUsdPerHour = { id: r.id, qpsPerUsdPerHour: perUsd };
       }
     }
-    const definition = slo === RECIPE_SLO
-      ? Object.values(recipeDefinition ?? {}).map((s) => s.source ?? '').filter(Boolean).join('; ') || slo
-      : slo;
-    return { slo, definition, byCapacity, byQpsPerUsdPerHour };
+    return { slo, definition: sloDefinition(rows, slo), byCapacity, byQpsPerUsdPerHour };
   });
 }
 
-const fmt = (n: number | null | undefined, digits = 3): string => (n === null || n === undefined || !Number.isFinite(n) ? '-' : String(Number(n.toPrecision(digits))));
-const valueText = (v: unknown) => (typeof v === 'object' ? JSON.stringify(v) : String(v));
-
-const COLUMNS = ['config', 'values', 'host', 'gpus', 'status', 'capacity QPS', 'bracket pass/fail QPS', 'estimate (95% interval) QPS', 'tolerance', 'QPS per $/h', '$ per 1M output tokens', 'GPU-seconds', 'run cost $'];
-
-function cells(r: SweepRow): string[] {
-  const c = r.capacity;
-  return [
-    r.id,
-    Object.entries(r.values).map(([k, v]) => `${k}=${valueText(v)}`).join(' '),
-    r.host,
-    r.gpus.join(','),
-    c ? (c.outcome === 'invalid-probes' ? 'invalid probes' : r.status) : r.status,
-    c ? fmt(c.capacityQps) : '-',
-    c ? `${fmt(c.bracket.passQps)} / ${fmt(c.bracket.failQps)}` : '-',
-    c?.interval ? intervalCell(c.interval) : '-',
-    c ? `${fmt(c.tolerance * 100)}%` : '-',
-    fmt(c?.cost?.qpsPerUsdPerHour),
-    fmt(c?.cost?.usdPerMillionOutputTokens),
-    c ? fmt(c.gpuSeconds, 4) : '-',
-    fmt(c?.costUsd),
-  ];
+/**
+ * The link from the sweep directory to a run's report.html: relative, URL-encoded, and only for a
+ * run directory inside the sweep directory (a page copied with its sweep keeps working; nothing
+ * outside it is linked). Null otherwise.
+ */
+export function runReportHref(sweepDir: string, runDir: string | null): string | null {
+  if (runDir === null) return null;
+  const rel = relative(sweepDir, runDir);
+  if (rel === '' || isAbsolute(rel) || rel.split(sep).some((s) => s === '..' || s === '.')) return null;
+  return [...rel.split(sep), RUN_FILES.reportHtml].map(encodeURIComponent).join('/');
 }
+
+const valueText = (v: unknown) => (typeof v === 'object' ? JSON.stringify(v) : String(v));
+const valuesText = (values: Record<string, unknown>) => Object.entries(values).map(([k, v]) => `${k}=${valueText(v)}`).join(' ') || '(base recipe)';
+const shortId = (id: string) => id.split('-')[0];
+const statusText = (r: SweepRow) => (r.capacity?.outcome === 'invalid-probes' ? 'invalid probes' : r.status);
+// The threshold text of a baseline without the note every default baseline carries (the definitions table keeps it).
+const thresholds = (definition: string) => definition.replace(/ \(default baseline\)/g, '');
 
 // "42.1 (40.3–43.9)", an open end as "open".
 function intervalCell(iv: NonNullable<CapacitySummary['interval']>): string {
-  const end = (q: number | null) => (q === null ? 'open' : fmt(q));
-  return `${iv.estimateQps === null ? '-' : fmt(iv.estimateQps)} (${end(iv.loQps)}–${end(iv.hiQps)})`;
+  const end = (q: number | null) => (q === null ? 'open' : fmtNum(q, 3));
+  return `${iv.estimateQps === null ? NONE : fmtNum(iv.estimateQps, 3)} (${end(iv.loQps)}–${end(iv.hiQps)})`;
 }
 
-function bestLines(best: Best[]): string[][] {
-  return best.map((b) => [
-    b.slo,
-    b.definition,
-    b.byCapacity ? `${b.byCapacity.id} (${fmt(b.byCapacity.capacityQps)} QPS)` : '-',
-    b.byQpsPerUsdPerHour ? `${b.byQpsPerUsdPerHour.id} (${fmt(b.byQpsPerUsdPerHour.qpsPerUsdPerHour)} QPS per $/h)` : '-',
-  ]);
+const CAPACITY = '#8250df';
+const INTERVAL = '#8c959f';
+const PALETTE = ['#8250df', '#0969da', '#bf8700', '#1a7f37', '#cf222e', '#57606a', '#e16f24', '#1b7c83'];
+
+// A configuration's place on the charts' x axis: its number in the sweep (the id's cNN).
+function numberOf(r: SweepRow, i: number): number {
+  const m = /^c(\d+)/.exec(r.id);
+  return m ? Number(m[1]) : i + 1;
 }
 
-const BEST_COLUMNS = ['SLO', 'definition', 'highest capacity', 'most QPS per $/h'];
+function capacityChart(rows: readonly SweepRow[]): Chart {
+  const withCap = rows.map((r, i) => ({ r, x: numberOf(r, i) })).filter(({ r }) => converged(r));
+  const ends = withCap.flatMap(({ r, x }) => {
+    const iv = r.capacity!.interval;
+    if (!iv) return [];
+    return [iv.loQps, iv.hiQps].filter((q): q is number => q !== null).map((q) => [x, q] as [number, number]);
+  });
+  const series: Chart['series'] = [{ name: 'capacity (recipe SLO)', kind: 'points', color: CAPACITY, points: withCap.map(({ r, x }) => [x, r.capacity!.capacityQps]) }];
+  if (ends.length > 0) series.push({ name: '95% interval (its two ends)', kind: 'points', color: INTERVAL, points: ends });
+  return {
+    title: 'Capacity of each configuration',
+    xLabel: 'configuration (cNN in the table below)',
+    yLabel: 'capacity (QPS)',
+    xScale: 'linear',
+    series,
+    hLines: [],
+    vLines: [],
+    description:
+      'One purple dot per configuration: the highest rate its capacity search passed under the recipe SLO. ' +
+      (ends.length > 0
+        ? 'The grey dots above and below it are the ends of the 95% interval of that capacity, estimated from every probe of the run; an end the evidence cannot bound is not drawn (the table says "open"). Dots far apart mean the capacity is known only roughly. '
+        : '') +
+      'Configurations without a trusted capacity (failed, interrupted, invalid probes) have no dot.',
+  };
+}
 
-const mdCell = (s: string) => s.replace(/\|/g, '\\|');
-const mdTable = (head: string[], rows: string[][]) =>
-  [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.map(mdCell).join(' | ')} |`)].join('\n');
+/**
+ * Capacity against the matrix's one numeric field (batch size, chunk size, ...), one line per
+ * combination of the other fields: how the knob moves capacity, scheduler by scheduler. Null when
+ * the matrix has no such field, or too many lines to tell apart.
+ */
+export function knobChart(rows: readonly SweepRow[]): Chart | null {
+  const keys = [...new Set(rows.flatMap((r) => Object.keys(r.values)))];
+  const numeric = keys.filter((k) => rows.every((r) => typeof r.values[k] === 'number') && new Set(rows.map((r) => r.values[k])).size >= 2);
+  if (numeric.length !== 1) return null;
+  const knob = numeric[0];
+  const others = keys.filter((k) => k !== knob);
+  const lines = new Map<string, [number, number][]>();
+  for (const r of rows) {
+    const name = others.map((k) => `${k}=${valueText(r.values[k])}`).join(' ') || 'capacity';
+    const q = capacityUnder(r, RECIPE_SLO);
+    if (!lines.has(name)) lines.set(name, []);
+    if (q !== null) lines.get(name)!.push([r.values[knob] as number, q]);
+  }
+  const series = [...lines.entries()].filter(([, points]) => points.length > 0);
+  if (series.length === 0 || series.length > PALETTE.length) return null;
+  const xs = rows.map((r) => r.values[knob] as number);
+  const log = xs.every((x) => x > 0) && Math.max(...xs) / Math.min(...xs) >= 4;
+  return {
+    title: `Capacity by ${knob}`,
+    xLabel: knob,
+    yLabel: 'capacity (QPS)',
+    xScale: log ? 'log' : 'linear',
+    series: series.map(([name, points], k) => ({ name, kind: 'line', dots: true, color: PALETTE[k % PALETTE.length], points: points.sort((a, b) => a[0] - b[0]) })),
+    hLines: [],
+    vLines: [],
+    description: `The capacity under the recipe SLO as ${knob} changes, one line per ${others.length ? others.join(' and ') : 'sweep'}; each dot is one configuration. A configuration without a trusted capacity is left out of its line (the table says why).`,
+  };
+}
+
+function perSloChart(rows: readonly SweepRow[], slos: readonly string[]): Chart {
+  return {
+    title: 'Capacity under each SLO definition',
+    xLabel: 'configuration (cNN in the table below)',
+    yLabel: 'capacity (QPS)',
+    xScale: 'linear',
+    series: slos.map((slo, k) => ({
+      name: slo === RECIPE_SLO ? 'recipe SLO' : slo,
+      kind: 'points' as const,
+      color: PALETTE[k % PALETTE.length],
+      points: rows.flatMap((r, i) => {
+        const q = capacityUnder(r, slo);
+        return q === null ? [] : [[numberOf(r, i), q] as [number, number]];
+      }),
+    })).filter((series) => series.points.length > 0),
+    hLines: [],
+    vLines: [],
+    description:
+      'Each colour is one SLO definition (the table below gives its thresholds): the same probes of each run judged under it. ' +
+      'A stricter definition sits lower; where the colours of a configuration spread far apart, the choice of SLO decides its capacity more than the configuration does. ' +
+      'Two definitions with the same capacity draw one dot over the other (the table has every value); a definition no run could judge has no colour.',
+  };
+}
+
+// What the whole sweep held: GPU time and, where every run has a price, its cost.
+function totalsText(rows: readonly SweepRow[]): string[] {
+  const caps = rows.flatMap((r) => (r.capacity ? [r.capacity] : []));
+  if (caps.length === 0) return [];
+  // An endpoint's GPUs are unknown (gpuSeconds null): then the total is unknown too.
+  if (caps.some((c) => typeof c.gpuSeconds !== 'number')) return [];
+  const gpuHours = caps.reduce((a, c) => a + c.gpuSeconds, 0) / 3600;
+  const costs = caps.map((c) => c.costUsd);
+  const cost = costs.every((c) => c !== undefined) ? costs.reduce((a, c) => a + c!, 0) : null;
+  const who = caps.length === 1 ? 'The run that finished' : `The ${caps.length} runs that finished`;
+  return [` ${who} held GPUs for ${fmtNum(gpuHours, 3)} GPU-hours${cost === null ? '' : ` ($${fmtNum(cost, 3)})`}.`];
+}
+
+/** The sweep report as a document (rendered as report.md and report.html). */
+export function sweepBlocks(name: string, rows: SweepRow[]): Block[] {
+  const labels = configLabels(rows);
+  const completed = rows.filter((r) => r.status === 'completed').length;
+  const slos = sloNamesOf(rows);
+  const definitions = new Map(slos.map((s) => [s, sloDefinition(rows, s)]));
+  const out: Block[] = [heading(1, `Sweep ${name}`)];
+  const notCompleted = rows.length - completed;
+  out.push(
+    para(
+      `${rows.length} configurations; ${completed} completed${notCompleted > 0 ? `, ${notCompleted} without a capacity (listed at the end)` : ''}. `,
+      'Recipe SLO: ',
+      { code: definitions.get(RECIPE_SLO)! },
+      '. Each configuration links its run\u2019s own report (probes, latencies, server metrics).',
+      ...totalsText(rows),
+    ),
+  );
+
+  out.push(heading(2, 'Capacity of each configuration'));
+  if (rows.some(converged)) {
+    out.push({ kind: 'chart', chart: capacityChart(rows) });
+    const byKnob = knobChart(rows);
+    if (byKnob) out.push({ kind: 'chart', chart: byKnob });
+  }
+  const runCell = (r: SweepRow): Inline => (r.reportHref ? { link: 'report', href: r.reportHref } : r.status === 'completed' ? NONE : statusText(r));
+  out.push(
+    table(
+      ['config', 'values', 'capacity (QPS)', 'estimate (95% interval)', 'QPS per $/h', '$ per 1M output tokens', 'run'],
+      rows.map((r) => {
+        const c = converged(r) ? r.capacity : null;
+        return [
+          shortId(r.id),
+          valuesText(r.values),
+          c ? fmtNum(c.capacityQps, 3) : r.capacity ? statusText(r) : NONE,
+          c?.interval ? intervalCell(c.interval) : NONE,
+          fmtNum(c?.cost?.qpsPerUsdPerHour, 3),
+          fmtNum(c?.cost?.usdPerMillionOutputTokens, 3),
+          runCell(r),
+        ];
+      }),
+      [false, false, true, true, true, true, false],
+    ),
+  );
+
+  out.push(heading(2, 'Best configuration under each SLO definition'));
+  const best = bestConfigurations(rows);
+  const bestCell = (id: string | undefined, figure: string): Inline => (id === undefined ? NONE : `${labels.get(id) ?? id} (${figure})`);
+  out.push(
+    table(
+      ['SLO definition', 'thresholds', 'highest capacity', 'most QPS per $/h'],
+      best.map((b) => [
+        b.slo,
+        { code: b.definition },
+        bestCell(b.byCapacity?.id, `${fmtNum(b.byCapacity?.capacityQps, 3)} QPS`),
+        bestCell(b.byQpsPerUsdPerHour?.id, `${fmtNum(b.byQpsPerUsdPerHour?.qpsPerUsdPerHour, 3)} QPS per $/h`),
+      ]),
+      [false, false, false, false],
+    ),
+  );
+  if (slos.length > 1) {
+    out.push(heading(2, 'Capacity under each SLO definition'));
+    if (rows.some(converged)) out.push({ kind: 'chart', chart: perSloChart(rows, slos) });
+    out.push(
+      table(
+        ['config', ...slos.map((s) => (s === RECIPE_SLO ? `recipe SLO: ${definitions.get(s)}` : thresholds(definitions.get(s)!)))],
+        rows.map((r) => [shortId(r.id), ...slos.map((s) => fmtNum(capacityUnder(r, s), 3))]),
+      ),
+    );
+    out.push(
+      para(
+        'Every run judged its probes under each definition; a baseline capacity is the highest probed rate that passed it with every lower probed rate passing too, so it is only as fine as the rates the recipe SLO\u2019s search chose. ',
+        'Definitions marked "(default baseline)" above were not in the recipe: they follow from its fluidity SLO.',
+      ),
+    );
+  }
+
+  out.push(heading(2, 'Runs'));
+  out.push(
+    table(
+      ['config', 'host', 'GPUs', 'status', 'bracket pass / fail (QPS)', 'tolerance', 'GPU-seconds', 'run cost'],
+      rows.map((r) => {
+        const c = r.capacity;
+        return [
+          shortId(r.id),
+          r.host,
+          r.gpus.join(',') || NONE,
+          statusText(r),
+          c ? `${fmtNum(c.bracket.passQps, 3)} / ${fmtNum(c.bracket.failQps, 3)}` : NONE,
+          c ? fmtPct(c.tolerance) : NONE,
+          c ? fmtNum(c.gpuSeconds, 4) : NONE,
+          c?.costUsd === undefined ? NONE : `$${fmtNum(c.costUsd, 3)}`,
+        ];
+      }),
+      [false, false, false, false, true, true, true, true],
+    ),
+  );
+  const notes = rows.filter((r) => r.status !== 'completed' || r.capacity?.outcome === 'invalid-probes');
+  if (notes.length > 0) {
+    out.push(heading(2, 'Runs without a capacity'));
+    out.push({ kind: 'list', items: notes.map((r) => [{ strong: labels.get(r.id) ?? r.id }, `: ${r.capacity?.reason ?? r.reason}`]) });
+  }
+  out.push(
+    para(
+      'Every number unrounded, with each configuration\u2019s full id, run directory and one column per SLO definition: ',
+      { link: SWEEP_FILES.reportCsv, href: SWEEP_FILES.reportCsv },
+      '.',
+    ),
+  );
+  return out;
+}
 
 /** The markdown report. */
 export function sweepMarkdown(name: string, rows: SweepRow[]): string {
-  const out = [`# Sweep ${name}`, '', `${rows.length} configurations; ${rows.filter((r) => r.status === 'completed').length} completed.`, '', '## Per configuration', '', mdTable(COLUMNS, rows.map(cells))];
-  out.push('', '## Best configuration under each SLO definition', '', mdTable(BEST_COLUMNS, bestLines(bestConfigurations(rows))));
-  const notes = rows.filter((r) => r.status !== 'completed' || r.capacity?.outcome === 'invalid-probes');
-  if (notes.length > 0) out.push('', '## Runs without a capacity', '', ...notes.map((r) => `- ${r.id}: ${r.capacity?.reason ?? r.reason}`));
-  out.push('', 'Capacity columns per baseline SLO are in report.csv; each run\'s own report is in its run directory.');
-  return out.join('\n') + '\n';
+  return renderMarkdown(sweepBlocks(name, rows));
 }
 
-const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-const htmlTable = (head: string[], rows: string[][]) =>
-  `<table>\n<thead><tr>${head.map((h) => `<th>${esc(h)}</th>`).join('')}</tr></thead>\n<tbody>\n${rows.map((r) => `<tr>${r.map((c) => `<td>${esc(c)}</td>`).join('')}</tr>`).join('\n')}\n</tbody>\n</table>`;
-
-/** The HTML report (self-contained, no scripts). */
+/** The HTML report (self-contained, no scripts; links only to the runs' reports inside the sweep directory). */
 export function sweepHtml(name: string, rows: SweepRow[]): string {
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Sweep ${esc(name)}</title>
-<style>body{font-family:system-ui,sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}th{background:#f4f4f4}</style>
-</head><body>
-<h1>Sweep ${esc(name)}</h1>
-<h2>Per configuration</h2>
-${htmlTable(COLUMNS, rows.map(cells))}
-<h2>Best configuration under each SLO definition</h2>
-${htmlTable(BEST_COLUMNS, bestLines(bestConfigurations(rows)))}
-</body></html>
-`;
+  return renderHtml(sweepBlocks(name, rows), `Sweep ${name}`);
+}
+
+/** What the console prints when a sweep ends: one line per configuration and the best under the recipe SLO. */
+export function sweepSummaryLines(rows: SweepRow[]): string[] {
+  const labels = configLabels(rows);
+  const lines = rows.map((r) => {
+    const c = converged(r) ? r.capacity! : null;
+    const what = c
+      ? `${fmtNum(c.capacityQps, 3)} QPS${c.interval ? ` (95% interval ${intervalCell(c.interval).replace(/^\S+ \(|\)$/g, '')})` : ''}${c.cost?.qpsPerUsdPerHour ? `, ${fmtNum(c.cost.qpsPerUsdPerHour, 3)} QPS per $/h` : ''}`
+      : `${statusText(r)}: ${r.capacity?.reason ?? r.reason}`;
+    return `  ${labels.get(r.id)}: ${what}`;
+  });
+  const b = bestConfigurations(rows)[0];
+  if (b.byCapacity) lines.push(`best under the recipe SLO: ${labels.get(b.byCapacity.id)} (${fmtNum(b.byCapacity.capacityQps, 3)} QPS)${b.byQpsPerUsdPerHour ? `; most QPS per $/h: ${labels.get(b.byQpsPerUsdPerHour.id)}` : ''}`);
+  return lines;
 }
 
 const csvCell = (v: unknown) => {

@@ -2,7 +2,8 @@
 // engines. Each configuration's recipe is expanded and validated exactly as a real sweep does it
 // (sweep/plan.ts), then its whole capacity search runs in virtual time (twinSearch.ts). A
 // configuration whose model does not fit in its GPUs' memory is reported infeasible with the
-// numbers, not refused. The ranking, its files and the top-N sweep file are twinSweepRank.ts's.
+// numbers, not refused. The ranking, its files and the top-N sweep file are twinSweepRank.ts's;
+// the page (report.html) and the console's summary lines are twinSweepPage.ts's.
 import { existsSync, readFileSync } from 'node:fs';
 import { writeFileIn } from '../util/confinedFs.ts';
 import { basename, isAbsolute, join, resolve } from 'node:path';
@@ -19,11 +20,16 @@ import { blocksFor, kvBlocksForMemory } from '../sim/kvCache.ts';
 import type { SweepFile } from '../sweep/sweepFile.ts';
 import type { PlannedRun } from '../sweep/plan.ts';
 import { loadSweepPlan } from '../sweep/runSweep.ts';
+import { configLabels } from '../sweep/expand.ts';
 import { UserError } from '../util/errors.ts';
 import { planOf } from './rehearse.ts';
 import { simOptionsOf, simConfigOf } from './simTarget.ts';
 import { plannedRequests, runTwinSearch } from './twinSearch.ts';
+import { SWEEP_FILES } from '../runDir/layout.ts';
+import { renderHtml } from '../report/html.ts';
+import { twinPageBlocks, twinSummaryLines } from './twinSweepPage.ts';
 import {
+  distinctRanked,
   rankTwinRows,
   topSweepText,
   twinRankingCsv,
@@ -37,6 +43,7 @@ import { makeDirs, makeWritableDir } from '../util/makeDirs.ts';
 
 /** The files a twin sweep writes in its directory. */
 export const TWIN_SWEEP_FILES = {
+  page: SWEEP_FILES.reportHtml,
   sweep: 'sweep.yaml',
   rankingMd: 'twin-ranking.md',
   rankingCsv: 'twin-ranking.csv',
@@ -171,6 +178,8 @@ export interface TwinSweepOutcome {
   failed: number;
   /** The first configuration's recipe (its SLO and workload are every configuration's unless the matrix sets them). */
   firstRecipe: Recipe;
+  /** The top-N file written (with --top), and how many configurations it runs. */
+  top: { file: string; n: number; runs: number } | null;
 }
 
 function sloTextOf(recipe: Recipe): string {
@@ -191,6 +200,7 @@ export async function runTwinSweep(o: TwinSweepOptions): Promise<TwinSweepOutcom
   const { sweep, runs } = await prepareTwinSweep(o.sweepFile);
   makeWritableDir(o.outDir);
   const rows: TwinConfigRow[] = [];
+  const labels = configLabels(runs.map((r) => r.config));
   let failed = 0;
   for (const run of runs) {
     let row: TwinConfigRow;
@@ -207,8 +217,10 @@ export async function runTwinSweep(o: TwinSweepOptions): Promise<TwinSweepOutcom
       };
     }
     rows.push(row);
+    // Infeasible configurations are summed up in one line at the end (each with its numbers in the files).
+    if (row.status === 'infeasible') continue;
     const what = row.status === 'ranked' ? `${+row.capacityQps!.toPrecision(4)} QPS (${row.probes} probes, ${row.virtualS.toFixed(0)} virtual s in ${row.wallS.toFixed(2)} s)` : `${row.status}: ${row.reason}`;
-    o.log(`${row.id}: ${what}`);
+    o.log(`[${rows.length}/${runs.length}] ${labels.get(row.id)}: ${what}`);
   }
   const ranked = rankTwinRows(rows);
   const wallS = (performance.now() - t0) / 1000;
@@ -224,6 +236,8 @@ export async function runTwinSweep(o: TwinSweepOptions): Promise<TwinSweepOutcom
     recipeFile: sweep.recipeFile,
     sloText: sloTextOf(first),
     workloadText: workloadTextOf(first),
+    baseEngine: first.target.engine,
+    baseHost: first.target.host ?? null,
     wallS,
     createdAt: created.toISOString(),
   };
@@ -240,13 +254,15 @@ export async function runTwinSweep(o: TwinSweepOptions): Promise<TwinSweepOutcom
   write(TWIN_SWEEP_FILES.rankingJson, twinRankingJson(header, ranked));
   // The base recipe travels with the copied sweep file and the top-N file (a sweep's recipe must sit in its directory).
   write(basename(sweep.recipeFile), recipeCopyText(readFileSync(sweep.recipeFile, 'utf8'), sweep.recipeFile));
-  if (o.top !== undefined && ranked.some((r) => r.rank !== null)) {
-    write(
-      topSweepFileName(o.top),
-      topSweepText({ sweepName: sweep.name, recipe: basename(sweep.recipeFile), gpusPerHost: sweep.gpusPerHost, parallel: sweep.parallel, portsBase: sweep.ports?.base, createdAt: created.toISOString() }, ranked, o.top),
-    );
+  const top = o.top !== undefined && ranked.some((r) => r.rank !== null) ? { file: topSweepFileName(o.top), n: o.top } : null;
+  if (top) {
+    const input = { sweepName: sweep.name, recipe: basename(sweep.recipeFile), engine: header.baseEngine, host: header.baseHost, gpusPerHost: sweep.gpusPerHost, parallel: sweep.parallel, portsBase: sweep.ports?.base, createdAt: created.toISOString() };
+    write(top.file, topSweepText(input, ranked, top.n));
   }
-  return { dir, rows: ranked, wallS, files, failed, firstRecipe: first };
+  // The page last: it links every file above.
+  write(TWIN_SWEEP_FILES.page, renderHtml(twinPageBlocks({ header, rows: ranked, files: [...files], top }), `${sweep.name}: configurations ranked on the twin`));
+  for (const line of twinSummaryLines(ranked, top)) o.log(line);
+  return { dir, rows: ranked, wallS, files, failed, firstRecipe: first, top: top && { ...top, runs: Math.min(top.n, distinctRanked(ranked).length) } };
 }
 
 /** The base recipe as copied beside the sweep: a relative trace path made absolute, so it still names the same file. */

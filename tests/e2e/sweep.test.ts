@@ -184,9 +184,14 @@ slo:
         assert.ok(row.fail_qps === '' || Number(row.fail_qps) > Number(row.pass_qps), `${row.config} bracket ${row.pass_qps}/${row.fail_qps}`);
       }
       const md = readFileSync(join(sweepDir, 'report.md'), 'utf8');
-      assert.match(md, /\| c01-maxNumSeqs2-timeScale1 \| maxNumSeqs=2 timeScale=1 \| hostA \| 0 \| completed \| [\d.]+ \| [\d.]+ \/ [\d.-]+ \|/);
-      assert.match(md, /## Best configuration under each SLO definition[\s\S]*\| recipe SLO \| fluidity: .* \| c\d\d-\S+ \([\d.]+ QPS\) \|/);
-      assert.ok(existsSync(join(sweepDir, 'report.html')));
+      assert.match(md, /\| c01 \| maxNumSeqs=2 timeScale=1 \| [\d.]+ \| [^|]+ \| [\d.]+ \| [\d.]+ \| \[report\]\(<runs\/[^>]+\/report\.html>\) \|/);
+      assert.match(md, /\| c01 \| hostA \| 0 \| completed \| [\d.]+ \/ [\d.—]+ \|/);
+      assert.match(md, /## Best configuration under each SLO definition[\s\S]*\| recipe SLO \| `fluidity: .*` \| c\d\d seqs\d+ timeScale\d \([\d.]+ QPS\) \|/);
+      // The page links each run's own report, relative to the sweep directory.
+      const html = readFileSync(join(sweepDir, 'report.html'), 'utf8');
+      const links = [...html.matchAll(/<a href="(runs\/[^"]+\/report\.html)"/g)].map((m) => m[1]);
+      assert.is(links.length, 4);
+      for (const l of links) assert.ok(existsSync(join(sweepDir, decodeURIComponent(l))), l);
       console.log(`sweep e2e: ${((performance.now() - t0) / 1000).toFixed(0)} s; capacities ${rows.map((x) => `${x.config}=${x.capacity_qps}`).join(' ')}`);
     } finally {
       sshd2.stop();

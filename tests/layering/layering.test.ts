@@ -24,7 +24,7 @@ const ALLOWED: Record<string, string[]> = {
   analyze: ['capacity', 'metrics', 'runDir', 'timeline', 'util'],
   report: ['catalog', 'metrics', 'runDir', 'util'],
   capacity: ['catalog', 'load', 'metrics', 'provision', 'recipe', 'report', 'runDir', 'timeline', 'util'],
-  sweep: ['capacity', 'catalog', 'load', 'metrics', 'provision', 'recipe', 'runDir', 'util'],
+  sweep: ['capacity', 'catalog', 'load', 'metrics', 'provision', 'recipe', 'report', 'runDir', 'util'],
   gate: ['report', 'runDir', 'util'],
   twin: ['capacity', 'catalog', 'load', 'metrics', 'provision', 'recipe', 'report', 'runDir', 'sim', 'sweep', 'timeline', 'util'],
   figures: ['capacity', 'catalog', 'load', 'metrics', 'provision', 'recipe', 'report', 'runDir', 'sweep', 'timeline', 'twin', 'util'],
@@ -44,7 +44,7 @@ const PURE = [
   'load/dialect.ts', 'sim/strictOpenai.ts',
   'runDir/layout.ts', 'runDir/schema.ts', 'runDir/configKey.ts',
   'sweep/expand.ts', 'sweep/placement.ts', 'sweep/plan.ts', 'sweep/sweepReport.ts', 'capacity/warmStart.ts',
-  'sim/virtualClock.ts', 'twin/virtualProbe.ts', 'twin/virtualProfile.ts', 'twin/judge.ts', 'twin/twinSearch.ts', 'twin/twinSweepRank.ts',
+  'sim/virtualClock.ts', 'twin/virtualProbe.ts', 'twin/virtualProfile.ts', 'twin/judge.ts', 'twin/twinSearch.ts', 'twin/twinSweepRank.ts', 'twin/twinSweepPage.ts',
   'gate/decide.ts', 'gate/evidence.ts', 'gate/outputs.ts', 'gate/history.ts',
   'figures/paperNumbers.ts', 'figures/claimsTable.ts', 'figures/metronFacts.ts', 'figures/output.ts', 'figures/metronFig5d.ts', 'figures/metronFig3.ts', 'figures/metronFig6.ts', 'figures/vidurFigs.ts', 'figures/deepspeedThroughput.ts',
 ];

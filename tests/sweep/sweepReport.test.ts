@@ -1,8 +1,10 @@
 // The sweep report: best configuration under each SLO definition (capacity and QPS per $/hour),
-// unconverged runs left out of the ranking, CSV quoting, markdown rows.
+// unconverged runs left out of the ranking, CSV quoting, markdown rows, SLO definitions named by
+// their thresholds, the capacity chart with interval ends, links confined to the sweep directory.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { bestConfigurations, sweepCsv, sweepHtml, sweepMarkdown, RECIPE_SLO, type CapacitySummary, type SweepRow } from '../../harness/sweep/sweepReport.ts';
+import { bestConfigurations, runReportHref, sweepCsv, sweepHtml, sweepMarkdown, sweepSummaryLines, RECIPE_SLO, type CapacitySummary, type SweepRow } from '../../harness/sweep/sweepReport.ts';
+import { configLabels } from '../../harness/sweep/expand.ts';
 
 function cap(capacityQps: number, usdPerHour: number | null, baselines: Record<string, number | null>, outcome = 'converged'): CapacitySummary {
   return {
@@ -47,19 +49,77 @@ test('CSV: one row per configuration, matrix fields and baseline SLOs as columns
   assert.is(lines[4], 'c04,8,"a,b",gpu1,0 1,failed,,,,,,,,,,,,,,,,,,/r/c04');
 });
 
-test('markdown and HTML: a row per configuration and the best-of table; HTML escaped', () => {
+test('markdown: a row per configuration (short id, values, capacity, interval, money, run link) and the best-of table', () => {
   const md = sweepMarkdown('s', rows);
-  assert.match(md, /\| c02 \| maxNumSeqs=8 note=a,b \| gpu1 \| 0,1 \| completed \| 14 \| 14 \/ 14\.7 \| - \| 5% \| 1\.75 \| 1\.5 \| 100 \| 0\.1 \|/);
+  assert.match(md, /\| c02 \| maxNumSeqs=8 note=a,b \| 14 \| — \| 1\.75 \| 1\.5 \| — \|/);
   // A run with an interval shows its estimate, an open end as "open"; the CSV carries the numbers.
   const withInterval = [row('c05', { ...cap(10, 4, {}), interval: { estimateQps: 10.42, loQps: 9.81, hiQps: null, open: 'hi' } })];
-  assert.match(sweepMarkdown('s', withInterval), /\| 10 \/ 10\.5 \| 10\.4 \(9\.81–open\) \| 5% \|/);
+  assert.match(sweepMarkdown('s', withInterval), /\| c05 \| maxNumSeqs=8 note=a,b \| 10 \| 10\.4 \(9\.81–open\) \|/);
   assert.match(sweepCsv(withInterval), /,10\.42,9\.81,,hi,\/r\/c05/);
-  assert.match(md, /\| c03 \| .* \| invalid probes \|/);
-  assert.match(md, /\| recipe SLO \| fluidity p99 >= 0\.9 \| c02 \(14 QPS\) \| c01 \(2\.5 QPS per \$\/h\) \|/);
-  assert.match(md, /## Runs without a capacity\n\n- c03: r\n- c04: why/);
-  const html = sweepHtml('<s>', rows);
+  assert.match(md, /\| c03 \| maxNumSeqs=8 note=a,b \| invalid probes \|/);
+  assert.match(md, /\| recipe SLO \| `fluidity p99 >= 0\.9` \| c02 seqs8 note=a,b \(14 QPS\) \| c01 seqs8 note=a,b \(2\.5 QPS per \$\/h\) \|/);
+  assert.match(md, /## Runs without a capacity\n\n- \*\*c03 seqs8 note=a,b\*\*: r\n- \*\*c04 seqs8 note=a,b\*\*: why/);
+  assert.match(md, /\| c01 \| gpu1 \| 0,1 \| completed \| 10 \/ 10\.5 \| 5% \| 100 \| \$0\.1 \|/);
+});
+
+test('each SLO definition is named by its thresholds, not by its key (ttft+tbt)', () => {
+  const baselines = {
+    'ttft+tbt': { ttft: { source: 'ttft p99 <= 2s (default baseline)' }, tbt: { source: 'tbt p99 <= 25ms (default baseline)' } },
+    tpot: { tpot: { source: 'tpot p99 <= 25ms (default baseline)' } },
+  };
+  const named = rows.map((r) => (r.capacity ? { ...r, capacity: { ...r.capacity, baselines } } : r));
+  const best = bestConfigurations(named);
+  assert.is(best[1].definition, 'ttft p99 <= 2s and tbt p99 <= 25ms (default baseline)');
+  const md = sweepMarkdown('s', named);
+  assert.match(md, /\| ttft\+tbt \| `ttft p99 <= 2s and tbt p99 <= 25ms \(default baseline\)` \| c01 /);
+  // The per-configuration capacity table is headed by the thresholds.
+  assert.match(md, /\| config \| recipe SLO: fluidity p99 >= 0\.9 \| ttft p99 \\<= 2s and tbt p99 \\<= 25ms \| tpot p99 \\<= 25ms \|\n/);
+  assert.match(md, /\| c01 \| 10 \| 12 \| 9 \|/);
+  const html = sweepHtml('s', named);
+  assert.match(html, /<th>ttft p99 &lt;= 2s and tbt p99 &lt;= 25ms<\/th>/);
+  assert.not.match(html, /<th>ttft\+tbt<\/th>/);
+});
+
+test('HTML: a capacity chart with a mark per converged configuration and the interval ends; escaped; links only into the sweep', () => {
+  const withLinks: SweepRow[] = [
+    { ...row('c01-a', { ...cap(10, 4, {}), interval: { estimateQps: 10.2, loQps: 9.5, hiQps: 11, open: 'none' } }), reportHref: runReportHref('/s', '/s/runs/r 1') },
+    { ...row('c02-b', { ...cap(14, 4, {}), interval: { estimateQps: 14, loQps: 12, hiQps: null, open: 'hi' } }), reportHref: runReportHref('/s', '/elsewhere/r2') },
+    { ...row('c03-c', null, 'failed'), reportHref: runReportHref('/s', '/s/runs/../../x') },
+  ];
+  const html = sweepHtml('<s>', withLinks);
   assert.match(html, /<title>Sweep &lt;s&gt;<\/title>/);
-  assert.match(html, /<td>fluidity p99 &gt;= 0\.9<\/td>/);
+  const svg = html.slice(html.indexOf('<svg'), html.indexOf('</svg>'));
+  assert.match(svg, /aria-label="Capacity of each configuration"/);
+  // Two capacity dots and three interval ends (the open one is not drawn).
+  assert.is((svg.match(/class="series" data-s="0"/g) ?? []).length, 2);
+  assert.is((svg.match(/class="series" data-s="1"/g) ?? []).length, 3);
+  assert.equal([...html.matchAll(/<a href="([^"]*)"/g)].map((m) => m[1]), ['runs/r%201/report.html', 'report.csv']);
+  assert.is(runReportHref('/s', '/s'), null);
+  assert.is(runReportHref('/s', null), null);
+  assert.is(runReportHref('/s', '/s/runs/a'), 'runs/a/report.html');
+});
+
+test('short labels: cNN and the values, unique, field names only where a value needs one', () => {
+  const labels = configLabels([
+    { id: 'c01-gpuProfileh100_sxm_80gb-tensorParallel4-maxNumSeqs128-schedulersarathi', values: { gpuProfile: 'h100-sxm-80gb', tensorParallel: 4, maxNumSeqs: 128, scheduler: 'sarathi' } },
+    { id: 'c02-gpuProfilea100_sxm_80gb-tensorParallel4-maxNumSeqs128-schedulersarathi', values: { gpuProfile: 'a100-sxm-80gb', tensorParallel: 4, maxNumSeqs: 128, scheduler: 'sarathi' } },
+  ]);
+  assert.equal([...labels.values()], ['c01 h100 TP4 seqs128 sarathi', 'c02 a100 TP4 seqs128 sarathi']);
+  // Two profiles with the same first word keep their full names.
+  const same = configLabels([{ id: 'c01', values: { gpuProfile: 'a100-sxm-80gb', 'workload.seed': 3 } }, { id: 'c02', values: { gpuProfile: 'a100-pcie-40gb', 'workload.seed': 3 } }]);
+  assert.equal([...same.values()], ['c01 a100-sxm-80gb seed=3', 'c02 a100-pcie-40gb seed=3']);
+});
+
+test('console summary: one line per configuration by its label, its interval, and the best under the recipe SLO', () => {
+  const lines = sweepSummaryLines([row('c05-x', { ...cap(10, 4, {}), interval: { estimateQps: 10.4, loQps: 9.81, hiQps: null, open: 'hi' } }), ...rows]);
+  assert.equal(lines, [
+    '  c05 seqs8 note=a,b: 10 QPS (95% interval 9.81–open), 2.5 QPS per $/h',
+    '  c01 seqs8 note=a,b: 10 QPS, 2.5 QPS per $/h',
+    '  c02 seqs8 note=a,b: 14 QPS, 1.75 QPS per $/h',
+    '  c03 seqs8 note=a,b: invalid probes: r',
+    '  c04 seqs8 note=a,b: failed: why',
+    'best under the recipe SLO: c02 seqs8 note=a,b (14 QPS); most QPS per $/h: c05 seqs8 note=a,b',
+  ]);
 });
 
 test.run();

@@ -69,8 +69,8 @@ export const sweepCommand: VerbFactory = (setExit) => ({
       if (args.json) {
         process.stdout.write(JSON.stringify({ sweepDir: outcome.sweepDir, status: outcome.status, counts: c, rows: outcome.rows }, null, 2) + '\n');
       } else {
-        const { sweepMarkdown } = await import('../../sweep/sweepReport.ts');
-        process.stdout.write(sweepMarkdown(outcome.sweepDir.split('/').pop() ?? '', outcome.rows).split('\n## Runs without')[0].trimEnd() + '\n');
+        const { sweepSummaryLines } = await import('../../sweep/sweepReport.ts');
+        process.stdout.write(`sweep ${outcome.sweepDir.split('/').pop() ?? ''}:\n${sweepSummaryLines(outcome.rows).join('\n')}\n`);
         const { SWEEP_FILES } = await import('../../runDir/layout.ts');
         process.stdout.write(`\nresults: ${outcome.sweepDir} (${SWEEP_FILES.reportMd}, ${SWEEP_FILES.reportHtml}, ${SWEEP_FILES.reportCsv}, ${SWEEP_FILES.runsDir}/)\n`);
       }
@@ -93,7 +93,8 @@ async function twinSweep(args: SweepArgs, setExit: (code: number) => void): Prom
     if (set) throw new UserError(`sweep --twin does not take ${flag} (the twin runs no engine and places nothing)`);
   }
   if (args.top !== undefined && !(Number.isInteger(args.top) && args.top >= 1)) throw new UserError(`--top must be a whole number >= 1, got ${JSON.stringify(args.top)}`);
-  const { runTwinSweep, topSweepFileName } = await import('../../twin/twinSweep.ts');
+  const { runTwinSweep, TWIN_SWEEP_FILES } = await import('../../twin/twinSweep.ts');
+  const { realSweepMeasures } = await import('../../twin/twinSweepRank.ts');
   const outcome = await runTwinSweep({ sweepFile: args.sweep, outDir: args.out, top: args.top, log: (line) => process.stderr.write(`${line}\n`) });
   if (args.json) {
     process.stdout.write(JSON.stringify({ source: 'twin', dir: outcome.dir, wallS: outcome.wallS, configurations: outcome.rows }, null, 2) + '\n');
@@ -101,16 +102,21 @@ async function twinSweep(args: SweepArgs, setExit: (code: number) => void): Prom
     const ranked = outcome.rows.filter((r) => r.rank !== null);
     const n = (v: number | null) => (v === null ? '-' : String(+v.toPrecision(4)));
     process.stdout.write(`Ranked on the twin (simulated engine in virtual time; no number below came from an engine):\n`);
-    for (const r of ranked.slice(0, 10)) {
-      process.stdout.write(`  ${String(r.rank).padStart(3)}. ${r.id}: ${n(r.capacityQps)} QPS on ${r.gpuCount} × ${r.gpuProfile}, ${n(r.qpsPerUsdPerHour)} QPS per $/h, $${n(r.usdPerMillionTokens)} per 1M tokens\n`);
+    // Configurations identical on the twin to a better-ranked one are folded into its line.
+    const shown = ranked.filter((r) => r.identicalTo === null);
+    for (const r of shown.slice(0, 10)) {
+      const same = ranked.filter((x) => x.identicalTo === r.id).map((x) => x.id.split('-')[0]);
+      process.stdout.write(`  ${String(r.rank).padStart(3)}. ${r.label}: ${n(r.capacityQps)} QPS, ${n(r.qpsPerUsdPerHour)} QPS per $/h, $${n(r.usdPerMillionTokens)} per 1M tokens${same.length ? ` (identical: ${same.join(', ')})` : ''}\n`);
     }
-    if (ranked.length > 10) process.stdout.write(`  ... ${ranked.length - 10} more in the table\n`);
+    if (shown.length > 10) process.stdout.write(`  ... ${shown.length - 10} more in the ranking\n`);
     const count = (s: string) => outcome.rows.filter((r) => r.status === s).length;
-    process.stdout.write(`${outcome.rows.length} configurations: ${ranked.length} ranked, ${count('no-capacity')} without a capacity, ${count('infeasible')} infeasible, ${count('failed')} failed\n`);
+    process.stdout.write(`${outcome.rows.length} configurations: ${ranked.length} ranked (${shown.length} the twin can tell apart), ${count('no-capacity')} without a capacity, ${count('infeasible')} infeasible, ${count('failed')} failed\n`);
     process.stdout.write(`twin wall time: ${outcome.wallS.toFixed(1)} s\n`);
-    process.stdout.write(`results: ${outcome.dir} (${outcome.files.join(', ')})\n`);
-    if (args.top !== undefined && outcome.files.includes(topSweepFileName(args.top))) {
-      process.stdout.write(`run the top ${args.top} for real: fluidcap sweep ${outcome.dir}/${topSweepFileName(args.top)} [--hosts inventory.yaml]\n`);
+    process.stdout.write(`results: ${outcome.dir}/${TWIN_SWEEP_FILES.page} (and ${outcome.files.filter((f) => f !== TWIN_SWEEP_FILES.page).join(', ')})\n`);
+    if (outcome.top) {
+      process.stdout.write(
+        `measure the top ${outcome.top.runs} with ${realSweepMeasures(outcome.firstRecipe.target.engine, outcome.firstRecipe.target.host ?? null)}: fluidcap sweep ${outcome.dir}/${outcome.top.file}${outcome.firstRecipe.target.engine === 'sim' ? '' : ' [--hosts inventory.yaml]'}\n`,
+      );
     }
   }
   if (outcome.failed > 0) setExit(1);

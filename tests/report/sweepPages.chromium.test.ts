@@ -1,0 +1,181 @@
+// The sweep's report.html and the twin sweep's report.html in a real browser (headless Chromium,
+// Debian's `chromium`), at 1400 and at 800 px wide: every chart draws its data marks inside
+// itself, the page links each run's own report (relative, inside the sweep directory, the file
+// there), nothing is wider than the window (the page, each table and each chart), and nothing
+// is fetched or logged. Screenshots go to .tmp/artifacts/ (sweep-1400.png, sweep-800.png,
+// twin-sweep-1400.png, twin-sweep-800.png) for a person to look at. The sweep's runs are synthetic
+// run directories behind the real sweep executor; the twin sweep is real (virtual time, seconds).
+// Skips (with a line saying so) when chromium is not installed, unless FLUIDCAP_E2E=require.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { existsSync, lstatSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve, sep } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { findChromium, runChromium } from './chromiumSupport.ts';
+import { smallTwinSweep, syntheticSweep } from '../sweep/pageFixtures.ts';
+
+const ROOT = resolve(import.meta.dirname, '..', '..');
+const ARTIFACTS = join(ROOT, '.tmp', 'artifacts');
+const WIDTHS = [1400, 800] as const;
+
+// Installed first in <head>, so nothing the page does later escapes it.
+const WATCH = `<script>
+window.__problems = [];
+addEventListener('error', (e) => __problems.push('error: ' + (e.message || (e.target && (e.target.src || e.target.href)) || e.type)), true);
+addEventListener('securitypolicyviolation', (e) => __problems.push('blocked: ' + e.violatedDirective + ' ' + e.blockedURI));
+for (const k of ['error', 'warn']) { const orig = console[k]; console[k] = (...a) => { __problems.push(k + ': ' + a.join(' ')); orig.apply(console, a); }; }
+</script>`;
+
+// The chart marks are the renderer's `.series` elements (one `data-s` per series).
+const CHECK = `<script>
+addEventListener('load', () => setTimeout(() => {
+  const figures = [...document.querySelectorAll('figure svg')].map((svg) => {
+    const vb = svg.viewBox.baseVal;
+    const drawn = new Set();
+    let marks = 0;
+    for (const m of svg.querySelectorAll('.series')) {
+      marks++;
+      const b = m.getBBox();
+      const inside = b.x >= -1 && b.y >= -1 && b.x + b.width <= vb.width + 1 && b.y + b.height <= vb.height + 1;
+      if ((b.width > 0 || b.height > 0) && inside) drawn.add(m.getAttribute('data-s'));
+    }
+    return { title: svg.getAttribute('aria-label'), series: Number(svg.getAttribute('data-series')), marks, seriesDrawn: drawn.size, right: svg.getBoundingClientRect().right };
+  });
+  const tables = [...document.querySelectorAll('table')].map((t) => ({
+    head: t.querySelector('th') ? t.querySelector('th').textContent : '',
+    right: t.getBoundingClientRect().right,
+    scrolls: t.parentElement.scrollWidth > t.parentElement.clientWidth + 1,
+  }));
+  const pre = document.createElement('pre');
+  pre.id = 'fluidcap-check';
+  pre.textContent = JSON.stringify({
+    figures,
+    tables,
+    links: [...document.querySelectorAll('a[href]')].map((a) => a.getAttribute('href')),
+    scrollWidth: document.documentElement.scrollWidth,
+    innerWidth: window.innerWidth,
+    heightPx: document.documentElement.scrollHeight,
+    problems: window.__problems,
+    resources: performance.getEntriesByType('resource').map((e) => e.name),
+  });
+  document.body.append(pre);
+}, 200));
+</script>`;
+
+interface Check {
+  figures: { title: string; series: number; marks: number; seriesDrawn: number; right: number }[];
+  tables: { head: string; right: number; scrolls: boolean }[];
+  links: string[];
+  scrollWidth: number;
+  innerWidth: number;
+  heightPx: number;
+  problems: string[];
+  resources: string[];
+}
+
+const CSP = `content="default-src 'none'; style-src 'unsafe-inline'"`;
+
+/** Loads an instrumented copy of `page` (beside it, so its relative links resolve the same) at `width` px. */
+async function checkPage(bin: string, page: string, width: number): Promise<Check> {
+  const html = readFileSync(page, 'utf8');
+  assert.ok(html.includes(CSP), `${page} carries no Content-Security-Policy`);
+  const copy = join(dirname(page), `.checked-${width}.html`);
+  writeFileSync(
+    copy,
+    html
+      .replace(CSP, `content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'"`)
+      .replace('<head>', `<head>\n${WATCH}`)
+      .replace('</body>', `${CHECK}\n</body>`),
+  );
+  try {
+    const { stdout, stderr } = await runChromium(bin, [`--window-size=${width},900`, '--virtual-time-budget=10000', '--dump-dom', pathToFileURL(copy).href]);
+    const m = /<pre id="fluidcap-check">([^<]*)<\/pre>/.exec(stdout);
+    assert.ok(m, `the check script wrote no result; chromium said:\n${stderr.slice(-2000)}`);
+    return JSON.parse(m![1].replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&')) as Check;
+  } finally {
+    rmSync(copy, { force: true });
+  }
+}
+
+function assertFits(c: Check, what: string): void {
+  assert.is(c.innerWidth, c.innerWidth > 1000 ? 1400 : 800, `${what}: window width`);
+  assert.ok(c.scrollWidth <= c.innerWidth, `${what}: the page is ${c.scrollWidth} px wide in a ${c.innerWidth} px window`);
+  for (const t of c.tables) {
+    assert.not.ok(t.scrolls, `${what}: the table headed "${t.head}" hides columns behind a horizontal scroll`);
+    assert.ok(t.right <= c.innerWidth, `${what}: the table headed "${t.head}" ends at ${t.right} px`);
+  }
+  for (const f of c.figures) {
+    assert.ok(f.marks > 0, `${what}: ${f.title} has no data marks`);
+    assert.is(f.seriesDrawn, f.series, `${what}: ${f.title}: ${f.seriesDrawn} of ${f.series} series drew a mark inside the chart`);
+    assert.ok(f.right <= c.innerWidth, `${what}: ${f.title} ends at ${f.right} px`);
+  }
+  assert.equal(c.problems, [], `${what}: the page logged problems`);
+  assert.equal(c.resources, [], `${what}: the page fetched something`);
+}
+
+async function screenshot(bin: string, page: string, name: string, width: number, heightPx: number): Promise<string> {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const png = join(ARTIFACTS, name);
+  rmSync(png, { force: true });
+  const height = Math.min(16_000, Math.max(900, heightPx));
+  await runChromium(bin, [`--window-size=${width},${height}`, `--screenshot=${png}`, pathToFileURL(page).href]);
+  assert.equal([...readFileSync(png).subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], 'not a PNG');
+  assert.ok(statSync(png).size > 20_000, `${name}: the screenshot is nearly empty`);
+  console.log(`screenshot: ${png} (${width} × ${height} px)`);
+  return png;
+}
+
+const bin = findChromium();
+if (!bin) {
+  if (process.env.FLUIDCAP_E2E === 'require') {
+    test('chromium is installed (FLUIDCAP_E2E=require)', () => assert.unreachable('no chromium on PATH: apt-get install -y chromium (scripts/ci/setup-e2e.sh does)'));
+  } else {
+    console.log('SKIP report/sweepPages.chromium: no chromium on PATH (apt-get install -y chromium; set FLUIDCAP_E2E=require to fail instead)');
+  }
+} else {
+  test('the sweep page: capacity charts, a link to each run report inside the sweep, nothing wider than 1400 or 800 px', async () => {
+    const sweep = await syntheticSweep();
+    const page = join(sweep.sweepDir, 'report.html');
+    for (const width of WIDTHS) {
+      const c = await checkPage(bin, page, width);
+      assertFits(c, `sweep page at ${width} px`);
+      assert.equal(c.figures.map((f) => f.title), ['Capacity of each configuration', 'Capacity by maxNumSeqs', 'Capacity under each SLO definition']);
+      // One line per scheduler, a dot for each of its configurations with a capacity (c01–c04).
+      assert.equal([c.figures[1].series, c.figures[1].marks], [2, 2 + 4]);
+      // Five capacity dots (c01–c04 and the invalid c06 has none; c05 failed) → four, and seven interval ends (c04's upper end is open).
+      const cap = c.figures[0];
+      assert.is(cap.series, 2);
+      assert.is(cap.marks, 4 + 7);
+      // One link per completed run with a report, then report.csv; each relative, inside the sweep, and there.
+      const runLinks = c.links.filter((l) => l.endsWith('/report.html'));
+      assert.is(runLinks.length, 5, c.links.join(' '));
+      for (const href of c.links) {
+        assert.not.match(href, /^(\/|[a-z]+:)/i, `${href} is not relative`);
+        const target = resolve(sweep.sweepDir, decodeURIComponent(href));
+        assert.ok(target.startsWith(sweep.sweepDir + sep), `${href} leaves the sweep directory`);
+        assert.ok(existsSync(target) && lstatSync(target).isFile(), `${href} names no file`);
+      }
+      await screenshot(bin, page, `sweep-${width}.png`, width, c.heightPx);
+    }
+    rmSync(sweep.root, { recursive: true, force: true });
+  });
+
+  test('the twin sweep page: ranking charts, grouped identical configurations, links to its files, nothing wider than 1400 or 800 px', async () => {
+    const twin = await smallTwinSweep(2);
+    const page = join(twin.dir, 'report.html');
+    const html = readFileSync(page, 'utf8');
+    assert.match(html, /Every number here came from fluidcap/);
+    for (const width of WIDTHS) {
+      const c = await checkPage(bin, page, width);
+      assertFits(c, `twin sweep page at ${width} px`);
+      assert.equal(c.figures.map((f) => f.title), ['QPS per $/hour of each configuration, by rank', 'Capacity against the hourly price']);
+      const ranked = twin.rows.filter((r) => r.rank !== null).length;
+      for (const f of c.figures) assert.is(f.marks, ranked, `${f.title}: one mark per ranked configuration`);
+      for (const href of c.links) assert.ok(existsSync(join(twin.dir, decodeURIComponent(href))), href);
+      assert.ok(c.links.includes('top-2.yaml') && c.links.includes('twin-ranking.csv'), c.links.join(' '));
+      await screenshot(bin, page, `twin-sweep-${width}.png`, width, c.heightPx);
+    }
+    rmSync(twin.root, { recursive: true, force: true });
+  });
+}
+test.run();
