@@ -80,7 +80,7 @@ test('the planner\'s own checks run too: a simulated model missing from the cata
   const sim = BASE.replace('engine: vllm', 'engine: sim').replace(/  image: .*\n/, '');
   const r = planSweep(sweep({ matrix: { model: ['llama-3-8b', 'no-such-model'] } }), sim, deps);
   assert.not.ok(r.ok);
-  if (!r.ok) assert.equal(r.problems, ['/srv/s.yaml [c02-modelno_such_model: model=no-such-model]: target.model must name a model of the simulated engine\'s catalog, got "no-such-model" (string)']);
+  if (!r.ok) assert.equal(r.problems, ['/srv/s.yaml [c02-modelno_such_model: model=no-such-model]: target.model must name a model of the simulated engine\'s catalog (llama-2-7b, llama-3-8b, llama-2-70b, llama-3-70b, tiny), got "no-such-model" (string)']);
   const h = planSweep(sweep({ matrix: { host: ['gpu1', 'gpu9'] } }), BASE, deps);
   assert.not.ok(h.ok);
   if (!h.ok) assert.equal(h.problems, ['/srv/s.yaml: c02-hostgpu9: target.host must name a host or group, got "gpu9"']);
