@@ -15,6 +15,7 @@ import { UserError } from '../util/errors.ts';
 import { sizeProblem } from '../util/sizeBounds.ts';
 import { listModels } from '../catalog/models.ts';
 import { simModelProblem } from '../recipe/lookups.ts';
+import { contextCutProblem, runContext } from '../recipe/workloadFit.ts';
 import { deriveSeed } from '../util/rng.ts';
 import type { EngineLaunch, ProbeSettings, RunPrompts } from '../runDir/schema.ts';
 
@@ -106,14 +107,12 @@ export function baselineSlos(slo: Slo): Record<string, Slo> {
 }
 
 /** The context a run's requests must fit: maxModelLen, else the catalog's, else 4096. */
-function contextOf(recipe: Recipe, ctx: Pick<PlanContext, 'modelContext'>): number {
-  const t = recipe.target;
-  return t.engineArgs.maxModelLen ?? (t.model ? ctx.modelContext(t.model) : null) ?? 4096;
-}
+const contextOf = (recipe: Recipe, ctx: Pick<PlanContext, 'modelContext'>): number => runContext(recipe.target, ctx.modelContext).tokens;
 
 /**
  * Everything the plan refuses of a parsed recipe, at once: a model the simulated engine lacks, sizes
- * past their bounds (refused before any is allocated), profiled lengths beyond the context.
+ * past their bounds (refused before any is allocated), profiled lengths beyond the context, and a
+ * workload the context would cut without the recipe asking for it.
  */
 export function planProblems(recipe: Recipe, ctx: Pick<PlanContext, 'modelContext'>): string[] {
   const t = recipe.target;
@@ -133,6 +132,8 @@ export function planProblems(recipe: Recipe, ctx: Pick<PlanContext, 'modelContex
   );
   const profile = planProfile(recipe.profile, { maxContextTokens: contextOf(recipe, ctx) });
   for (const p of profile.problems) problems.push(p.startsWith('profile.') ? `${file}: ${p}` : `${file}: profile cannot run: ${p}`);
+  const cut = contextCutProblem(recipe, ctx.modelContext);
+  if (cut !== null) problems.push(cut);
   return problems;
 }
 
