@@ -1,7 +1,7 @@
 // A workload whose prompt + output would exceed the model's context is refused unless the recipe
-// accepts the cut (workload.lengths.maxTotalTokens within the context): cut silently, 186 of 300
-// requests of a 256–10000-token workload sat at a 4096-token cap. Presets and Vidur traces keep
-// the cap their paper gives them and still run.
+// accepts the cut (workload.lengths.maxTotalTokens within the context): cut without a word, most
+// requests of a 256–10000-token workload would sit at a 4096-token cap and the run would measure
+// another workload. Presets and Vidur traces keep the cap their paper gives them and still run.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -31,7 +31,7 @@ test('prompts of 256–10000 tokens under maxModelLen 4096 are refused, with the
   const problems = planProblems(recipe(WIDE), { modelContext });
   assert.is(problems.length, 1, problems.join('\n'));
   const p = problems[0];
-  // The share: P(U(256, 10000) + U(32, 96) > 4096) ≈ 61% (186 of 300 in the report).
+  // The share: P(U(256, 10000) + U(32, 96) > 4096) ≈ 61%.
   const pct = Number(/about (\d+)% of requests/.exec(p)?.[1]);
   assert.ok(pct >= 59 && pct <= 63, p);
   assert.match(p, /^recipes\/x\.yaml: workload\.lengths: about \d+% of requests would have prompt \+ output above the 4096-token context \(target\.engineArgs\.maxModelLen\)/);

@@ -1,6 +1,6 @@
 // A recipe is validated in one pass: what the schema, the catalogs, the disk, the engine's flags,
 // the run plan and the inventory can tell is reported in one error, so a user fixes everything
-// before the next try (each of these used to wait for the previous kind to be fixed).
+// before the next try.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
