@@ -47,9 +47,10 @@ export interface FitBounds {
   /** Fewer distinct lengths cannot determine a quadratic (default 3). */
   minDistinctLengths: number;
   /**
-   * A fit below minR2 is still used when its largest error is at most this share of the TTFT
-   * slack its deadlines carry (default 0.1): a deadline off by a tenth of its slack cannot turn a
-   * request that meets its SLO into one that misses it by any margin worth reporting.
+   * A fit below minR2, or repeats above maxRepeatCv, are still used when the fit's largest error
+   * (or the repeats' spread) is at most this share of the TTFT slack its deadlines carry (default
+   * 0.1): a deadline off by a tenth of its slack cannot turn a request that meets its SLO into one
+   * that misses it by any margin worth reporting.
    */
   maxErrorOfSlack: number;
 }
@@ -105,10 +106,10 @@ export function fitPrefill(points: readonly PrefillPoint[], bounds: Partial<FitB
   const lengths = lengthStats(valid, fit);
   const maxRepeatCv = lengths.reduce((mx, l) => Math.max(mx, l.cv), 0);
 
+  const notes: string[] = [];
   if (lengths.length < limits.minDistinctLengths) {
     problems.push(`only ${lengths.length} distinct prompt length(s) were measured; a quadratic fit needs at least ${limits.minDistinctLengths}`);
   }
-  const notes: string[] = [];
   if (n > 0 && r2 < limits.minR2) {
     // The largest distance between a length's median and the curve: the most any deadline is off.
     const errorS = lengths.reduce((mx, l) => Math.max(mx, Math.abs(l.medianS - l.fittedS)), 0);
@@ -128,7 +129,16 @@ export function fitPrefill(points: readonly PrefillPoint[], bounds: Partial<FitB
   for (const l of lengths) {
     if (l.count >= 2 && l.cv > limits.maxRepeatCv && l.robustSdS > limits.noiseFloorS) {
       const times = valid.filter((p) => p.promptTokens === l.promptTokens).map((p) => `${fmtS(p.prefillS)} s`).join(', ');
-      problems.push(`repeats at ${l.promptTokens} prompt tokens are too noisy: robust coefficient of variation (1.4826·MAD/median) ${pct(l.cv)} is above the bound ${pct(limits.maxRepeatCv)} (${times}; recipe fields: profile.maxRepeatCv sets the bound, profile.noiseFloor the spread ignored as noise, profile.repeats how many runs)`);
+      const cvText = `robust coefficient of variation (1.4826·MAD/median) ${pct(l.cv)} is above the bound ${pct(limits.maxRepeatCv)} (${times})`;
+      const slackS = use?.ttftSlackS;
+      // The same weighing as R²'s: a spread of a few milliseconds on a short prefill is a large
+      // share of that prefill but a small one of the slack each deadline carries.
+      if (slackS !== undefined && slackS > 0 && l.robustSdS <= limits.maxErrorOfSlack * slackS) {
+        notes.push(`repeats at ${l.promptTokens} prompt tokens: ${cvText}, but their spread, ${fmtMs(l.robustSdS)} ms, is ${pct(l.robustSdS / slackS)} of the ${fmtMs(slackS)} ms TTFT slack (at most ${pct(limits.maxErrorOfSlack)}): too small to change a verdict, so the fit is used`);
+        continue;
+      }
+      const weighed = slackS !== undefined && slackS > 0 ? `; their spread, ${fmtMs(l.robustSdS)} ms, is ${pct(l.robustSdS / slackS)} of the ${fmtMs(slackS)} ms TTFT slack, above ${pct(limits.maxErrorOfSlack)}` : '';
+      problems.push(`repeats at ${l.promptTokens} prompt tokens are too noisy: ${cvText.slice(0, -1)}${weighed}; recipe fields: profile.maxRepeatCv sets the bound, profile.noiseFloor the spread ignored as noise, profile.repeats how many runs)`);
     }
   }
 

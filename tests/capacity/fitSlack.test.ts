@@ -41,6 +41,21 @@ test('a fit off by a large share of a 300 ms slack is refused; without a slack, 
   assert.not.ok(fitPrefill(points(SHORT), { minR2: 0.5 }, { ttftSlackS: 0 }).ok);
 });
 
+test('repeats scattered by one slow request: used against a 300 ms slack, refused against a 30 ms one', () => {
+  // llama.cpp's server on a shared CPU: one of three repeats at 256 tokens took 80 ms, not 11–17.
+  const measured = [
+    ...[32, 64, 128].flatMap((P) => [0.99, 1, 1.01].map((f) => ({ promptTokens: P, prefillS: (0.001 + 3e-5 * P) * f }))),
+    ...[0.01686, 0.01124, 0.08002].map((prefillS) => ({ promptTokens: 256, prefillS })),
+  ];
+  const used = fitPrefill(measured, { minR2: 0 }, { ttftSlackS: 0.3 });
+  assert.ok(used.ok, used.problems.join('\n'));
+  assert.is(used.notes?.length, 1);
+  assert.match(used.notes![0], /^repeats at 256 prompt tokens: robust coefficient of variation \(1\.4826·MAD\/median\) 49\.\d% is above the bound 20\.0% \(0\.01686 s, 0\.01124 s, 0\.08002 s\), but their spread, 8\.33 ms, is 2\.8% of the 300 ms TTFT slack \(at most 10\.0%\)/);
+  const refused = fitPrefill(measured, { minR2: 0 }, { ttftSlackS: 0.03 });
+  assert.not.ok(refused.ok);
+  assert.match(refused.problems[0], /^repeats at 256 prompt tokens are too noisy: .*\(0\.01686 s, 0\.01124 s, 0\.08002 s; their spread, 8\.33 ms, is 27\.8% of the 30 ms TTFT slack, above 10\.0%; recipe fields: profile\.maxRepeatCv/);
+});
+
 test('a fit above the R² bound is used as before, with no note', () => {
   const clean = [128, 256, 512, 1024, 2048].flatMap((P) => [0.99, 1, 1.01].map((f) => ({ promptTokens: P, prefillS: (0.01 + 2e-5 * P) * f })));
   const fit = fitPrefill(clean, {}, { ttftSlackS: 0.3 });
