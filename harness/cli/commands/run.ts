@@ -125,7 +125,8 @@ async function rehearsal(recipeFile: string | undefined, resumeDir: string | und
     if (typeof found !== 'string') throw new UserError(`--rehearse: ${resumeDir} names no recipe file in its manifest`);
     file = found;
   }
-  const recipe = await loadRunRecipe(file!, { hosts: 'unchecked' });
+  // A resumed run's recipe is read as it started (storedRun), as the run itself reads it.
+  const recipe = await loadRunRecipe(file!, { hosts: 'unchecked', storedRun: file !== recipeFile });
   const plan = resolveRun(recipe, `${recipe.name}-rehearsal`);
   const { rehearse, UncalibratedTwin } = twin;
   let r: Rehearsal | null = null;
