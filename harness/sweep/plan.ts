@@ -19,6 +19,8 @@ export interface SweepPlanDeps {
   modelContext: (model: string) => number | null;
   gpuProfiles: string[];
   fileExists: (path: string) => boolean;
+  /** A sweep being resumed: its runs' recipes are read as they started (parseRecipe's storedRun). */
+  storedRun?: boolean;
 }
 
 export interface PlannedRun {
@@ -97,7 +99,7 @@ export function planSweep(sweep: SweepFile, baseText: string, deps: SweepPlanDep
   const parse = (c: SweepConfig, text: string): { recipe: Recipe; problems: string[] } | { problems: string[] } => {
     const raw = parseDocument(text).toJS();
     const found = lookupProblems(raw, where(c), lookups);
-    const r = parseRecipe(raw, { file: where(c), dir: sweep.dir, sloText: {} });
+    const r = parseRecipe(raw, { file: where(c), dir: sweep.dir, sloText: {} }, { storedRun: deps.storedRun });
     return r.ok ? { recipe: r.recipe, problems: found } : { problems: [...r.problems, ...found] };
   };
 
