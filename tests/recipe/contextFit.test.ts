@@ -4,7 +4,7 @@
 // another workload. Presets and Vidur traces keep the cap their paper gives them and still run.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseRecipe, type Recipe } from '../../harness/recipe/parse.ts';
@@ -60,10 +60,12 @@ test('accepted cuts and workloads that fit run: an explicit cap, presets, a Vidu
   for (const preset of ['arxiv-4k', 'bwb-4k', 'chat-1m']) assert.equal(planProblems(recipe({ preset }, {}, 'llama-2-7b'), { modelContext }), [], preset);
   assert.equal(planProblems(recipe({ prompt: { median: 400, p90: 900, max: 3000 }, output: { min: 16, max: 500 } }), { modelContext }), []);
 
-  // A Vidur-format trace of the shared traces, capped at 4096 as the paper does, under a 2048 context.
+  // A Vidur-format trace (the Splitwise conversation trace's columns) with rows beyond the context,
+  // capped at 4096 as the paper does, under a 2048-token context: cut as Vidur cuts it, not refused.
   const dir = mkdtempSync(join(tmpdir(), 'fluidcap-context-fit-'));
   try {
-    copyFileSync('/work/shared/traces/splitwise_conv.csv', join(dir, 'conv.csv'));
+    const rows = [[0, 374, 44], [4.3, 396, 109], [5.1, 3900, 300], [7.7, 1800, 600]];
+    writeFileSync(join(dir, 'conv.csv'), ['arrived_at,num_prefill_tokens,num_decode_tokens', ...rows.map((r) => r.join(','))].join('\n') + '\n');
     const file = join(dir, 'trace.yaml');
     writeFileSync(
       file,
@@ -75,7 +77,7 @@ test('accepted cuts and workloads that fit run: an explicit cap, presets, a Vidu
       ].join('\n'),
     );
     const traced = await loadRunRecipe(file, { hosts: 'unchecked' });
-    assert.ok(resolveRun(traced, 'trace-fit').trace!.rows > 0);
+    assert.is(resolveRun(traced, 'trace-fit').trace!.rows, 4);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
