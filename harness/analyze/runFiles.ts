@@ -9,6 +9,7 @@ import { UserError, describeValue } from '../util/errors.ts';
 import type { PrefillFit } from '../metrics/prefill.ts';
 import { DEFAULT_FLUIDITY, sloSchema, type Slo } from '../metrics/slo.ts';
 import { parseDurationS } from '../util/duration.ts';
+import { parseAcceptingBareSeconds } from '../util/zodKit.ts';
 import { RUN_FILES, probeFilesIn, rateInName, runPaths } from '../runDir/layout.ts';
 import { readJsonFile } from '../runDir/jsonFiles.ts';
 import { readFit as readFitFile } from '../runDir/read.ts';
@@ -93,7 +94,8 @@ function sloFrom(root: string, path: string, pick: (j: Record<string, unknown>) 
     if (problem) throw new UserError(`${display(path)}: ${problem}`);
     return raw as Slo;
   }
-  const parsed = sloSchema.safeParse(raw);
+  // A manifest's raw recipe may predate units being required: its bare numbers were seconds.
+  const parsed = parseAcceptingBareSeconds(sloSchema, raw);
   if (!parsed.success) {
     const first = parsed.error.issues[0];
     throw new UserError(`${display(path)}: slo.${first.path.join('.')} ${first.message}`);
@@ -208,8 +210,8 @@ function sloFromProbeSummaries(probes: ProbeFile[]): { slo: Slo; source: string 
         slo.fluidity = {
           percentile: r.percentile,
           minFluidity: r.threshold,
-          tbtDeadlineS: (dd && parseDurationS(dd[1].replace(/\s+/g, ''))) || DEFAULT_FLUIDITY.tbtDeadlineS,
-          ttftSlackS: (slack && parseDurationS(slack[1].replace(/\s+/g, ''))) ?? DEFAULT_FLUIDITY.ttftSlackS,
+          tbtDeadlineS: (dd && parseDurationS(dd[1].replace(/\s+/g, ''), { bareSeconds: true })) || DEFAULT_FLUIDITY.tbtDeadlineS,
+          ttftSlackS: (slack && parseDurationS(slack[1].replace(/\s+/g, ''), { bareSeconds: true })) ?? DEFAULT_FLUIDITY.ttftSlackS,
           source,
         };
       } else slo[name] = { percentile: r.percentile, maxS: r.threshold, source };

@@ -46,6 +46,13 @@ export interface FitBounds {
   noiseFloorS: number;
   /** Fewer distinct lengths cannot determine a quadratic (default 3). */
   minDistinctLengths: number;
+  /**
+   * A fit below minR2, or repeats above maxRepeatCv, are still used when the fit's largest error
+   * (or the repeats' spread) is at most this share of the TTFT slack its deadlines carry (default
+   * 0.1): a deadline off by a tenth of its slack cannot turn a request that meets its SLO into one
+   * that misses it by any margin worth reporting.
+   */
+  maxErrorOfSlack: number;
 }
 
 export const DEFAULT_FIT_BOUNDS: FitBounds = {
@@ -53,12 +60,23 @@ export const DEFAULT_FIT_BOUNDS: FitBounds = {
   maxRepeatCv: 0.2,
   noiseFloorS: 0.001,
   minDistinctLengths: 3,
+  maxErrorOfSlack: 0.1,
 };
+
+/** What the fit feeds: each request's first-token deadline is D_p(P) + ttftSlackS. */
+export interface FitUse {
+  ttftSlackS: number;
+}
 
 const NAMES = ['a', 'b', 'c'] as const;
 
-/** Fits D_p(P) with a, b, c ≥ 0 and returns the fit with its quality verdict. */
-export function fitPrefill(points: readonly PrefillPoint[], bounds: Partial<FitBounds> = {}): PrefillFitResult {
+/**
+ * Fits D_p(P) with a, b, c ≥ 0 and returns the fit with its quality verdict. R² says how much of
+ * the prefill time's spread the curve explains, which says little when the spread is itself tiny
+ * (1–8 ms prefills of short prompts): given `use`, a low R² is weighed by what the fit's error does
+ * to the deadlines it sets, in seconds against their slack.
+ */
+export function fitPrefill(points: readonly PrefillPoint[], bounds: Partial<FitBounds> = {}, use?: FitUse): PrefillFitResult {
   const limits = { ...DEFAULT_FIT_BOUNDS, ...bounds };
   const problems: string[] = [];
   const valid: PrefillPoint[] = [];
@@ -88,16 +106,39 @@ export function fitPrefill(points: readonly PrefillPoint[], bounds: Partial<FitB
   const lengths = lengthStats(valid, fit);
   const maxRepeatCv = lengths.reduce((mx, l) => Math.max(mx, l.cv), 0);
 
+  const notes: string[] = [];
   if (lengths.length < limits.minDistinctLengths) {
     problems.push(`only ${lengths.length} distinct prompt length(s) were measured; a quadratic fit needs at least ${limits.minDistinctLengths}`);
   }
   if (n > 0 && r2 < limits.minR2) {
-    problems.push(`the fit explains too little of the prefill time: R² ${r2.toFixed(4)} (fit to per-length medians) is below the bound ${limits.minR2} (${n} points at ${lengths.length} lengths; recipe fields: profile.minR2 sets the bound, more profile.repeats steady the medians)`);
+    // The largest distance between a length's median and the curve: the most any deadline is off.
+    const errorS = lengths.reduce((mx, l) => Math.max(mx, Math.abs(l.medianS - l.fittedS)), 0);
+    const r2Text = `R² ${r2.toFixed(4)} (fit to per-length medians) is below the bound ${limits.minR2}`;
+    const slackS = use?.ttftSlackS;
+    if (slackS !== undefined && slackS > 0) {
+      const weighed = `its largest error, ${fmtMs(errorS)} ms, is ${pct(errorS / slackS)} of the ${fmtMs(slackS)} ms TTFT slack each first-token deadline carries`;
+      if (errorS <= limits.maxErrorOfSlack * slackS) {
+        notes.push(`${r2Text}, but ${weighed} (at most ${pct(limits.maxErrorOfSlack)}): too small to change a verdict, so the fit is used`);
+      } else {
+        problems.push(`the fit explains too little of the prefill time: ${r2Text}, and ${weighed}, above ${pct(limits.maxErrorOfSlack)}: deadlines it sets could change verdicts (${n} points at ${lengths.length} lengths; recipe fields: profile.minR2 sets the bound, more profile.repeats steady the medians, a larger slo.fluidity.ttftSlack tolerates the error)`);
+      }
+    } else {
+      problems.push(`the fit explains too little of the prefill time: ${r2Text} (${n} points at ${lengths.length} lengths; recipe fields: profile.minR2 sets the bound, more profile.repeats steady the medians)`);
+    }
   }
   for (const l of lengths) {
     if (l.count >= 2 && l.cv > limits.maxRepeatCv && l.robustSdS > limits.noiseFloorS) {
       const times = valid.filter((p) => p.promptTokens === l.promptTokens).map((p) => `${fmtS(p.prefillS)} s`).join(', ');
-      problems.push(`repeats at ${l.promptTokens} prompt tokens are too noisy: robust coefficient of variation (1.4826·MAD/median) ${pct(l.cv)} is above the bound ${pct(limits.maxRepeatCv)} (${times}; recipe fields: profile.maxRepeatCv sets the bound, profile.noiseFloor the spread ignored as noise, profile.repeats how many runs)`);
+      const cvText = `robust coefficient of variation (1.4826·MAD/median) ${pct(l.cv)} is above the bound ${pct(limits.maxRepeatCv)} (${times})`;
+      const slackS = use?.ttftSlackS;
+      // The same weighing as R²'s: a spread of a few milliseconds on a short prefill is a large
+      // share of that prefill but a small one of the slack each deadline carries.
+      if (slackS !== undefined && slackS > 0 && l.robustSdS <= limits.maxErrorOfSlack * slackS) {
+        notes.push(`repeats at ${l.promptTokens} prompt tokens: ${cvText}, but their spread, ${fmtMs(l.robustSdS)} ms, is ${pct(l.robustSdS / slackS)} of the ${fmtMs(slackS)} ms TTFT slack (at most ${pct(limits.maxErrorOfSlack)}): too small to change a verdict, so the fit is used`);
+        continue;
+      }
+      const weighed = slackS !== undefined && slackS > 0 ? `; their spread, ${fmtMs(l.robustSdS)} ms, is ${pct(l.robustSdS / slackS)} of the ${fmtMs(slackS)} ms TTFT slack, above ${pct(limits.maxErrorOfSlack)}` : '';
+      problems.push(`repeats at ${l.promptTokens} prompt tokens are too noisy: ${cvText.slice(0, -1)}${weighed}; recipe fields: profile.maxRepeatCv sets the bound, profile.noiseFloor the spread ignored as noise, profile.repeats how many runs)`);
     }
   }
 
@@ -111,6 +152,7 @@ export function fitPrefill(points: readonly PrefillPoint[], bounds: Partial<FitB
     freeCoefficients: NAMES.filter((_, i) => best.free[i]),
     lengths,
     problems,
+    ...(notes.length > 0 ? { notes } : {}),
     ok: problems.length === 0,
   };
 }
@@ -215,3 +257,4 @@ function medianPerLength(points: PrefillPoint[]): PrefillPoint[] {
 
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 const fmtS = (s: number) => String(+s.toPrecision(4));
+const fmtMs = (s: number) => String(+(s * 1000).toPrecision(3));

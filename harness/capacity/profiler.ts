@@ -89,13 +89,14 @@ export async function runProfile(
   if (failures.length > 0) {
     throw new UserError(`prefill profiling: ${failures.length} of ${plan.requests.length} requests failed (${rawPath}):\n  ${failures.slice(0, 10).join('\n  ')}`);
   }
-  const fit = fitPrefill(enginePromptLengths(points, counted, opts.log), opts.fitBounds);
+  const fit = fitPrefill(enginePromptLengths(points, counted, opts.log), opts.fitBounds, { ttftSlackS: opts.ttftSlackS });
   const fitFile: FitFile = { ...fit, ...toFitJson(fit, opts.ttftSlackS) };
   writeJsonFile(opts.runDir, paths.fit, fitFile);
   if (!fit.ok) {
     throw new UserError(`prefill profile refused (${paths.fit}): ${fit.problems.join('; ')}`);
   }
   opts.log(`prefill fit: D_p(P) = ${fit.a.toExponential(3)} + ${fit.b.toExponential(3)}·P + ${fit.c.toExponential(3)}·P² s, R² ${fit.r2.toFixed(4)} over ${fit.n} points`);
+  for (const note of fit.notes ?? []) opts.log(`prefill fit: ${note}`);
   return { fit, points };
 }
 

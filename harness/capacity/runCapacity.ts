@@ -6,7 +6,6 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { confinedPath, copyFileIn, renameIn } from '../util/confinedFs.ts';
 import { dirname, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { loadRecipe } from '../recipe/load.ts';
 import { loadGpuProfile } from '../catalog/gpus.ts';
 import type { Inventory } from '../provision/inventory.ts';
 import type { ConnectOptions } from '../provision/sshConnection.ts';
@@ -19,7 +18,7 @@ import { indexFinishedRun } from '../runDir/resultsIndex.ts';
 import { acquireRunLock } from '../runDir/lock.ts';
 import type { CapacityIntervalJson, CapacityJson, FitFile, JournalLine, Manifest, ManifestPlan, ProbeOutcome, ProbeStatistics, ProbeSummary } from '../runDir/schema.ts';
 import { KNEE_WARMUP_S, kneeWarmupS, type RunPlan } from './runPlan.ts';
-import { newRunId, resolveRun } from './resolveRun.ts';
+import { loadRunRecipe, newRunId, resolveRun } from './resolveRun.ts';
 import { startEngineSession, type EngineSession } from './engineSession.ts';
 import { runProfile } from './profiler.ts';
 import { engineGone, plannedRequests, probeOutcome, runProbeStep } from './probeStep.ts';
@@ -89,7 +88,7 @@ function manifestPlan(plan: RunPlan): ManifestPlan {
 
 /** Resolves the recipe's plan without launching anything (what --dry-run prints). */
 export async function dryRun(recipeFile: string, now = new Date(), onWarning?: (message: string) => void): Promise<RunPlan> {
-  const recipe = await loadRecipe(recipeFile, { onWarning });
+  const recipe = await loadRunRecipe(recipeFile, { onWarning, hosts: 'unchecked' });
   return resolveRun(recipe, newRunId(recipe.name, now, '/nonexistent'));
 }
 
@@ -103,7 +102,7 @@ interface OpenedRun {
 
 /** Creates the run directory of a new run; what the plan refuses is refused before it exists. */
 async function createRun(opts: RunOptions, now: () => Date): Promise<OpenedRun> {
-  const recipe = await loadRecipe(opts.recipeFile, { env: process.env });
+  const recipe = await loadRunRecipe(opts.recipeFile, { env: process.env, hosts: opts.inventory });
   let runId = newRunId(recipe.name, now(), opts.outDir);
   // Random per run so no prompt of this run repeats one of an earlier run (prompt caches).
   const promptNonce = randomBytes(8).toString('hex');
@@ -144,7 +143,7 @@ async function createRun(opts: RunOptions, now: () => Date): Promise<OpenedRun> 
 }
 
 /** Reopens an interrupted run: its recipe must be unchanged, so both sessions run one plan. */
-async function reopenRun(resumeDir: string, now: () => Date): Promise<OpenedRun> {
+async function reopenRun(resumeDir: string, now: () => Date, inventory: Inventory | undefined): Promise<OpenedRun> {
   const runDir = resolve(resumeDir);
   const paths = runPaths(runDir);
   const found = readManifest(paths.manifest);
@@ -163,7 +162,7 @@ async function reopenRun(resumeDir: string, now: () => Date): Promise<OpenedRun>
   if (sha256(readFileSync(source, 'utf8')) !== recipeSha256) {
     throw new UserError(`${source} changed since run ${runId} started; resuming would mix two recipes (start a new run instead)`);
   }
-  const recipe = await loadRecipe(source, { env: process.env });
+  const recipe = await loadRunRecipe(source, { env: process.env, storedRun: true, hosts: inventory });
   // A run directory written before prompts had a nonce gets one now; kept on every later resume.
   const promptNonce = typeof found.promptNonce === 'string' ? found.promptNonce : randomBytes(8).toString('hex');
   // A run written before probes had seeds of their own replays the workload's seed at every rate,
@@ -196,7 +195,7 @@ async function reopenRun(resumeDir: string, now: () => Date): Promise<OpenedRun>
 /** Runs (or resumes) the whole capacity pipeline. Harness faults throw; Ctrl-C returns 'interrupted'. */
 export async function runCapacity(opts: RunOptions): Promise<RunOutcome> {
   const now = opts.now ?? (() => new Date());
-  const opened = opts.resumeDir ? await reopenRun(opts.resumeDir, now) : await createRun(opts, now);
+  const opened = opts.resumeDir ? await reopenRun(opts.resumeDir, now, opts.inventory) : await createRun(opts, now);
   // Taken before anything in the directory is written: a second writer is refused untouched.
   const lock = acquireRunLock(opened.runDir, opts.log);
   try {

@@ -12,7 +12,10 @@ import { renderContainerSpec } from '../provision/containerSpec.ts';
 import { planProfile, type ProfilePlan } from './profilePlan.ts';
 import type { SearchBounds } from './search.ts';
 import { UserError } from '../util/errors.ts';
-import { checkSize } from '../util/sizeBounds.ts';
+import { sizeProblem } from '../util/sizeBounds.ts';
+import { listModels } from '../catalog/models.ts';
+import { simModelProblem } from '../recipe/lookups.ts';
+import { contextCutProblem, runContext } from '../recipe/workloadFit.ts';
 import { deriveSeed } from '../util/rng.ts';
 import type { EngineLaunch, ProbeSettings, RunPrompts } from '../runDir/schema.ts';
 
@@ -103,21 +106,44 @@ export function baselineSlos(slo: Slo): Record<string, Slo> {
   return out;
 }
 
-/** Resolves the recipe into the plan; throws UserError for what only the catalog can tell. */
-export function planRun(recipe: Recipe, ctx: PlanContext): RunPlan {
+/** The context a run's requests must fit: maxModelLen, else the catalog's, else 4096. */
+const contextOf = (recipe: Recipe, ctx: Pick<PlanContext, 'modelContext'>): number => runContext(recipe.target, ctx.modelContext).tokens;
+
+/**
+ * Everything the plan refuses of a parsed recipe, at once: a model the simulated engine lacks, sizes
+ * past their bounds (refused before any is allocated), profiled lengths beyond the context, and a
+ * workload the context would cut without the recipe asking for it.
+ */
+export function planProblems(recipe: Recipe, ctx: Pick<PlanContext, 'modelContext'>): string[] {
   const t = recipe.target;
-  const model = t.model ?? 'endpoint-default';
-  const catalogContext = t.model ? ctx.modelContext(t.model) : null;
-  if (t.engine === 'sim' && catalogContext === null) {
-    throw new UserError(`${recipe.source.file}: target.model must name a model of the simulated engine's catalog, got "${t.model}" (string)`);
-  }
-  const maxContextTokens = t.engineArgs.maxModelLen ?? catalogContext ?? 4096;
-  // Sizes the plan derives, refused before any of them is allocated.
   const file = recipe.source.file;
-  checkSize('gpus', t.tensorParallel, `${file}: target.tensorParallel (${t.tensorParallel})`);
+  if (t.engine === 'sim' && (t.model === undefined || ctx.modelContext(t.model) === null)) {
+    // The rest is measured against the model's context, which is unknown.
+    return [simModelProblem(file, t.model ?? '', listModels())];
+  }
+  const problems: string[] = [];
   const sp = recipe.search.probe;
   const qpsMax = recipe.search.qps.maxQps;
-  checkSize('probeRequests', Math.max(sp.requests, Math.ceil(qpsMax * sp.minDurationS)), `${file}: search.probe.requests (${sp.requests}), or search.qps.max (${qpsMax}) × search.probe.minDuration (${sp.minDurationS} s),`);
+  problems.push(
+    ...[
+      sizeProblem('gpus', t.tensorParallel, `${file}: target.tensorParallel (${t.tensorParallel})`),
+      sizeProblem('probeRequests', Math.max(sp.requests, Math.ceil(qpsMax * sp.minDurationS)), `${file}: search.probe.requests (${sp.requests}), or search.qps.max (${qpsMax}) × search.probe.minDuration (${sp.minDurationS} s),`),
+    ].filter((p): p is string => p !== null),
+  );
+  const profile = planProfile(recipe.profile, { maxContextTokens: contextOf(recipe, ctx) });
+  for (const p of profile.problems) problems.push(p.startsWith('profile.') ? `${file}: ${p}` : `${file}: profile cannot run: ${p}`);
+  const cut = contextCutProblem(recipe, ctx.modelContext);
+  if (cut !== null) problems.push(cut);
+  return problems;
+}
+
+/** Resolves the recipe into the plan; throws UserError for what only the catalog can tell. */
+export function planRun(recipe: Recipe, ctx: PlanContext): RunPlan {
+  const problems = planProblems(recipe, ctx);
+  if (problems.length > 0) throw new UserError(problems.join('\n'));
+  const t = recipe.target;
+  const model = t.model ?? 'endpoint-default';
+  const maxContextTokens = contextOf(recipe, ctx);
 
   let engine: EngineLaunch;
   if (t.engine === 'endpoint') {
@@ -133,9 +159,6 @@ export function planRun(recipe: Recipe, ctx: PlanContext): RunPlan {
   }
 
   const profile = planProfile(recipe.profile, { maxContextTokens });
-  if (profile.problems.length > 0) {
-    throw new UserError(`${recipe.source.file}: profile cannot run: ${profile.problems.join('; ')}`);
-  }
   const slo = sloWithSources(recipe.slo as Slo, recipe.source.sloText);
   const p = recipe.search.probe;
   const w = recipe.workload;

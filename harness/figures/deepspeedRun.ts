@@ -9,8 +9,7 @@ import { appendFileIn, makeDirIn, writeFileIn } from '../util/confinedFs.ts';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parse, stringify } from 'yaml';
-import { loadRecipe } from '../recipe/load.ts';
-import { resolveRun } from '../capacity/resolveRun.ts';
+import { loadRunRecipe, resolveRun } from '../capacity/resolveRun.ts';
 import { startEngineSession, type EngineSession } from '../capacity/engineSession.ts';
 import { setUpPrompts } from '../capacity/promptSetup.ts';
 import { sendOne } from '../load/sendOne.ts';
@@ -73,7 +72,7 @@ export async function runDeepspeedThroughput(o: DeepspeedOptions): Promise<Deeps
   if (!onHosts) target.sim = { ...(target.sim as Record<string, unknown>), timeScale: scale };
   const recipeFile = join(dir, 'recipe.yaml');
   writeFileIn(dir, recipeFile, `# Written by fluidcap figure deepspeed-throughput from ${baseFile}\n${stringify({ ...base, name: 'deepspeed-throughput', target })}`);
-  const recipe = await loadRecipe(recipeFile, { env: process.env });
+  const recipe = await loadRunRecipe(recipeFile, { env: process.env, hosts: 'unchecked' });
   // Random per figure so no prompt repeats one an earlier figure sent (prompt caches).
   const plan = resolveRun(recipe, 'deepspeed-throughput', randomBytes(8).toString('hex'));
   const spec = findModel(plan.servedModel);

@@ -88,3 +88,22 @@ export function truncateVidur(promptTokens: number, outputTokens: number, maxTot
   const o = outputTokens - Math.ceil(excess * (outputTokens / total));
   return [Math.max(1, p), Math.max(1, o)];
 }
+
+/** The longest length a distribution can draw. */
+export function longestOf(d: LengthDist): number {
+  return d.dist === 'fixed' ? d.tokens : d.max;
+}
+
+/**
+ * The share of requests whose prompt + output would exceed `capTokens`: 0 when no draw can,
+ * else estimated from `draws` seeded draws of the samplers the load generator uses (so the
+ * estimate is the same on every machine).
+ */
+export function shareOverCap(prompt: LengthDist, output: LengthDist, capTokens: number, rng: Rng, draws = 20_000): number {
+  if (longestOf(prompt) + longestOf(output) <= capTokens) return 0;
+  const drawPrompt = lengthSampler(prompt, rng);
+  const drawOutput = lengthSampler(output, rng);
+  let over = 0;
+  for (let i = 0; i < draws; i++) if (drawPrompt() + drawOutput() > capTokens) over++;
+  return over / draws;
+}

@@ -3,7 +3,8 @@
 // with `S` names; every SLO keeps `source`, the text the user wrote (or canonical text such as
 // `ttft p90 <= 2s`), so reports quote the SLO the user asked for, k6-threshold style.
 import { z } from 'zod';
-import { formatDurationS, parseDurationS } from '../util/duration.ts';
+import { checkDurationS, formatDurationS } from '../util/duration.ts';
+import { durationIssue } from '../util/zodKit.ts';
 
 /** Fluidity SLO: at least `percentile`% of requests reach fluidity >= minFluidity. */
 export interface FluiditySlo {
@@ -54,7 +55,13 @@ interface Written {
 // A duration field that remembers how it was written, so canonical source text quotes the user.
 const duration = (positive: boolean) =>
   z.unknown().transform((v, ctx): Written => {
-    const s = parseDurationS(v);
+    const checked = checkDurationS(v);
+    if ('problem' in checked && checked.bare !== undefined) {
+      // A number without its unit: say so, whatever its sign (the unit is the first thing to fix).
+      durationIssue(ctx, checked);
+      return z.NEVER;
+    }
+    const s = 's' in checked ? checked.s : null;
     if (s === null || s < 0 || (positive && s === 0)) {
       const bound = positive ? ' > 0' : ' >= 0';
       const message = s === null ? `must be ${DURATION_HINT}` : `must be ${DURATION_HINT}${bound}`;

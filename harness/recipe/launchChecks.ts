@@ -1,9 +1,9 @@
 // What a recipe asks of this machine and of the engine, checked before a results directory exists:
-// the secrets it names are set here, a gated model has a Hugging Face token to fetch it with,
-// `maxModelLen` fits the model's context, and the simulated engine would accept the exact flags a
-// run would start it with (extraArgs included). Each problem names the recipe field; a secret's
+// the secrets it names are set here, a gated model has a Hugging Face token to fetch it with, and
+// the simulated engine would accept the exact flags a run would start it with (extraArgs included). Each problem names the recipe field; a secret's
 // value is never read beyond "set or not".
 import { findModel } from '../catalog/models.ts';
+import { listGpuProfiles } from '../catalog/gpus.ts';
 import { renderContainerSpec } from '../provision/containerSpec.ts';
 import { simServeArgvProblems } from '../sim/serveFlags.ts';
 import { describeValue } from '../util/errors.ts';
@@ -28,11 +28,10 @@ export function launchProblems(recipe: Recipe, env: NodeJS.ProcessEnv | null): s
   if (gated !== null) problems.push(gated);
   const model = findModel(t.model);
   const maxModelLen = t.engineArgs.maxModelLen;
-  if (model !== null && maxModelLen !== undefined && maxModelLen > model.maxContextTokens) {
-    problems.push(`${file}: target.engineArgs.maxModelLen must be <= ${model.name}'s context of ${model.maxContextTokens} tokens, got ${describeValue(maxModelLen)}`);
-    return problems;
-  }
-  // An unknown model is the run plan's to report (it names target.model); only a known one is tried.
+  // A maxModelLen beyond the context, or a GPU profile or model the catalogs lack, is reported by
+  // the lookups (recipe/lookups.ts); the engine is not asked again about the same field.
+  if (model !== null && maxModelLen !== undefined && maxModelLen > model.maxContextTokens) return problems;
+  if (t.gpuProfile !== undefined && !listGpuProfiles().includes(t.gpuProfile)) return problems;
   if (t.engine === 'sim' && model !== null) problems.push(...simProblems(recipe));
   return problems;
 }

@@ -1,12 +1,15 @@
-// Reads a recipe file: YAML syntax errors with line and column, then schema problems, then the
-// checks that need the disk (GPU profile, trace file). Throws one UserError listing them all.
+// Reads a recipe file: YAML syntax errors with line and column (nothing else can be read then),
+// else every problem the files can tell at once: schema, lookups, engine limits, workload against
+// the context. Throws one UserError listing them all.
 import { readFile } from 'node:fs/promises';
 import { existsSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { LineCounter, parseDocument, isMap, isPair, isScalar, type Node } from 'yaml';
-import { UserError, describeValue, printable, truncate } from '../util/errors.ts';
+import { UserError, printable, truncate } from '../util/errors.ts';
 import { parseRecipe, type Recipe } from './parse.ts';
 import { listGpuProfiles } from '../catalog/gpus.ts';
+import { findModel, listModels } from '../catalog/models.ts';
+import { lookupProblems, type Lookups } from './lookups.ts';
 import { loadWorkloadTrace } from '../load/traceFile.ts';
 import { MAX_ALIAS_COUNT, yamlExpansionProblem } from '../util/yamlLimits.ts';
 import { launchProblems, launchWarnings } from './launchChecks.ts';
@@ -56,46 +59,66 @@ function sloTexts(doc: ReturnType<typeof parseDocument>, text: string): Record<s
   return out;
 }
 
-/**
- * Loads and fully validates a recipe before anything is launched: the engine's flags and limits
- * always, and, given `env` (where secrets are read at launch), that every secret is set there. A
- * run passes its environment; a dry run, which launches nothing, shows the plan without them.
- */
-export async function loadRecipe(file: string, opts: { env?: NodeJS.ProcessEnv; onWarning?: (message: string) => void } = {}): Promise<Recipe> {
-  const { raw, text, doc } = await readYamlFile(file);
-  const result = parseRecipe(raw, { file, dir: dirname(resolve(file)), sloText: sloTexts(doc, text) });
-  if (!result.ok) throw new UserError(`${file} has ${plural(result.problems.length, 'problem')}:\n  ${result.problems.join('\n  ')}`);
-  const problems = [...diskProblems(result.recipe), ...launchProblems(result.recipe, opts.env ?? null)];
-  if (problems.length > 0) throw new UserError(`${file} has ${plural(problems.length, 'problem')}:\n  ${problems.join('\n  ')}`);
-  if (opts.env === undefined) for (const w of launchWarnings(result.recipe)) opts.onWarning?.(`${w} (a run refuses this)`);
-  return result.recipe;
+export interface LoadOptions {
+  /** Where secrets are read at launch; without it (a dry run) only what the files tell is checked. */
+  env?: NodeJS.ProcessEnv;
+  onWarning?: (message: string) => void;
+  /** The recipe of a run being resumed: see parseRecipe's `storedRun`. */
+  storedRun?: boolean;
+  /**
+   * Checks of the layers that use the recipe (the run plan, the inventory's hosts), run on a parsed
+   * recipe and reported in the same list, so no problem waits for the next attempt.
+   */
+  moreChecks?: (recipe: Recipe) => string[];
 }
 
-function diskProblems(recipe: Recipe): string[] {
-  const problems: string[] = [];
-  const { file } = recipe.source;
-  const gpuProfile = (recipe.target as { gpuProfile?: string }).gpuProfile;
-  if (gpuProfile !== undefined) {
-    const known = listGpuProfiles();
-    if (!known.includes(gpuProfile)) {
-      problems.push(`${file}: target.gpuProfile must name a profile in gpu-profiles/ (${known.join(', ')}), got ${describeValue(gpuProfile)}`);
-    }
+/**
+ * Loads and fully validates a recipe before anything is launched, in one pass: the schema, what
+ * the catalogs and the disk say about the names it uses (read from the YAML even when other fields
+ * are wrong), the engine's flags and limits, the workload against the model's context, and, given
+ * `env` (where secrets are read at launch), that every secret is set there. A run passes its
+ * environment; a dry run, which launches nothing, shows the plan without them. Only what needs the
+ * network or Docker (an image's facts) is left to launch. Throws one UserError listing everything.
+ */
+export async function loadRecipe(file: string, opts: LoadOptions = {}): Promise<Recipe> {
+  const { raw, text, doc } = await readYamlFile(file);
+  const dir = dirname(resolve(file));
+  const result = parseRecipe(raw, { file, dir, sloText: sloTexts(doc, text) }, { storedRun: opts.storedRun });
+  const problems = result.ok ? [] : [...result.problems];
+  problems.push(...lookupProblems(raw, file, fileLookups(dir)));
+  if (result.ok) {
+    const recipe = result.recipe;
+    problems.push(...traceColumnProblems(recipe), ...launchProblems(recipe, opts.env ?? null), ...(opts.moreChecks?.(recipe) ?? []));
   }
+  const unique = [...new Set(problems)];
+  if (unique.length > 0) throw new UserError(`${file} has ${plural(unique.length, 'problem')}:\n  ${unique.join('\n  ')}`);
+  const recipe = (result as { recipe: Recipe }).recipe;
+  if (opts.env === undefined) for (const w of launchWarnings(recipe)) opts.onWarning?.(`${w} (a run refuses this)`);
+  return recipe;
+}
+
+/** The catalogs and the disk as this machine has them, for a recipe in `dir`. */
+export function fileLookups(dir: string): Lookups {
+  return {
+    gpuProfiles: listGpuProfiles(),
+    findModel,
+    models: listModels(),
+    traceProblem: (path) => tracePathProblem(path, dir),
+  };
+}
+
+// A trace file that exists must also have the columns the workload reads, so a dry run refuses
+// what the run would refuse.
+function traceColumnProblems(recipe: Recipe): string[] {
   const lengths = (recipe.workload as { lengths?: { trace?: string } }).lengths;
-  if (lengths?.trace !== undefined) {
-    const problem = tracePathProblem(lengths.trace, recipe.source.dir);
-    if (problem !== null) problems.push(`${file}: workload.lengths.trace ${problem}, got ${describeValue(lengths.trace)}`);
-    else {
-      // Its columns too, so a dry run refuses what the run would refuse.
-      try {
-        loadWorkloadTrace(recipe.workload, recipe.source.dir, file);
-      } catch (err) {
-        if (!(err instanceof UserError)) throw err;
-        problems.push(err.message);
-      }
-    }
+  if (lengths?.trace === undefined || tracePathProblem(lengths.trace, recipe.source.dir) !== null) return [];
+  try {
+    loadWorkloadTrace(recipe.workload, recipe.source.dir, recipe.source.file);
+    return [];
+  } catch (err) {
+    if (!(err instanceof UserError)) throw err;
+    return [err.message];
   }
-  return problems;
 }
 
 /**

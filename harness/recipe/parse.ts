@@ -6,6 +6,7 @@ import { workloadSchema } from '../load/workloadSpec.ts';
 import { sloSchema } from '../metrics/slo.ts';
 import { profileSchema, searchSchema } from './sections.ts';
 import { formatIssues } from './problems.ts';
+import { parseAcceptingBareSeconds } from '../util/zodKit.ts';
 
 export const recipeSchema = z.strictObject({
   // It names the run directory and the engine container (with a timestamp), so it stays short.
@@ -35,9 +36,13 @@ export type Recipe = RecipeBody & { source: RecipeSource };
 
 export type ParseResult = { ok: true; recipe: Recipe } | { ok: false; problems: string[] };
 
-/** Validates a decoded recipe; returns every problem at once. Pure: no file or network access. */
-export function parseRecipe(raw: unknown, source: RecipeSource): ParseResult {
-  const result = recipeSchema.safeParse(raw);
+/**
+ * Validates a decoded recipe; returns every problem at once. Pure: no file or network access.
+ * `storedRun` reads a recipe a run already started with (resuming it): durations it gave without a
+ * unit were seconds then and stay so, since the run must continue as it began.
+ */
+export function parseRecipe(raw: unknown, source: RecipeSource, opts: { storedRun?: boolean } = {}): ParseResult {
+  const result = opts.storedRun ? parseAcceptingBareSeconds(recipeSchema, raw) : recipeSchema.safeParse(raw);
   if (!result.success) return { ok: false, problems: formatIssues(result.error.issues, raw, source.file) };
   return { ok: true, recipe: { ...result.data, source } };
 }

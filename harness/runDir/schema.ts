@@ -214,6 +214,8 @@ export interface PrefillFitResult extends PrefillFit {
   freeCoefficients: Array<'a' | 'b' | 'c'>;
   lengths: LengthStats[];
   problems: string[];
+  /** Why a fit outside a bound is used all the same (its error is small against the TTFT slack). */
+  notes?: string[];
   ok: boolean;
 }
 

@@ -110,7 +110,9 @@ export const DEFAULT_EMPTY_TEXT_FRACTION = 0.1;
 export const DEFAULT_MERGE_FRACTION = 0.02;
 
 const DURATION_HINT = 'must be a duration such as 25ms, 2s or 10m';
-const duration = z.preprocess((v) => (v === undefined ? v : parseDurationS(v) ?? v), z.number(DURATION_HINT).min(0, 'must be >= 0'));
+// The sim's options are written by fluidcap (a recipe's rendered argv) or a developer at its own
+// command line, always read as seconds when bare, as its --help says.
+const duration = z.preprocess((v) => (v === undefined ? v : parseDurationS(v, { bareSeconds: true }) ?? v), z.number(DURATION_HINT).min(0, 'must be >= 0'));
 const int = (min: number) => z.number('must be a number').int('must be an integer').min(min, `must be >= ${min}`);
 const fraction = z.number('must be a number').min(0, 'must be between 0 and 1').max(1, 'must be between 0 and 1');
 

@@ -3,6 +3,8 @@
 // the executor only runs it. Pure: the catalog and the disk come in through `deps`.
 import { isMap, isNode, parseDocument, type Document } from 'yaml';
 import { parseRecipe, type Recipe } from '../recipe/parse.ts';
+import { lookupProblems, type Lookups } from '../recipe/lookups.ts';
+import { listModels } from '../catalog/models.ts';
 import { planRun } from '../capacity/runPlan.ts';
 import { describeValue } from '../util/errors.ts';
 import { configRecipeText, describeValues, expandMatrix, type SweepConfig } from './expand.ts';
@@ -17,6 +19,8 @@ export interface SweepPlanDeps {
   modelContext: (model: string) => number | null;
   gpuProfiles: string[];
   fileExists: (path: string) => boolean;
+  /** A sweep being resumed: its runs' recipes are read as they started (parseRecipe's storedRun). */
+  storedRun?: boolean;
 }
 
 export interface PlannedRun {
@@ -81,28 +85,32 @@ export function planSweep(sweep: SweepFile, baseText: string, deps: SweepPlanDep
   if (configs.length === 0) return { ok: false, problems: [`${sweep.file}: exclude leaves no configuration of the matrix to run`] };
 
   const where = (c: SweepConfig) => `${sweep.file} [${c.id}: ${describeValues(c.values)}]`;
-  const parse = (c: SweepConfig, text: string): { recipe: Recipe } | { problems: string[] } => {
-    const r = parseRecipe(parseDocument(text).toJS(), { file: where(c), dir: sweep.dir, sloText: {} });
-    return r.ok ? { recipe: r.recipe } : { problems: r.problems };
+  // What the catalogs, the GPU profiles and the disk say about the names a run uses, read from its
+  // YAML even when other fields are wrong, so every problem of every run is listed at once.
+  const lookups: Lookups = {
+    gpuProfiles: deps.gpuProfiles,
+    findModel: (m) => {
+      const context = deps.modelContext(m);
+      return context === null ? null : { name: m, maxContextTokens: context };
+    },
+    models: listModels(),
+    traceProblem: (path) => (deps.fileExists(path) ? null : 'must be an existing CSV file (relative to the base recipe)'),
+  };
+  const parse = (c: SweepConfig, text: string): { recipe: Recipe; problems: string[] } | { problems: string[] } => {
+    const raw = parseDocument(text).toJS();
+    const found = lookupProblems(raw, where(c), lookups);
+    const r = parseRecipe(raw, { file: where(c), dir: sweep.dir, sloText: {} }, { storedRun: deps.storedRun });
+    return r.ok ? { recipe: r.recipe, problems: found } : { problems: [...r.problems, ...found] };
   };
 
-  // What only the catalog, the GPU profiles or the disk can refuse, for a recipe the parser passed.
-  const check = (c: SweepConfig, recipe: Recipe): string[] => {
-    const out: string[] = [];
-    const t = recipe.target;
-    if (t.gpuProfile !== undefined && !deps.gpuProfiles.includes(t.gpuProfile)) {
-      out.push(`${where(c)}: target.gpuProfile must name a profile in gpu-profiles/ (${deps.gpuProfiles.join(', ')}), got ${describeValue(t.gpuProfile)}`);
-    }
-    const lengths = recipe.workload.lengths as { trace?: string };
-    if (lengths.trace !== undefined && !deps.fileExists(lengths.trace)) {
-      out.push(`${where(c)}: workload.lengths.trace must be an existing CSV file (relative to the base recipe), got ${describeValue(lengths.trace)}`);
-    }
+  // What only the run plan can refuse, for a recipe the parser passed.
+  const check = (recipe: Recipe): string[] => {
     try {
       planRun(recipe, { runId: `${recipe.name}-dry`, modelContext: deps.modelContext, trace: null });
+      return [];
     } catch (err) {
-      out.push((err as Error).message);
+      return (err as Error).message.split('\n');
     }
-    return out;
   };
 
   const problems: string[] = [];
@@ -120,11 +128,9 @@ export function planSweep(sweep: SweepFile, baseText: string, deps: SweepPlanDep
       text = configRecipeText(baseText, sweep.dir, baseName, c, { gpus: Array.from({ length: tp as number }, (_, i) => i) });
     }
     const r = parse(c, text);
-    if ('problems' in r) problems.push(...r.problems);
-    else {
-      problems.push(...check(c, r.recipe));
-      firstPass.push({ config: c, recipe: r.recipe });
-    }
+    const found = [...r.problems, ...('recipe' in r ? check(r.recipe) : [])];
+    problems.push(...new Set(found));
+    if ('recipe' in r) firstPass.push({ config: c, recipe: r.recipe });
   }
   if (problems.length > 0) return { ok: false, problems };
 
@@ -152,9 +158,8 @@ export function planSweep(sweep: SweepFile, baseText: string, deps: SweepPlanDep
     });
     // The placed recipe is parsed and checked again: it is the text the run will read.
     const r = parse(config, text);
-    if ('problems' in r) return void problems.push(...r.problems);
-    const more = check(config, r.recipe);
-    if (more.length > 0) return void problems.push(...more);
+    const found = [...new Set([...r.problems, ...('recipe' in r ? check(r.recipe) : [])])];
+    if (found.length > 0 || !('recipe' in r)) return void problems.push(...found);
     runs.push({ config, placement: p, recipeText: text, recipe: r.recipe });
   });
   if (problems.length > 0) return { ok: false, problems };

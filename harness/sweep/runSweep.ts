@@ -51,12 +51,12 @@ export interface SweepOutcome {
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 /** Loads the sweep file and its base recipe and resolves the plan; throws one UserError listing every problem. */
-export async function prepareSweep(sweepFile: string, inventory: Inventory | undefined): Promise<{ sweep: SweepFile; baseText: string; plan: SweepPlan }> {
-  return loadSweepPlan(sweepFile, (name) => resolveHosts(inventory, name).map((h) => h.name));
+export async function prepareSweep(sweepFile: string, inventory: Inventory | undefined, opts: { storedRun?: boolean } = {}): Promise<{ sweep: SweepFile; baseText: string; plan: SweepPlan }> {
+  return loadSweepPlan(sweepFile, (name) => resolveHosts(inventory, name).map((h) => h.name), opts);
 }
 
 /** prepareSweep with the hosts a group stands for given by `hostsOf` (the twin places nothing). */
-export async function loadSweepPlan(sweepFile: string, hostsOf: (name: string) => string[]): Promise<{ sweep: SweepFile; baseText: string; plan: SweepPlan }> {
+export async function loadSweepPlan(sweepFile: string, hostsOf: (name: string) => string[], opts: { storedRun?: boolean } = {}): Promise<{ sweep: SweepFile; baseText: string; plan: SweepPlan }> {
   const sweep = await loadSweepFile(sweepFile);
   if (!existsSync(sweep.recipeFile)) throw new UserError(`${sweepFile}: recipe must name an existing recipe file, got "${sweep.recipe}" (${sweep.recipeFile} does not exist)`);
   const { text: baseText } = await readYamlFile(sweep.recipeFile);
@@ -65,6 +65,7 @@ export async function loadSweepPlan(sweepFile: string, hostsOf: (name: string) =
     modelContext: (m) => findModel(m)?.maxContextTokens ?? null,
     gpuProfiles: listGpuProfiles(),
     fileExists: existsSync,
+    storedRun: opts.storedRun,
   });
   if (!result.ok) {
     const n = result.problems.length;
@@ -165,7 +166,8 @@ export async function runSweep(opts: SweepOptions): Promise<SweepOutcome> {
     sweepFile = resolve(opts.sweepFile);
     sweepDir = '';
   }
-  const { sweep, plan } = await prepareSweep(sweepFile, opts.inventory);
+  // A resumed sweep reads its recipes as they started (parseRecipe's storedRun).
+  const { sweep, plan } = await prepareSweep(sweepFile, opts.inventory, { storedRun: resumed });
   if (!resumed) {
     sweepDir = newSweepDir(opts.outDir, sweep.name, now());
     makeDirs(sweepDir);

@@ -6,8 +6,8 @@ import { checkDurationS, formatDurationS, parseDurationS } from './duration.ts';
 const DURATION_HINT = 'a duration such as 25ms, 2s or 10m';
 
 /**
- * A duration written `25ms`, `2s`, `10m` or as a number of seconds; parsed to seconds. `maxS` is
- * a field's own ceiling below the timer limit every duration has (util/duration.ts).
+ * A duration written `25ms`, `2s` or `10m` (a number needs its unit, util/duration.ts); parsed to
+ * seconds. `maxS` is a field's own ceiling below the timer limit every duration has.
  */
 export const durationS = (opts: { min?: number; allowZero?: boolean; maxS?: number } = {}) =>
   z
@@ -15,7 +15,7 @@ export const durationS = (opts: { min?: number; allowZero?: boolean; maxS?: numb
     .transform((v, ctx) => {
       const checked = checkDurationS(v);
       if ('problem' in checked) {
-        ctx.addIssue({ code: 'custom', message: checked.problem });
+        durationIssue(ctx, checked);
         return z.NEVER;
       }
       const s = checked.s;
@@ -30,6 +30,36 @@ export const durationS = (opts: { min?: number; allowZero?: boolean; maxS?: numb
       }
       return s;
     });
+
+/**
+ * Reports a duration problem; a missing unit carries `bareSeconds` (the number read as seconds),
+ * which parseAcceptingBareSeconds uses for files the tool wrote before units were required.
+ */
+export function durationIssue(ctx: z.RefinementCtx, checked: { problem: string; bare?: number }): void {
+  ctx.addIssue({ code: 'custom', message: checked.problem, ...(checked.bare === undefined ? {} : { params: { bareSeconds: checked.bare } }) });
+}
+
+/**
+ * Parses what the tool itself wrote (a run's manifest, a resumed run's recipe), where a duration
+ * without a unit was once read as seconds: each such value is given its `s` and parsed again, so
+ * old runs stay readable while a person's recipe is held to units. Other problems are returned as
+ * they are.
+ */
+export function parseAcceptingBareSeconds<S extends z.ZodType>(schema: S, raw: unknown): ReturnType<S['safeParse']> {
+  const first = schema.safeParse(raw) as ReturnType<S['safeParse']>;
+  if (first.success) return first;
+  const bare = first.error.issues.flatMap((i) => (i.code === 'custom' && typeof i.params?.bareSeconds === 'number' ? [i] : []));
+  if (bare.length === 0) return first;
+  const copy = structuredClone(raw);
+  for (const issue of bare) {
+    const path = issue.path;
+    let parent: unknown = copy;
+    for (const key of path.slice(0, -1)) parent = (parent as Record<PropertyKey, unknown>)?.[key as string];
+    if (parent === null || typeof parent !== 'object' || path.length === 0) return first;
+    (parent as Record<PropertyKey, unknown>)[path[path.length - 1] as string] = `${issue.params!.bareSeconds as number}s`;
+  }
+  return schema.safeParse(copy) as ReturnType<S['safeParse']>;
+}
 
 /** A fraction written `10%` or `0.1`; parsed to a number in [0, 1]. */
 export const fraction = () =>

@@ -114,6 +114,19 @@ test('bad flags are user errors naming the flag and value', async () => {
   for (const x of [a, b, c]) noStack(x.stderr);
 });
 
+test('a duration flag without its unit is refused, naming both readings', async () => {
+  writeFileSync(join(dir, 'ok.jsonl'), `${line()}\n`);
+  for (const [flag, value] of [['--tbt-deadline', '30'], ['--ttft-deadline', '0.5'], ['--ttft-slack', '300']]) {
+    const args = flag === '--ttft-deadline' ? ['ok.jsonl', flag, value] : ['ok.jsonl', '--ttft-deadline', '1s', flag, value];
+    const r = await run(args);
+    assert.is(r.code, 2, `${flag} ${value}: ${r.stderr}`);
+    assert.is(r.stderr.trim(), `fluidcap: ${flag} needs a unit: ${value} alone could mean ${value}ms or ${value}s (write "${value}ms" or "${value}s"), got "${value}" (string)`);
+    noStack(r.stderr);
+  }
+  // 0 is 0 in every unit.
+  assert.is((await run(['ok.jsonl', '--ttft-deadline', '1s', '--ttft-slack', '0'])).code, 0);
+});
+
 test('--json on a fixed D_p: SPEC §2 shape and hand-checkable values', async () => {
   writeFileSync(join(dir, 'ok.jsonl'), `${line()}\n`);
   const r = await run(['ok.jsonl', '--ttft-deadline', '0.5s', '--tbt-deadline', '25ms', '--json']);

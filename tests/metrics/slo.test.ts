@@ -20,7 +20,7 @@ test('parses the common-brief example to seconds with canonical source text', ()
     tbt: { percentile: 99, max: '200ms' },
     tpot: { percentile: 50, max: '50ms' },
     e2e: { percentile: 99, max: '60s' },
-    schedulingDelay: { percentile: 99, max: 1 },
+    schedulingDelay: { percentile: 99, max: '1s' },
   });
   assert.equal(slo.fluidity, {
     tbtDeadlineS: 0.025,

@@ -57,7 +57,7 @@ const CASES: { file: string; why: string; path: string; value: string }[] = [
 // Children start together, three at a time (the machine is shared): each test awaits its own.
 const limit = pLimit(3);
 const outcomes = new Map<string, Promise<Outcome>>();
-for (const c of [...CASES.map((x) => x.file), 'yaml-syntax.yaml', 'many-problems.yaml']) {
+for (const c of [...CASES.map((x) => x.file), 'yaml-syntax.yaml', 'many-problems.yaml', 'every-kind.yaml']) {
   const file = join(BROKEN, c);
   outcomes.set(c, limit(() => runRecipe(file, join(work, c.replace('.yaml', ''), 'results'))));
 }
@@ -108,6 +108,29 @@ test('a recipe with five problems reports all five at once, each with path and v
     const line = lines.find((l) => l.includes(`: ${path} `));
     assert.ok(line, `no problem for ${path}:\n${r.stderr}`);
     assert.ok(line!.includes(`got ${value}`), line);
+  }
+});
+
+test('a recipe with a problem of every kind reports schema, catalog, GPU profile, trace file and units in one pass', async () => {
+  const file = join(BROKEN, 'every-kind.yaml');
+  const r = await outcomes.get('every-kind.yaml')!;
+  checkRefused(r, file);
+  const expected = [
+    ['target.port', 'got 99999 (number)'],
+    ['workload.seed', 'got -3 (number)'],
+    ['search.probe.duration', 'needs a unit: 600 alone could mean 600ms or 600s (write "600ms" or "600s"), got 600 (number)'],
+    ['slo.fluidity.tbtDeadline', 'needs a unit: 50 alone could mean 50ms or 50s (write "50ms" or "50s"), got 50 (number)'],
+    ['target.gpuProfile', 'must name a profile in gpu-profiles/'],
+    ['target.model', 'must name a model of the simulated engine\'s catalog ('],
+    ['workload.lengths.trace', 'must be an existing CSV file (relative to the recipe), got "no-such-trace.csv" (string)'],
+  ];
+  assert.match(r.stderr, new RegExp(`every-kind\\.yaml has ${expected.length} problems:`));
+  const lines = r.stderr.trim().split('\n').slice(1);
+  assert.is(lines.length, expected.length, r.stderr);
+  for (const [path, text] of expected) {
+    const line = lines.find((l) => l.includes(`every-kind.yaml: ${path} `));
+    assert.ok(line, `no problem for ${path}:\n${r.stderr}`);
+    assert.ok(line!.includes(text), `${line}\nmust include: ${text}`);
   }
 });
 

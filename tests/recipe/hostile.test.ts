@@ -75,6 +75,12 @@ test('durations that overflow a timer, infinities and sub-microsecond deadlines 
   assert.ok(parseRecipe(minimal({ target: { readyTimeout: '596h' } }), source).ok, '596 h still fits a timer');
 });
 
+test('probe --duration without its unit is refused before the recipe is read or anything is sent', async () => {
+  const r = await fluidcap(['probe', join(ROOT, 'recipes', 'quickstart.yaml'), '--qps', '1', '--duration', '30', '--url', 'http://127.0.0.1:9']);
+  assert.is(r.code, 2, r.stderr);
+  assert.is(r.stderr.trim(), 'fluidcap: --duration needs a unit: 30 alone could mean 30ms or 30s (write "30ms" or "30s"), got "30" (string)');
+});
+
 test("the recipe's own messages survive (name, image, secret names); long values are cut", () => {
   const p = problemsOf(minimal({ name: 'bad name!', target: { engine: 'vllm', image: 'Bad Image', model: 'm', secrets: { 'bad-name': 'HF_TOKEN' } } }));
   assert.equal(p, [

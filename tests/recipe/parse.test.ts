@@ -44,10 +44,53 @@ test('a minimal recipe resolves with defaults, durations in seconds, source kept
   assert.is(recipe.workload.seed, 42);
 });
 
-test('durations accept 25ms / 2s / 10m / bare seconds and fractions accept 10% or 0.1', () => {
+test('a duration without its unit is refused in every section, naming both readings', () => {
   const raw = {
     ...minimal(),
-    search: { qps: { start: 2, min: 1, max: 8 }, probe: { duration: '10m', requestTimeout: 45, stallTimeout: '2s', warmup: '25%', clientTolerance: '5ms' } },
+    target: { ...(minimal().target as object), readyTimeout: 900 },
+    search: { probe: { duration: '600', requestTimeout: 45 } },
+    profile: { noiseFloor: 0.005 },
+    slo: { fluidity: { tbtDeadline: 50, ttftSlack: 0 }, ttft: { percentile: 90, max: 2 } },
+  };
+  const r = parseRecipe(raw, source);
+  assert.not.ok(r.ok);
+  const problems = (r as { problems: string[] }).problems;
+  const expected: [string, string][] = [
+    ['target.readyTimeout', '900'],
+    ['search.probe.duration', '600'],
+    ['search.probe.requestTimeout', '45'],
+    ['profile.noiseFloor', '0.005'],
+    ['slo.fluidity.tbtDeadline', '50'],
+    ['slo.ttft.max', '2'],
+  ];
+  assert.is(problems.length, expected.length, problems.join('\n'));
+  for (const [path, n] of expected) {
+    const line = problems.find((p) => p.includes(`: ${path} `));
+    assert.ok(line, `no problem names ${path}:\n${problems.join('\n')}`);
+    assert.ok(line!.includes(`needs a unit: ${n} alone could mean ${n}ms or ${n}s (write "${n}ms" or "${n}s")`), line);
+  }
+  // 0 is 0 in any unit: ttftSlack 0 passes.
+  assert.not.ok(problems.some((p) => p.includes('ttftSlack')), 'a bare 0 needs no unit');
+});
+
+test('a resumed run reads its recipe as it started: bare numbers it held stay seconds', () => {
+  const raw = { ...minimal(), search: { probe: { requestTimeout: 45 } }, slo: { fluidity: { tbtDeadline: 0.05 }, ttft: { percentile: 90, max: 2 } } };
+  assert.not.ok(parseRecipe(raw, source).ok, 'a new run refuses them');
+  const r = parseRecipe(raw, source, { storedRun: true });
+  if (!r.ok) throw new Error(r.problems.join('\n'));
+  assert.is(r.recipe.search.probe.requestTimeoutS, 45);
+  assert.is(r.recipe.slo.fluidity?.tbtDeadlineS, 0.05);
+  assert.is(r.recipe.slo.ttft?.maxS, 2);
+  // Every other problem is still reported.
+  const bad = parseRecipe({ ...raw, workload: { seed: -1 } }, source, { storedRun: true });
+  assert.not.ok(bad.ok);
+  assert.ok(!bad.ok && bad.problems.every((p) => !p.includes('needs a unit')) && bad.problems.some((p) => p.includes('workload')), JSON.stringify(bad));
+});
+
+test('durations accept 25ms / 2s / 10m and fractions accept 10% or 0.1', () => {
+  const raw = {
+    ...minimal(),
+    search: { qps: { start: 2, min: 1, max: 8 }, probe: { duration: '10m', requestTimeout: '45s', stallTimeout: '2s', warmup: '25%', clientTolerance: '5ms' } },
     profile: { requestTimeout: '1.5m', noiseFloor: '0ms' },
     slo: { fluidity: { tbtDeadline: '50ms', ttftSlack: '0.3s' }, ttft: { percentile: 90, max: '2s' }, tbt: 'p99 <= 200ms' },
   };

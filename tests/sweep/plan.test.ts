@@ -80,10 +80,23 @@ test('the planner\'s own checks run too: a simulated model missing from the cata
   const sim = BASE.replace('engine: vllm', 'engine: sim').replace(/  image: .*\n/, '');
   const r = planSweep(sweep({ matrix: { model: ['llama-3-8b', 'no-such-model'] } }), sim, deps);
   assert.not.ok(r.ok);
-  if (!r.ok) assert.equal(r.problems, ['/srv/s.yaml [c02-modelno_such_model: model=no-such-model]: target.model must name a model of the simulated engine\'s catalog, got "no-such-model" (string)']);
+  if (!r.ok) assert.equal(r.problems, ['/srv/s.yaml [c02-modelno_such_model: model=no-such-model]: target.model must name a model of the simulated engine\'s catalog (llama-2-7b, llama-3-8b, llama-2-70b, llama-3-70b, tiny), got "no-such-model" (string)']);
   const h = planSweep(sweep({ matrix: { host: ['gpu1', 'gpu9'] } }), BASE, deps);
   assert.not.ok(h.ok);
   if (!h.ok) assert.equal(h.problems, ['/srv/s.yaml: c02-hostgpu9: target.host must name a host or group, got "gpu9"']);
+});
+
+test('one pass over every configuration: schema, catalog and units together; a resumed sweep reads bare seconds as it started', () => {
+  const bare = BASE.replace('tbtDeadline: 25ms', 'tbtDeadline: 0.025').replace('gpuProfile: h100-sxm-80gb', 'gpuProfile: h800');
+  const r = planSweep(sweep({ matrix: { maxNumSeqs: [128, -1] } }), bare, deps);
+  assert.not.ok(r.ok);
+  const all = r.ok ? '' : r.problems.join('\n');
+  assert.match(all, /\[c01-maxNumSeqs128: maxNumSeqs=128\]: slo\.fluidity\.tbtDeadline needs a unit: 0\.025 alone could mean 0\.025ms or 0\.025s/);
+  assert.match(all, /\[c02-maxNumSeqs_1: maxNumSeqs=-1\]: target\.engineArgs\.maxNumSeqs /);
+  assert.match(all, /\[c02-maxNumSeqs_1: maxNumSeqs=-1\]: target\.gpuProfile must name a profile in gpu-profiles\//);
+  const resumed = planSweep(sweep({ matrix: { maxNumSeqs: [128, 256] } }), BASE.replace('tbtDeadline: 25ms', 'tbtDeadline: 0.025'), { ...deps, storedRun: true });
+  assert.ok(resumed.ok, resumed.ok ? '' : resumed.problems.join('\n'));
+  if (resumed.ok) assert.is(resumed.plan.runs[0].recipe.slo.fluidity?.tbtDeadlineS, 0.025);
 });
 
 test('an exclude that leaves nothing is refused', () => {

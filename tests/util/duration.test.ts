@@ -15,12 +15,23 @@ test('ordinary durations parse to seconds', () => {
 
 test('overflowing, infinite and sub-microsecond durations are refused', () => {
   for (const v of ['1000h', '1e309s', '1e309', 1e309, -Infinity, '2147484s', MAX_DURATION_S + 1, '1e-320', 1e-320, '0.1us', NaN]) {
-    assert.is(parseDurationS(v), null, `${String(v)} must be refused`);
+    assert.is(parseDurationS(v, { bareSeconds: true }), null, `${String(v)} must be refused`);
   }
   assert.equal(checkDurationS('1000h'), { problem: `must be a duration of at most ${MAX_DURATION_S}s (about 24.8 days, the longest timer Node can set)` });
   assert.equal(checkDurationS('1e-320s'), { problem: 'must be a duration of 0 or at least 1us' });
   assert.equal(checkDurationS('soon'), { problem: 'must be a duration such as 25ms, 2s or 10m' });
-  assert.equal(checkDurationS(MAX_DURATION_S), { s: MAX_DURATION_S });
+  assert.equal(checkDurationS(MAX_DURATION_S, { bareSeconds: true }), { s: MAX_DURATION_S });
+});
+
+test('a number without a unit is refused unless the tool wrote it; 0 needs none', () => {
+  assert.equal(checkDurationS(50), { problem: 'needs a unit: 50 alone could mean 50ms or 50s (write "50ms" or "50s")', bare: 50 });
+  assert.equal(checkDurationS('30'), { problem: 'needs a unit: 30 alone could mean 30ms or 30s (write "30ms" or "30s")', bare: 30 });
+  assert.is(parseDurationS(50), null);
+  assert.is(parseDurationS(' 2.5 '), null);
+  assert.is(parseDurationS(50, { bareSeconds: true }), 50);
+  assert.is(parseDurationS('2.5', { bareSeconds: true }), 2.5);
+  assert.is(parseDurationS(0), 0);
+  assert.is(parseDurationS('0'), 0);
 });
 
 test.run();

@@ -5,7 +5,7 @@
 // it is printed (and in --json) but does not change the exit code.
 import { verb } from '../command.ts';
 import { UserError, describeValue } from '../../util/errors.ts';
-import { parseDurationS } from '../../util/duration.ts';
+import { checkDurationS } from '../../util/duration.ts';
 import { analyzeTarget } from '../../analyze/analyzeRun.ts';
 import { PERCENTILE_METHODS, type PercentileMethod } from '../../metrics/percentile.ts';
 import { RUN_FILES } from '../../runDir/layout.ts';
@@ -14,7 +14,9 @@ import { TOKEN_ARRIVALS, type TokenArrivals } from '../../timeline/record.ts';
 
 function durationFlag(flag: string, value: string | undefined, positive: boolean): number | undefined {
   if (value === undefined) return undefined;
-  const s = parseDurationS(value);
+  const checked = checkDurationS(value);
+  if ('bare' in checked && checked.bare !== undefined) throw new UserError(`--${flag} ${checked.problem}, got ${describeValue(value)}`);
+  const s = 's' in checked ? checked.s : null;
   if (s === null || s < 0 || (positive && s === 0)) {
     throw new UserError(
       `--${flag} must be a duration such as 25ms, 2s or 10m${positive ? ' > 0' : ' >= 0'}, got ${describeValue(value)}`,

@@ -9,7 +9,7 @@ import { verb } from '../command.ts';
 import { readTimelines } from '../../timeline/reader.ts';
 import { EXIT, UserError, describeValue } from '../../util/errors.ts';
 import { checkSize } from '../../util/sizeBounds.ts';
-import { parseDurationS, formatDurationS } from '../../util/duration.ts';
+import { checkDurationS, formatDurationS } from '../../util/duration.ts';
 import type { ProbeResult } from '../../load/runProbe.ts';
 import { computeRequestMetrics, summarizeRequests } from '../../metrics/index.ts';
 import type { Slo } from '../../metrics/slo.ts';
@@ -37,24 +37,25 @@ export const probeCommand = verb({
       .option('json', { type: 'boolean', default: false, describe: 'print the summary as JSON' }),
   handler: async (argv, setExit) => {
     // Loaded here, not at start-up: every other verb (and --help) starts without them.
-    const { loadRecipe } = await import('../../recipe/load.ts');
     const { planProbe } = await import('../../load/plan.ts');
     const { runProbe } = await import('../../load/runProbe.ts');
     const { setUpPrompts } = await import('../../capacity/promptSetup.ts');
-    const { newRunId, resolveRun } = await import('../../capacity/resolveRun.ts');
+    const { loadRunRecipe, newRunId, resolveRun } = await import('../../capacity/resolveRun.ts');
     const { plannedRequests } = await import('../../capacity/probeStep.ts');
     if (!(argv.qps > 0) || !Number.isFinite(argv.qps)) throw new UserError(`--qps must be a rate > 0, got ${describeValue(argv.qps)}`);
     if (argv.requests !== undefined && !(Number.isInteger(argv.requests) && argv.requests > 0)) {
       throw new UserError(`--requests must be a whole number > 0, got ${describeValue(argv.requests)}`);
     }
-    const durationS = argv.duration === undefined ? undefined : parseDurationS(argv.duration);
+    const checked = argv.duration === undefined ? undefined : checkDurationS(argv.duration);
+    const durationS = checked === undefined ? undefined : 's' in checked ? checked.s : null;
     if (durationS === null || (durationS !== undefined && !(durationS > 0))) {
-      throw new UserError(`--duration must be a duration such as 25ms, 2s or 10m, got ${describeValue(argv.duration)}`);
+      const why = checked !== undefined && 'problem' in checked && checked.bare !== undefined ? checked.problem : 'must be a duration such as 25ms, 2s or 10m';
+      throw new UserError(`--duration ${why}, got ${describeValue(argv.duration)}`);
     }
     if (argv.workers !== undefined && !(Number.isInteger(argv.workers) && argv.workers >= 0)) {
       throw new UserError(`--workers must be a whole number >= 0, got ${describeValue(argv.workers)}`);
     }
-    const recipe = await loadRecipe(argv.recipe);
+    const recipe = await loadRunRecipe(argv.recipe, { hosts: 'unchecked' });
     const outParent = 'results';
     const runId = newRunId(recipe.name, new Date(), outParent);
     // Random per probe, as per run: no prompt of this probe repeats one an engine's prompt cache holds.

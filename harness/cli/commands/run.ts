@@ -114,8 +114,7 @@ export const runCommand = verb({
  * model is fitted to them (twin-calibration.json) and its search gives the warm start's new bracket.
  */
 async function rehearsal(recipeFile: string | undefined, resumeDir: string | undefined) {
-  const { loadRecipe } = await import('../../recipe/load.ts');
-  const { resolveRun } = await import('../../capacity/resolveRun.ts');
+  const { loadRunRecipe, resolveRun } = await import('../../capacity/resolveRun.ts');
   const twin = await import('../../twin/rehearse.ts');
   const { recalibratedRehearsal } = await import('../../twin/calibrateRun.ts');
   const { runPaths } = await import('../../runDir/layout.ts');
@@ -126,7 +125,8 @@ async function rehearsal(recipeFile: string | undefined, resumeDir: string | und
     if (typeof found !== 'string') throw new UserError(`--rehearse: ${resumeDir} names no recipe file in its manifest`);
     file = found;
   }
-  const recipe = await loadRecipe(file!);
+  // A resumed run's recipe is read as it started (storedRun), as the run itself reads it.
+  const recipe = await loadRunRecipe(file!, { hosts: 'unchecked', storedRun: file !== recipeFile });
   const plan = resolveRun(recipe, `${recipe.name}-rehearsal`);
   const { rehearse, UncalibratedTwin } = twin;
   let r: Rehearsal | null = null;
