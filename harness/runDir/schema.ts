@@ -29,6 +29,8 @@ export interface ProbeSettings {
   minDurationS: number;
   durationLimitS: number;
   warmupFraction: number;
+  /** Bound on the warm-up of probes near the knee (recipe search.kneeWarmupMax; 0: none); absent in older runs: 10 s. */
+  kneeWarmupMaxS?: number;
   requestTimeoutS: number;
   stallTimeoutS: number;
   concurrency: number | null;
@@ -144,6 +146,24 @@ export interface ProbeOutcome {
    * above, which counts misses against the sample's own nearest-rank budget. Absent in older runs.
    */
   statistics?: ProbeStatistics;
+  /** See ProbeSummary.kneeWarmup; absent without one and in older runs. */
+  kneeWarmup?: KneeWarmupRecord;
+}
+
+/** How a probe's knee warm-up ended (capacity/kneeWarmup.ts). */
+export interface KneeWarmupRecord {
+  /** stationary: the engine's backlog stopped growing; max: the bound came first. */
+  reason: 'stationary' | 'max';
+  /** Seconds from the probe's start to the end of the warm-up. */
+  endS: number;
+  /** The bound (recipe search.kneeWarmupMax). */
+  maxS: number;
+  /** Requests of the warm-up: the first this many of the plan. */
+  requests: number;
+  /** Requests the probe sends in all: the warm-up's, then the measured ones. */
+  planned: number;
+  /** Requests left out of the judgement: the warm-up's, then the recipe's share of the measured. */
+  warmupRequests: number;
 }
 
 export type RunEvent =
@@ -257,6 +277,8 @@ export interface ProbeSummary {
   planned: number;
   sent: number;
   warmupRequests: number;
+  /** How the knee warm-up ended (capacity/kneeWarmup.ts); null without one; absent in older runs. */
+  kneeWarmup?: KneeWarmupRecord | null;
   durationS: number;
   earlyStop: string | null;
   /** See ProbeOutcome.statistics. */
