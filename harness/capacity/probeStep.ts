@@ -18,7 +18,7 @@ import { makeProbeStop } from './earlyStop.ts';
 import { DEFAULT_DECISION } from './decision.ts';
 import { probeDecision, statisticsOfDecision } from './sloDecision.ts';
 import { kneeWarmupPlanOf, probeLoad, probeSeed, warmupRequestsOf, type RunPlan } from './runPlan.ts';
-import type { KneeWarmupRecord } from './kneeWarmup.ts';
+import type { KneeWarmupRecord } from '../load/kneeWarmup.ts';
 import type { EngineSession } from './engineSession.ts';
 import { probePaths } from '../runDir/layout.ts';
 import { writeJsonFile } from '../runDir/jsonFiles.ts';

@@ -15,7 +15,7 @@ import { UserError } from '../util/errors.ts';
 import { checkSize } from '../util/sizeBounds.ts';
 import { deriveSeed } from '../util/rng.ts';
 import type { EngineLaunch, ProbeSettings, RunPrompts } from '../runDir/schema.ts';
-import { stationaryRule, type KneeWarmupPlan } from './kneeWarmup.ts';
+import { stationaryRule, type KneeWarmupPlan } from '../load/kneeWarmup.ts';
 
 export interface RunPlan {
   runId: string;
@@ -228,7 +228,7 @@ export function probeSeed(plan: Pick<RunPlan, 'seed' | 'probeSeeds'>, qps: numbe
 export const KNEE_WARMUP_S = 10;
 
 /**
- * The bound on the warm-up a probe gets before its measured requests (capacity/kneeWarmup.ts ends
+ * The bound on the warm-up a probe gets before its measured requests (load/kneeWarmup.ts ends
  * it earlier once the queue is stationary). A probe starts on an idle engine, and just above the
  * knee a queue takes longer to build than a short probe lasts, so an empty start passes rates that
  * fail in the long run (docs/verdicts.md: 7 wrong passes in 100 at 3% above the knee, 4 in 100

@@ -25,7 +25,7 @@ import { prioritiseReceivers } from './threadPriority.ts';
 import { bootSpinners, shouldKeepCoresAwake } from './keepAwake.ts';
 import { reserveDescriptors } from '../util/descriptorTable.ts';
 import type { WarmUpOptions } from './warmUp.ts';
-import { KneeWarmupWatch, type KneeWarmupPlan, type KneeWarmupRecord } from '../capacity/kneeWarmup.ts';
+import { KneeWarmupWatch, type KneeWarmupPlan, type KneeWarmupRecord } from './kneeWarmup.ts';
 
 /** What the early-stop hook sees each time a request ends (records: read-only, live). */
 export interface ProbeProgress {
@@ -62,7 +62,7 @@ export interface ProbeOptions {
   /** Overrides warmupFraction: this many planned requests (by index) are marked `warmup: true`. */
   warmupRequests?: number;
   /**
-   * The plan opens with a knee warm-up (capacity/kneeWarmup.ts): it ends when the backlog is
+   * The plan opens with a knee warm-up (load/kneeWarmup.ts): it ends when the backlog is
    * stationary or at its bound, and the plan is then cut to the warm-up's requests and the
    * measured ones; warmupRequests and warmupFraction give way to its record.
    */

@@ -6,6 +6,7 @@ import type { RecipeBody } from '../recipe/parse.ts';
 import type { ProbeResult } from '../load/runProbe.ts';
 import type { PromptCacheSpec } from '../load/workloadSpec.ts';
 import type { LengthCheck } from '../load/tokenizeCalibration.ts';
+import type { KneeWarmupRecord } from '../load/kneeWarmup.ts';
 import type { DialectFound } from '../load/dialect.ts';
 import type { PrefillFit } from '../metrics/prefill.ts';
 import type { FluidRateResult } from '../metrics/fluidRate.ts';
@@ -150,22 +151,6 @@ export interface ProbeOutcome {
   kneeWarmup?: KneeWarmupRecord;
 }
 
-/** How a probe's knee warm-up ended (capacity/kneeWarmup.ts). */
-export interface KneeWarmupRecord {
-  /** stationary: the engine's backlog stopped growing; max: the bound came first. */
-  reason: 'stationary' | 'max';
-  /** Seconds from the probe's start to the end of the warm-up. */
-  endS: number;
-  /** The bound (recipe search.kneeWarmupMax). */
-  maxS: number;
-  /** Requests of the warm-up: the first this many of the plan. */
-  requests: number;
-  /** Requests the probe sends in all: the warm-up's, then the measured ones. */
-  planned: number;
-  /** Requests left out of the judgement: the warm-up's, then the recipe's share of the measured. */
-  warmupRequests: number;
-}
-
 export type RunEvent =
   | { type: 'run-started'; runId: string; recipeFile: string; resumed: boolean }
   | { type: 'engine-ready'; baseUrl: string; timeToReadyS: number | null; engine: string }
@@ -277,7 +262,7 @@ export interface ProbeSummary {
   planned: number;
   sent: number;
   warmupRequests: number;
-  /** How the knee warm-up ended (capacity/kneeWarmup.ts); null without one; absent in older runs. */
+  /** How the knee warm-up ended (load/kneeWarmup.ts); null without one; absent in older runs. */
   kneeWarmup?: KneeWarmupRecord | null;
   durationS: number;
   earlyStop: string | null;

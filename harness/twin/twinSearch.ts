@@ -9,7 +9,7 @@ import type { WorkloadSpec } from '../load/workloadSpec.ts';
 import { makeEarlyStop } from '../capacity/earlyStop.ts';
 import { nextProbe, type Bracket, type ProbeVerdict, type SearchDecision, type SearchOutcome } from '../capacity/search.ts';
 import { KNEE_WARMUP_S, kneeWarmupPlanOf, kneeWarmupS, probeLoad, probeSeed, warmupRequestsOf, type RunPlan } from '../capacity/runPlan.ts';
-import type { KneeWarmupRecord } from '../capacity/kneeWarmup.ts';
+import type { KneeWarmupRecord } from '../load/kneeWarmup.ts';
 import type { FitBounds } from '../capacity/fit.ts';
 import type { PrefillFitResult } from '../runDir/schema.ts';
 import type { PrefillFit } from '../metrics/prefill.ts';

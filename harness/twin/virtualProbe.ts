@@ -10,7 +10,7 @@ import type { TokenEvent } from '../sim/scheduler.ts';
 import type { ProbePlan, PlannedRequest } from '../load/plan.ts';
 import type { Chunk, TimelineRecord } from '../timeline/record.ts';
 import type { ShouldStop } from '../capacity/earlyStop.ts';
-import { KneeWarmupWatch, type KneeWarmupPlan, type KneeWarmupRecord } from '../capacity/kneeWarmup.ts';
+import { KneeWarmupWatch, type KneeWarmupPlan, type KneeWarmupRecord } from '../load/kneeWarmup.ts';
 
 export interface VirtualProbeOptions {
   /** Fraction of planned requests (by index) marked `warmup: true`, as the real runner does. */

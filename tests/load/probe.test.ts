@@ -10,7 +10,7 @@ import { startSimServer, type SimServerOptions } from '../../harness/sim/server.
 import { planProbe } from '../../harness/load/plan.ts';
 import { runProbe, type ProbeOptions } from '../../harness/load/runProbe.ts';
 import { workloadSchema } from '../../harness/load/workloadSpec.ts';
-import { stationaryRule, type KneeWarmupRecord } from '../../harness/capacity/kneeWarmup.ts';
+import { stationaryRule, type KneeWarmupRecord } from '../../harness/load/kneeWarmup.ts';
 import type { TimelineRecord } from '../../harness/timeline/record.ts';
 import { startEmitter } from './support/emitter.ts';
 import { realtimeAllowed } from './support/idleThread.ts';

@@ -12,8 +12,6 @@
 // Arrivals stay open-loop: the plan holds the bound's arrivals and the measured ones after them;
 // when the warm-up ends early, the requests scheduled after that instant become the measured ones
 // and the plan's unsent tail is dropped, so the measured count stays as planned.
-import type { KneeWarmupRecord } from '../runDir/schema.ts';
-export type { KneeWarmupRecord };
 
 /** When the backlog counts as stationary. */
 export interface StationaryRule {
@@ -94,6 +92,22 @@ export interface KneeWarmupPlan {
   /** Share of the measured requests also left out of the judgement (recipe search.probe.warmup). */
   warmupFraction: number;
   rule: StationaryRule;
+}
+
+/** How a probe's knee warm-up ended: what its summary and the journal record. */
+export interface KneeWarmupRecord {
+  /** stationary: the engine's backlog stopped growing; max: the bound came first. */
+  reason: 'stationary' | 'max';
+  /** Seconds from the probe's start to the end of the warm-up. */
+  endS: number;
+  /** The bound (recipe search.kneeWarmupMax). */
+  maxS: number;
+  /** Requests of the warm-up: the first this many of the plan. */
+  requests: number;
+  /** Requests the probe sends in all: the warm-up's, then the measured ones. */
+  planned: number;
+  /** Requests left out of the judgement: the warm-up's, then the recipe's share of the measured. */
+  warmupRequests: number;
 }
 
 /** The record of a warm-up that ended after its first `requests` arrivals, at `endS`. */

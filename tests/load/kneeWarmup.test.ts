@@ -3,7 +3,7 @@
 // ending does not end, and the cut a watch makes keeps the recipe's measured count.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { KneeWarmupWatch, kneeWarmupRecord, stationaryAt, stationaryRule, type BacklogSample, type KneeWarmupPlan } from '../../harness/capacity/kneeWarmup.ts';
+import { KneeWarmupWatch, kneeWarmupRecord, stationaryAt, stationaryRule, type BacklogSample, type KneeWarmupPlan } from '../../harness/load/kneeWarmup.ts';
 import { warmupRequestsOf } from '../../harness/capacity/runPlan.ts';
 import { createRng, standardNormal } from '../../harness/util/rng.ts';
 
