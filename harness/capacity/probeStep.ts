@@ -76,7 +76,7 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
     promptFormat: input.prompts?.format,
   });
   writeJsonFile(input.runDir, paths.plan, probePlan, { compact: true });
-  const knee = kneeWarmupPlanOf(load, probePlan.requests.length, qps, warmupS, plan.probe.warmupFraction);
+  const knee = kneeWarmupPlanOf(load, probePlan.requests.length, warmupS, plan.probe.warmupFraction);
   let warmupRequests = warmupRequestsOf(probePlan.requests.length, load.kneeRequests, plan.probe.warmupFraction);
   const { tbtDeadlineS } = fluidityDeadlines(plan.slo);
   const minRequests = plannedRequests(plan.probe, qps) - warmupRequestsOf(plannedRequests(plan.probe, qps), 0, plan.probe.warmupFraction);

@@ -466,8 +466,8 @@ async function search(
 
 // How long the knee warm-up lasted and why it ended, for the probe's console line.
 function kneeWarmupLine(k: KneeWarmupRecord): string {
-  const why = k.reason === 'stationary' ? 'the queue was stationary' : `its ${k.maxS} s bound`;
-  return `${k.endS.toFixed(1)} s of it warm-up at its rate (${k.requests} requests, ended at ${why})`;
+  const until = k.reason === 'stationary' ? 'the queue was stationary' : `its ${k.maxS} s bound`;
+  return `${k.endS.toFixed(1)} s of it warm-up at its rate, ${k.requests} requests until ${until}`;
 }
 
 // Each definition's verdict on a probe, or '—' where the probe is no evidence for it.

@@ -258,10 +258,10 @@ export function probeLoad(probe: Pick<ProbeSettings, 'requests' | 'minDurationS'
  * The knee warm-up of a probe whose plan holds `plannedRequests` (its bound's arrivals, then the
  * measured ones), or null when it has none.
  */
-export function kneeWarmupPlanOf(load: ProbeLoad, plannedRequests: number, qps: number, warmupS: number, warmupFraction: number): KneeWarmupPlan | null {
+export function kneeWarmupPlanOf(load: ProbeLoad, plannedRequests: number, warmupS: number, warmupFraction: number): KneeWarmupPlan | null {
   if (load.kneeRequests <= 0) return null;
   const maxRequests = Math.min(plannedRequests, load.kneeRequests);
-  return { maxS: warmupS, maxRequests, measured: plannedRequests - maxRequests, warmupFraction, rule: stationaryRule(qps) };
+  return { maxS: warmupS, maxRequests, measured: plannedRequests - maxRequests, warmupFraction, rule: stationaryRule() };
 }
 
 /** Requests a probe's judgement skips: the knee warm-up, then the recipe's warm-up share of the rest. */

@@ -32,11 +32,12 @@ export interface BacklogSample {
 }
 
 /**
- * The rule for a probe at `rateQps`: checked every 8 arrivals (at least every 0.25 s), three
- * checks at least.
+ * The rule for a probe: checked every 0.25 s, from 0.75 s on. The thirds it compares grow with the
+ * warm-up, so a slow rate is judged once each third holds four request ends, not on a fixed window
+ * that a slow rate would leave empty.
  */
-export function stationaryRule(rateQps: number): StationaryRule {
-  return { windowS: Math.max(0.25, 8 / rateQps), minWindows: 3, z: 1, minSamples: 3 };
+export function stationaryRule(): StationaryRule {
+  return { windowS: 0.25, minWindows: 3, z: 1, minSamples: 4 };
 }
 
 /** A window's backlog level and the standard error of that level. */

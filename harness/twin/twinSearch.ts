@@ -127,7 +127,7 @@ export function runTwinProbe(input: TwinSearchInput & { fit: PrefillFit; earlySt
     trace: input.trace,
     idPrefix: String(index).padStart(2, '0'),
   });
-  const knee = kneeWarmupPlanOf(load, probePlan.requests.length, qps, warmupS, plan.probe.warmupFraction);
+  const knee = kneeWarmupPlanOf(load, probePlan.requests.length, warmupS, plan.probe.warmupFraction);
   const warmupRequests = warmupRequestsOf(probePlan.requests.length, load.kneeRequests, plan.probe.warmupFraction);
   const stopFor = (requests: typeof probePlan.requests, skipped: number) => makeEarlyStop(plan.slo, { requests, warmupRequests: skipped, rateQps: qps, fit: input.fit });
   // With a knee warm-up the early stop is made when it ends, for the requests measured after it.

@@ -7,7 +7,7 @@ import { KneeWarmupWatch, kneeWarmupRecord, stationaryAt, stationaryRule, type B
 import { warmupRequestsOf } from '../../harness/capacity/runPlan.ts';
 import { createRng, standardNormal } from '../../harness/util/rng.ts';
 
-const rule = stationaryRule(40);
+const rule = stationaryRule();
 const STEP_S = 0.02;
 
 /** The first instant at which stationaryAt says yes, feeding it one sample every STEP_S up to maxS. */
@@ -21,10 +21,15 @@ function firstEnd(backlogAt: (tS: number, i: number) => number, maxS = 10): numb
   return null;
 }
 
-test('the rule for a rate: checked every 8 arrivals and at least every 0.25 s, three checks at least', () => {
-  assert.is(stationaryRule(40).windowS, 0.25);
-  assert.is(stationaryRule(4).windowS, 2);
-  assert.is(stationaryRule(40).minWindows, 3);
+test('at a slow rate the rule waits until each compared third holds four request ends', () => {
+  // One end every 0.5 s at a flat backlog: the thirds [2, 4) and [4, 6) are the first with four.
+  const samples: BacklogSample[] = [];
+  let endedAt: number | null = null;
+  for (let t = 0; t <= 10 && endedAt === null; t += 0.5) {
+    samples.push({ tS: t, backlog: 1 });
+    endedAt = stationaryAt(samples, t, rule);
+  }
+  assert.is(endedAt, 6);
 });
 
 test('a growing backlog never ends the warm-up early', () => {

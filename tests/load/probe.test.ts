@@ -187,7 +187,7 @@ for (const workers of [0, 1]) {
     await withSim({}, async (url, dir) => {
       // Room for 10 s of warm-up at 40 QPS, then 40 measured requests.
       const plan = planProbe({ workload, rateQps: 40, requests: 440, maxContextTokens: 2048 });
-      const knee = { maxS: 10, maxRequests: 400, measured: 40, warmupFraction: 0.1, rule: stationaryRule(40) };
+      const knee = { maxS: 10, maxRequests: 400, measured: 40, warmupFraction: 0.1, rule: stationaryRule() };
       let told: KneeWarmupRecord | null = null;
       let stopAsked = 0;
       const result = await runProbe(plan, {
