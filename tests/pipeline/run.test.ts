@@ -130,12 +130,14 @@ test('every probe directory: one parseable timeline line per sent request, and s
   }
 });
 
-test('after the first fail, probes warm up until the queue is stationary: on the simulated engine below its knee, well before the 10 s bound', () => {
+test('after the first fail, probes warm up until the queue is stationary: on the simulated engine below its knee, before the recipe\'s bound', () => {
   type Knee = { reason: string; endS: number; maxS: number; requests: number; planned: number; warmupRequests: number };
   const probes = [...capacity.probes].sort((a, b) => a.index - b.index);
   const firstFail = probes.findIndex((p) => p.valid && !p.passed);
   assert.ok(firstFail >= 0 && firstFail < probes.length - 1, 'the search had probes after its first fail');
   const events = readJsonl(join(runDir, 'events.jsonl')).filter((e) => e.type === 'probe-finished');
+  const maxS = readJson<{ plan: { probe: { kneeWarmupMaxS: number } } }>(join(runDir, 'manifest.json')).plan.probe.kneeWarmupMaxS;
+  assert.is(maxS, 4, 'fast.yaml\'s search.kneeWarmupMax');
   const stationary: { qps: number; knee: Knee }[] = [];
   probes.forEach((p, i) => {
     const summary = readJson<{ planned: number; warmupRequests: number; kneeWarmup: Knee | null }>(join(runDir, p.dir, 'summary.json'));
@@ -148,7 +150,7 @@ test('after the first fail, probes warm up until the queue is stationary: on the
     const k = summary.kneeWarmup!;
     assert.ok(k, `probe ${p.index} at ${p.qps} QPS has no knee warm-up`);
     assert.equal(journalled, k, 'the journal records the warm-up as the summary does');
-    assert.is(k.maxS, 10);
+    assert.is(k.maxS, maxS);
     assert.is(summary.planned, k.planned);
     assert.is(summary.warmupRequests, k.warmupRequests);
     if (k.reason === 'stationary') {
@@ -156,7 +158,7 @@ test('after the first fail, probes warm up until the queue is stationary: on the
       stationary.push({ qps: p.qps, knee: k });
     }
     // The console's probe line says how long it lasted and why it ended.
-    assert.ok(stderr.includes(`probe ${p.index}: ${p.qps} QPS`) && new RegExp(`probe ${p.index}: [^\\n]*${k.endS.toFixed(1)} s of it warm-up at its rate, ${k.requests} requests until ${k.reason === 'stationary' ? 'the queue was stationary' : 'its 10 s bound'}`).test(stderr), stderr.slice(-2000));
+    assert.ok(stderr.includes(`probe ${p.index}: ${p.qps} QPS`) && new RegExp(`probe ${p.index}: [^\\n]*${k.endS.toFixed(1)} s of it warm-up at its rate, ${k.requests} requests until ${k.reason === 'stationary' ? 'the queue was stationary' : `its ${maxS} s bound`}`).test(stderr), stderr.slice(-2000));
   });
   assert.ok(stationary.length > 0, 'no probe after the first fail ended its warm-up as stationary');
 });
