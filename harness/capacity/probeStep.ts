@@ -17,7 +17,8 @@ import type { TimelineRecord, TokenArrivals } from '../timeline/record.ts';
 import { makeProbeStop } from './earlyStop.ts';
 import { DEFAULT_DECISION } from './decision.ts';
 import { probeDecision, statisticsOfDecision } from './sloDecision.ts';
-import { probeLoad, probeSeed, warmupRequestsOf, type RunPlan } from './runPlan.ts';
+import { kneeWarmupPlanOf, probeLoad, probeSeed, warmupRequestsOf, type RunPlan } from './runPlan.ts';
+import type { KneeWarmupRecord } from '../load/kneeWarmup.ts';
 import type { EngineSession } from './engineSession.ts';
 import { probePaths } from '../runDir/layout.ts';
 import { writeJsonFile } from '../runDir/jsonFiles.ts';
@@ -27,8 +28,8 @@ import type { PromptSetup } from '../load/tokenizeCalibration.ts';
 
 /** The fields of a summary that the journal and capacity.json keep for each finished probe. */
 export function probeOutcome(s: ProbeSummary): ProbeOutcome {
-  const { index, qps, dir, passed, valid, requests, durationS, earlyStop, sloValue, statistics } = s;
-  return { index, qps, dir, passed, valid, requests, durationS, earlyStop, sloValue, ...(statistics ? { statistics } : {}) };
+  const { index, qps, dir, passed, valid, requests, durationS, earlyStop, sloValue, statistics, kneeWarmup } = s;
+  return { index, qps, dir, passed, valid, requests, durationS, earlyStop, sloValue, ...(statistics ? { statistics } : {}), ...(kneeWarmup ? { kneeWarmup } : {}) };
 }
 
 /** How many requests a probe at `qps` plans: enough for both the count and the time window. */
@@ -51,7 +52,7 @@ export interface ProbeStepInput {
   log: (line: string) => void;
   /** The engine's prompt format, sizing and cache-off fields, measured once per run (tokenizeCalibration.ts). */
   prompts?: PromptSetup;
-  /** Seconds of arrivals at the probe's rate before its measured requests, not judged (runPlan.ts kneeWarmupS). */
+  /** Most seconds of arrivals at the probe's rate before its measured requests, not judged (runPlan.ts kneeWarmupS, kneeWarmup.ts). */
   warmupS?: number;
 }
 
@@ -60,7 +61,8 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
   const { plan, index, qps, fit } = input;
   const paths = probePaths(input.runDir, index, qps);
   makeDirIn(input.runDir, paths.dir);
-  const load = probeLoad(plan.probe, qps, input.warmupS ?? 0);
+  const warmupS = input.warmupS ?? 0;
+  const load = probeLoad(plan.probe, qps, warmupS);
   const probePlan: ProbePlan = planProbe({
     workload: plan.workload,
     rateQps: qps,
@@ -74,13 +76,19 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
     promptFormat: input.prompts?.format,
   });
   writeJsonFile(input.runDir, paths.plan, probePlan, { compact: true });
-  const warmupRequests = warmupRequestsOf(probePlan.requests.length, load.kneeRequests, plan.probe.warmupFraction);
+  const knee = kneeWarmupPlanOf(load, probePlan.requests.length, warmupS, plan.probe.warmupFraction);
+  let warmupRequests = warmupRequestsOf(probePlan.requests.length, load.kneeRequests, plan.probe.warmupFraction);
   const { tbtDeadlineS } = fluidityDeadlines(plan.slo);
   const minRequests = plannedRequests(plan.probe, qps) - warmupRequestsOf(plannedRequests(plan.probe, qps), 0, plan.probe.warmupFraction);
   const stopSlo = input.earlyStopSlo ?? plan.slo;
-  const early = input.earlyStop && Object.keys(stopSlo).length > 0
-    ? makeProbeStop(stopSlo, { requests: probePlan.requests, warmupRequests, rateQps: qps, fit, minRequests, arrivals: plan.probe.tokenArrivals }, DEFAULT_DECISION)
-    : undefined;
+  const stopping = input.earlyStop && Object.keys(stopSlo).length > 0;
+  const stopFor = (requests: typeof probePlan.requests, skipped: number) =>
+    makeProbeStop(stopSlo, { requests, warmupRequests: skipped, rateQps: qps, fit, minRequests, arrivals: plan.probe.tokenArrivals }, DEFAULT_DECISION);
+  // With a knee warm-up the early stop is made when it ends, for the requests measured after it.
+  let early = stopping && knee === null ? stopFor(probePlan.requests, warmupRequests) : undefined;
+  const onKneeWarmupEnd = (k: KneeWarmupRecord) => {
+    if (stopping) early = stopFor(probePlan.requests.slice(0, k.planned), k.warmupRequests);
+  };
   let engineDied: string | null = null;
   const abort = new AbortController();
   const onOuterAbort = () => abort.abort();
@@ -102,6 +110,7 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
       concurrency: plan.probe.concurrency ?? undefined,
       workers: plan.probe.workers ?? undefined,
       warmupRequests,
+      ...(knee ? { kneeWarmup: knee, onKneeWarmupEnd } : {}),
       signal: abort.signal,
       tbtDeadlineS,
       clientToleranceS: plan.probe.clientToleranceS ?? undefined,
@@ -126,12 +135,15 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
     engineDied = await engineGone(input.session, () => engineDied);
   }
 
+  warmupRequests = result.warmupRequests;
+  const judgedBelow = result.kneeWarmup?.planned ?? probePlan.requests.length;
   const indexById = new Map(probePlan.requests.map((r) => [r.id, r.index]));
   const records: TimelineRecord[] = [];
   for await (const line of readTimelines(paths.timelines)) {
     if (!line.record) continue;
     const i = indexById.get(line.record.id);
-    if (i === undefined || i >= warmupRequests) records.push(line.record);
+    // A request past the cut that went out before the cut reached its sender is not of the probe.
+    if (i === undefined || (i >= warmupRequests && i < judgedBelow)) records.push(line.record);
   }
   const arrivals = plan.probe.tokenArrivals ?? 'engine';
   const metrics = metricsUnder(records, plan.slo, fit, arrivals);
@@ -192,6 +204,7 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
     planned: result.planned,
     sent: result.sent,
     warmupRequests,
+    kneeWarmup: result.kneeWarmup,
     durationS: result.durationS,
     earlyStop: result.earlyStop,
     statistics,

@@ -18,6 +18,7 @@ import { indexFinishedRun } from '../runDir/resultsIndex.ts';
 import { acquireRunLock } from '../runDir/lock.ts';
 import type { CapacityIntervalJson, CapacityJson, FitFile, JournalLine, Manifest, ManifestPlan, ProbeOutcome, ProbeStatistics, ProbeSummary } from '../runDir/schema.ts';
 import { KNEE_WARMUP_S, kneeWarmupS, type RunPlan } from './runPlan.ts';
+import type { KneeWarmupRecord } from '../load/kneeWarmup.ts';
 import { loadRunRecipe, newRunId, resolveRun } from './resolveRun.ts';
 import { startEngineSession, type EngineSession } from './engineSession.ts';
 import { runProfile } from './profiler.ts';
@@ -418,7 +419,8 @@ async function search(
     const qps = step.qps;
     const probe = probePaths(runDir, index, qps);
     // A search started from the twin's bracket probes near the knee from its first probe.
-    const warmupS = warm ? KNEE_WARMUP_S : kneeWarmupS(verdicts);
+    const kneeMaxS = plan.probe.kneeWarmupMaxS ?? KNEE_WARMUP_S;
+    const warmupS = warm ? kneeMaxS : kneeWarmupS(verdicts, kneeMaxS);
     journal.append({ type: 'probe-started', index, qps, dir: probe.rel });
     const forWhom = defs.length > 1 ? ` for ${step.forSearches.join(', ')}` : '';
     opts.progress?.phase('search', `probe ${index} (${step.phase}${forWhom}) at ${qps} QPS`, { planned: plannedRequests(plan.probe, qps), qps });
@@ -453,12 +455,18 @@ async function search(
     journal.append({ type: 'probe-finished', ...probeOutcome(summary) });
     opts.log(
       `probe ${index}: ${qps} QPS ${summary.valid ? (summary.passed ? 'PASS' : 'FAIL') : 'INVALID'}` +
-        ` (${summary.requests} requests, ${summary.durationS.toFixed(1)} s${warmupS > 0 ? `, ${warmupS} s of it warm-up at its rate` : ''}${summary.earlyStop ? `, stopped early: ${summary.earlyStop}` : ''})` +
+        ` (${summary.requests} requests, ${summary.durationS.toFixed(1)} s${summary.kneeWarmup ? `, ${kneeWarmupLine(summary.kneeWarmup)}` : ''}${summary.earlyStop ? `, stopped early: ${summary.earlyStop}` : ''})` +
         (summary.valid && summary.clientErrorEffect?.holds ? `; kept although its client error exceeds the ${+(summary.client.toleranceS * 1000).toFixed(3)} ms tolerance, as ${summary.clientErrorEffect.note}` : '') +
         (defs.length > 1 ? `; per SLO: ${perSloLine(defs, summary)}` : ''),
     );
     summaries.push(summary);
   }
+}
+
+// How long the knee warm-up lasted and why it ended, for the probe's console line.
+function kneeWarmupLine(k: KneeWarmupRecord): string {
+  const until = k.reason === 'stationary' ? 'the queue was stationary' : `its ${k.maxS} s bound`;
+  return `${k.endS.toFixed(1)} s of it warm-up at its rate, ${k.requests} requests until ${until}`;
 }
 
 // Each definition's verdict on a probe, or '—' where the probe is no evidence for it.

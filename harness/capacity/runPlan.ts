@@ -18,6 +18,7 @@ import { simModelProblem } from '../recipe/lookups.ts';
 import { contextCutProblem, runContext } from '../recipe/workloadFit.ts';
 import { deriveSeed } from '../util/rng.ts';
 import type { EngineLaunch, ProbeSettings, RunPrompts } from '../runDir/schema.ts';
+import { stationaryRule, type KneeWarmupPlan } from '../load/kneeWarmup.ts';
 
 export interface RunPlan {
   runId: string;
@@ -189,6 +190,7 @@ export function planRun(recipe: Recipe, ctx: PlanContext): RunPlan {
       minDurationS: p.minDurationS,
       durationLimitS: p.durationLimitS,
       warmupFraction: p.warmupFraction,
+      kneeWarmupMaxS: recipe.search.kneeWarmupMax,
       requestTimeoutS: p.requestTimeoutS,
       stallTimeoutS: p.stallTimeoutS,
       concurrency: p.concurrency ?? null,
@@ -245,33 +247,44 @@ export function probeSeed(plan: Pick<RunPlan, 'seed' | 'probeSeeds'>, qps: numbe
   return plan.probeSeeds === 'per-rate' ? deriveSeed(plan.seed, `probe at ${qps}`) : plan.seed;
 }
 
-/** Seconds of arrivals a probe near the knee sends before its measured requests (kneeWarmupS). */
+/** The most seconds of arrivals a probe near the knee sends before its measured requests, unless the recipe says (search.kneeWarmupMax). */
 export const KNEE_WARMUP_S = 10;
 
 /**
- * The warm-up a probe gets before its measured requests. A probe starts on an idle engine, and just
- * above the knee a queue takes longer to build than a short probe lasts, so an empty start passes
- * rates that fail in the long run (docs/verdicts.md: 7 wrong passes in 100 at 3% above the knee,
- * 4 in 100 after 10 s of arrivals at the probe's rate). Once a probe has failed, the search brackets
- * the knee and every later probe lies near it; before that, probes are far from it and an idle
- * start changes nothing, so they go without.
+ * The bound on the warm-up a probe gets before its measured requests (load/kneeWarmup.ts ends
+ * it earlier once the queue is stationary). A probe starts on an idle engine, and just above the
+ * knee a queue takes longer to build than a short probe lasts, so an empty start passes rates that
+ * fail in the long run (docs/verdicts.md: 7 wrong passes in 100 at 3% above the knee, 4 in 100
+ * after 10 s of arrivals at the probe's rate). Once a probe has failed, the search brackets the
+ * knee and every later probe lies near it; before that, probes are far from it and an idle start
+ * changes nothing, so they go without.
  */
-export function kneeWarmupS(verdicts: readonly { passed: boolean; valid: boolean }[]): number {
-  return verdicts.some((v) => v.valid && !v.passed) ? KNEE_WARMUP_S : 0;
+export function kneeWarmupS(verdicts: readonly { passed: boolean; valid: boolean }[], maxS: number = KNEE_WARMUP_S): number {
+  return verdicts.some((v) => v.valid && !v.passed) ? maxS : 0;
 }
 
 /** How a probe at `qps` is loaded: its planned requests and duration limit, warm-up included. */
 export interface ProbeLoad {
   requests: number;
   durationS: number;
-  /** Requests sent before the measured ones at the probe's rate (not judged, not counted). */
+  /** Requests the knee warm-up may send before the measured ones at the probe's rate (its bound). */
   kneeRequests: number;
 }
 
-/** The probe step's and the twin's plan of a probe: the recipe's requests, after `warmupS` of arrivals. */
+/** The probe step's and the twin's plan of a probe: the recipe's requests, after at most `warmupS` of arrivals. */
 export function probeLoad(probe: Pick<ProbeSettings, 'requests' | 'minDurationS' | 'durationLimitS'>, qps: number, warmupS: number): ProbeLoad {
   const kneeRequests = warmupS > 0 ? Math.ceil(qps * warmupS) : 0;
   return { requests: Math.max(probe.requests, Math.ceil(qps * probe.minDurationS)) + kneeRequests, durationS: probe.durationLimitS + warmupS, kneeRequests };
+}
+
+/**
+ * The knee warm-up of a probe whose plan holds `plannedRequests` (its bound's arrivals, then the
+ * measured ones), or null when it has none.
+ */
+export function kneeWarmupPlanOf(load: ProbeLoad, plannedRequests: number, warmupS: number, warmupFraction: number): KneeWarmupPlan | null {
+  if (load.kneeRequests <= 0) return null;
+  const maxRequests = Math.min(plannedRequests, load.kneeRequests);
+  return { maxS: warmupS, maxRequests, measured: plannedRequests - maxRequests, warmupFraction, rule: stationaryRule() };
 }
 
 /** Requests a probe's judgement skips: the knee warm-up, then the recipe's warm-up share of the rest. */

@@ -19,18 +19,24 @@ export interface DispatchHooks {
   onEnd(raw: RawExchange): void;
 }
 
-/** A running dispatch: stop() ends sending and cancels in flight; `done` resolves with how many were never sent. */
+/**
+ * A running dispatch: stop() ends sending and cancels in flight; limit(n) drops the requests not yet
+ * due whose plan index is n or more (what is in flight runs on); `done` resolves with how many of
+ * the requests kept were never sent.
+ */
 export interface Dispatch {
   stop(reason: string): void;
+  limit(planned: number): void;
   done: Promise<{ unsent: number }>;
 }
 
 /** Starts sending `requests` (ascending by scheduledS) at their planned times. */
-export function startDispatch(requests: readonly PlannedRequest[], options: DispatchOptions, hooks: DispatchHooks): Dispatch {
+export function startDispatch(planned: readonly PlannedRequest[], options: DispatchOptions, hooks: DispatchHooks): Dispatch {
   const client = new StreamClient(options.client);
   const startNs = options.client.startNs;
   const path = apiPath(options.prompt.api);
   const cap = options.concurrency ?? Infinity;
+  let requests = planned;
   const waiting: { req: PlannedRequest; body: string }[] = [];
   let next = 0;
   let finished = false;
@@ -118,6 +124,18 @@ export function startDispatch(requests: readonly PlannedRequest[], options: Disp
       waiting.length = 0;
       client.cancelAll(reason);
       finishIfDone();
+    },
+    limit(n) {
+      if (stopped || finished) return;
+      requests = [...requests.slice(0, next), ...requests.slice(next).filter((r) => r.index < n)];
+      if (prepared && prepared.req.index >= n) {
+        prepared.send.abandon();
+        prepared = null;
+      }
+      if (ahead && ahead.req.index >= n) ahead = null;
+      // The pending wake-up may be for a dropped request: a tick now re-arms it for the next kept one.
+      timer?.cancel();
+      tick();
     },
     done,
   };

@@ -21,6 +21,7 @@ const post = (m: FromWorker, transfer?: ArrayBuffer[]) => port.postMessage(m, tr
 port.on('message', (m: ToWorker) => {
   if (m.type === 'start') start(m.requests, m.options, m.decoder);
   else if (m.type === 'stop') dispatch?.stop(m.reason);
+  else if (m.type === 'limit') dispatch?.limit(m.planned);
 });
 
 const warmUp = (workerData as { warmUp?: WarmUpOptions } | undefined)?.warmUp;

@@ -25,6 +25,7 @@ import { prioritiseReceivers } from './threadPriority.ts';
 import { bootSpinners, shouldKeepCoresAwake } from './keepAwake.ts';
 import { reserveDescriptors } from '../util/descriptorTable.ts';
 import type { WarmUpOptions } from './warmUp.ts';
+import { KneeWarmupWatch, type KneeWarmupPlan, type KneeWarmupRecord } from './kneeWarmup.ts';
 
 /** What the early-stop hook sees each time a request ends (records: read-only, live). */
 export interface ProbeProgress {
@@ -60,8 +61,16 @@ export interface ProbeOptions {
   warmupFraction?: number;
   /** Overrides warmupFraction: this many planned requests (by index) are marked `warmup: true`. */
   warmupRequests?: number;
+  /**
+   * The plan opens with a knee warm-up (load/kneeWarmup.ts): it ends when the backlog is
+   * stationary or at its bound, and the plan is then cut to the warm-up's requests and the
+   * measured ones; warmupRequests and warmupFraction give way to its record.
+   */
+  kneeWarmup?: KneeWarmupPlan;
+  /** Called once when the knee warm-up ends, before any measured request ends. */
+  onKneeWarmupEnd?: (record: KneeWarmupRecord) => void;
   signal?: AbortSignal;
-  /** Called as requests end; a string ends the probe with that reason. */
+  /** Called as requests end (after the knee warm-up, if any); a string ends the probe with that reason. */
   shouldStop?: (progress: ProbeProgress) => string | null;
   /** Client-error tolerance; default min(2 ms, 10% of tbtDeadlineS). */
   clientToleranceS?: number;
@@ -97,6 +106,8 @@ export interface ProbeResult {
   /** Requests sent a second time on a fresh connection (their reused connection closed unread). */
   retried: number;
   warmupRequests: number;
+  /** How the knee warm-up ended; null without one. */
+  kneeWarmup: KneeWarmupRecord | null;
   startedAt: string;
   durationS: number;
   /** Why the probe ended early (hook reason, or "cancelled: …" on abort); null when it ran to the end. */
@@ -115,8 +126,10 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
   const workerCount = options.workers ?? Math.max(1, Math.min(8, availableParallelism() - 1));
   const timelinesFile = join(options.outDir, 'timelines.jsonl');
   const writer = new TimelineWriter(timelinesFile);
-  const planned = plan.requests.length;
-  const warmupCount = options.warmupRequests ?? Math.floor((options.warmupFraction ?? 0) * planned);
+  let planned = plan.requests.length;
+  const knee = options.kneeWarmup ? new KneeWarmupWatch(options.kneeWarmup, plan.requests.map((r) => r.scheduledS)) : null;
+  // Until the knee warm-up ends, every request that ends is one of its own.
+  let warmupCount = knee ? planned : options.warmupRequests ?? Math.floor((options.warmupFraction ?? 0) * planned);
   const records: TimelineRecord[] = [];
   const byStatus: Record<RequestStatus, number> = { ok: 0, error: 0, timeout: 0, cancelled: 0 };
   const lagS: number[] = [];
@@ -170,6 +183,7 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
 
   const stops: ((reason: string) => void)[] = [];
   const stopAll = (reason: string) => stops.forEach((s) => s(reason));
+  const limits: ((planned: number) => void)[] = [];
   const onSent = (id: string) => {
     sent++;
     sentIds.add(id);
@@ -192,6 +206,16 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
   };
   const accept = (index: number, record: TimelineRecord, lagNs: number | null, recvMinusEmitNs: ArrayLike<number>, recvNs: ArrayLike<number>) => {
     if (endedIds.has(record.id)) return;
+    if (knee && knee.record === null) {
+      const now = elapsedS();
+      const ended = knee.observe(now, scheduledBy(now), records.length + 1);
+      if (ended) {
+        planned = ended.planned;
+        warmupCount = ended.warmupRequests;
+        limits.forEach((l) => l(planned));
+        options.onKneeWarmupEnd?.(ended);
+      }
+    }
     if (index < warmupCount) record.warmup = true;
     keep(record);
     records.push(record);
@@ -201,17 +225,21 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
     if (lagNs !== null) lagS.push(Math.max(0, lagNs / 1e9));
     for (let i = 0; i < recvMinusEmitNs.length; i++) rme.push(recvMinusEmitNs[i]);
     for (let i = 0; i < recvNs.length; i++) rmeRecvNs.push(recvNs[i]);
-    if (earlyStop === null && options.shouldStop) {
+    if (earlyStop === null && options.shouldStop && (knee === null || knee.record !== null)) {
       const now = elapsedS();
-      let scheduled = 0;
-      while (scheduled < planned && plan.requests[scheduled].scheduledS <= now) scheduled++;
-      const reason = options.shouldStop({ records, planned, scheduled, sent, inFlight: sent - records.length, ended: records.length, elapsedS: now });
+      const reason = options.shouldStop({ records, planned, scheduled: scheduledBy(now), sent, inFlight: sent - records.length, ended: records.length, elapsedS: now });
       if (reason) {
         earlyStop = reason;
         log(`probe: early stop after ${records.length} requests: ${reason}`);
         stopAll(`early stop: ${reason}`);
       }
     }
+  };
+  // Arrivals in plan order, counted as their times come (the clock only moves forward).
+  let scheduledCount = 0;
+  const scheduledBy = (nowS: number) => {
+    while (scheduledCount < plan.requests.length && plan.requests[scheduledCount].scheduledS <= nowS) scheduledCount++;
+    return Math.min(scheduledCount, planned);
   };
   const onAbort = () => {
     cancelled = true;
@@ -237,6 +265,7 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
     if (workers.length === 0) {
       const d = startDispatch(plan.requests, dispatchOptions(1), { onSent, onEnd });
       stops.push((reason) => d.stop(reason));
+      limits.push((n) => d.limit(n));
       if (cancelled) d.stop('cancelled by the user');
       notSent = (await d.done).unsent;
     } else {
@@ -248,7 +277,7 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
           // Slots are split evenly; the remainder goes to the first workers so the total is the cap.
           const opts = dispatchOptions(workers.length);
           if (options.concurrency !== undefined) opts.concurrency = Math.max(1, Math.floor(options.concurrency / workers.length) + (i < options.concurrency % workers.length ? 1 : 0));
-          return runShare(w, shares[i], opts, channels[i].port1, onSent, stops, cancelled);
+          return runShare(w, shares[i], opts, channels[i].port1, onSent, stops, limits, cancelled);
         }),
       );
       await drained;
@@ -278,6 +307,9 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
     writer.close();
   }
   const durationS = elapsedS();
+  // A probe stopped before its warm-up ended judges nothing; its record says it ran to the bound.
+  const kneeRecord = knee ? knee.record ?? knee.finish() : null;
+  if (knee && planned !== kneeRecord!.planned) planned = kneeRecord!.planned;
   const scraped = scraper ? await scraper.stop() : null;
   if (writeFailure !== null) {
     const e = writeFailure as NodeJS.ErrnoException;
@@ -310,7 +342,8 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
     notSent,
     byStatus,
     retried,
-    warmupRequests: warmupCount,
+    warmupRequests: kneeRecord?.warmupRequests ?? warmupCount,
+    kneeWarmup: kneeRecord,
     startedAt,
     durationS: Math.round(durationS * 1e6) / 1e6,
     earlyStop,
@@ -388,6 +421,7 @@ function runShare(
   decoderPort: MessagePort,
   onSent: (id: string) => void,
   stops: ((reason: string) => void)[],
+  limits: ((planned: number) => void)[],
   alreadyCancelled: boolean,
 ): Promise<{ unsent: number; eldP99Ns: number; eldMaxNs: number; cpu: ThreadCpu | null; gcPauses: Float64Array }> {
   return new Promise((resolve) => {
@@ -396,6 +430,9 @@ function runShare(
     const post = (m: ToWorker, transfer: MessagePort[] = []) => w.postMessage(m, transfer);
     stops.push((reason) => {
       if (!finished) post({ type: 'stop', reason });
+    });
+    limits.push((n) => {
+      if (!finished) post({ type: 'limit', planned: n });
     });
     w.on('message', (m: FromWorker) => {
       if (m.type === 'sent') {

@@ -8,9 +8,12 @@ import type { TimelineRecord } from '../timeline/record.ts';
 
 /**
  * Main → receiving worker: start a share of the plan, handing each ended exchange to `decoder`,
- * or stop (cancel in flight, send nothing more).
+ * stop (cancel in flight, send nothing more), or limit (drop the requests from plan index `planned` on).
  */
-export type ToWorker = { type: 'start'; requests: PlannedRequest[]; options: DispatchOptions; decoder: MessagePort } | { type: 'stop'; reason: string };
+export type ToWorker =
+  | { type: 'start'; requests: PlannedRequest[]; options: DispatchOptions; decoder: MessagePort }
+  | { type: 'stop'; reason: string }
+  | { type: 'limit'; planned: number };
 
 /** Receiving worker → main: ready, a request went out, or the share is finished (with its loop's health). */
 export type FromWorker =

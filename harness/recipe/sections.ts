@@ -114,6 +114,12 @@ export const searchSchema = z
     maxProbes: positiveInt().default(12),
     probe: probeSchema.prefault({}),
     earlyStop: z.boolean().default(true),
+    /**
+     * Bound on the warm-up of the probes after the search's first fail, which lie near the knee:
+     * arrivals at the probe's rate go before its measured requests until the engine's queue is
+     * stationary, or for this long at most (docs/verdicts.md). 0s: none.
+     */
+    kneeWarmupMax: durationS({ allowZero: true }).default(10),
   });
 
 export type ProfileSection = z.output<typeof profileSchema>;

@@ -6,6 +6,7 @@ import type { RecipeBody } from '../recipe/parse.ts';
 import type { ProbeResult } from '../load/runProbe.ts';
 import type { PromptCacheSpec } from '../load/workloadSpec.ts';
 import type { LengthCheck } from '../load/tokenizeCalibration.ts';
+import type { KneeWarmupRecord } from '../load/kneeWarmup.ts';
 import type { DialectFound } from '../load/dialect.ts';
 import type { PrefillFit } from '../metrics/prefill.ts';
 import type { FluidRateResult } from '../metrics/fluidRate.ts';
@@ -29,6 +30,8 @@ export interface ProbeSettings {
   minDurationS: number;
   durationLimitS: number;
   warmupFraction: number;
+  /** Bound on the warm-up of probes near the knee (recipe search.kneeWarmupMax; 0: none); absent in older runs: 10 s. */
+  kneeWarmupMaxS?: number;
   requestTimeoutS: number;
   stallTimeoutS: number;
   concurrency: number | null;
@@ -144,6 +147,8 @@ export interface ProbeOutcome {
    * above, which counts misses against the sample's own nearest-rank budget. Absent in older runs.
    */
   statistics?: ProbeStatistics;
+  /** See ProbeSummary.kneeWarmup; absent without one and in older runs. */
+  kneeWarmup?: KneeWarmupRecord;
 }
 
 export type RunEvent =
@@ -259,6 +264,8 @@ export interface ProbeSummary {
   planned: number;
   sent: number;
   warmupRequests: number;
+  /** How the knee warm-up ended (load/kneeWarmup.ts); null without one; absent in older runs. */
+  kneeWarmup?: KneeWarmupRecord | null;
   durationS: number;
   earlyStop: string | null;
   /** See ProbeOutcome.statistics. */

@@ -8,7 +8,8 @@ import type { TraceTable } from '../load/traceCsv.ts';
 import type { WorkloadSpec } from '../load/workloadSpec.ts';
 import { makeEarlyStop } from '../capacity/earlyStop.ts';
 import { nextProbe, type Bracket, type ProbeVerdict, type SearchDecision, type SearchOutcome } from '../capacity/search.ts';
-import { kneeWarmupS, probeLoad, probeSeed, warmupRequestsOf, type RunPlan } from '../capacity/runPlan.ts';
+import { KNEE_WARMUP_S, kneeWarmupPlanOf, kneeWarmupS, probeLoad, probeSeed, warmupRequestsOf, type RunPlan } from '../capacity/runPlan.ts';
+import type { KneeWarmupRecord } from '../load/kneeWarmup.ts';
 import type { FitBounds } from '../capacity/fit.ts';
 import type { PrefillFitResult } from '../runDir/schema.ts';
 import type { PrefillFit } from '../metrics/prefill.ts';
@@ -26,6 +27,8 @@ export interface TwinProbe {
   valid: true;
   requests: number;
   planned: number;
+  /** How its knee warm-up ended (null without one), by the rule a real probe's ends by. */
+  kneeWarmup: KneeWarmupRecord | null;
   /** Virtual seconds: how long the probe would have run on the engine. */
   durationS: number;
   earlyStop: string | null;
@@ -87,7 +90,7 @@ export function runTwinSearch(input: TwinSearchInput): TwinSearchResult {
     const verdicts: ProbeVerdict[] = probes.map((p) => ({ qps: p.qps, passed: p.passed, valid: true }));
     decision = nextProbe(plan.search, verdicts);
     if (decision.done) break;
-    const probe = runTwinProbe({ ...input, fit, earlyStop }, probes.length + 1, decision.qps, kneeWarmupS(verdicts));
+    const probe = runTwinProbe({ ...input, fit, earlyStop }, probes.length + 1, decision.qps, kneeWarmupS(verdicts, plan.probe.kneeWarmupMaxS ?? KNEE_WARMUP_S));
     probes.push(probe);
     input.onProbe?.(probe);
   }
@@ -124,9 +127,17 @@ export function runTwinProbe(input: TwinSearchInput & { fit: PrefillFit; earlySt
     trace: input.trace,
     idPrefix: String(index).padStart(2, '0'),
   });
+  const knee = kneeWarmupPlanOf(load, probePlan.requests.length, warmupS, plan.probe.warmupFraction);
   const warmupRequests = warmupRequestsOf(probePlan.requests.length, load.kneeRequests, plan.probe.warmupFraction);
-  const shouldStop = input.earlyStop ? makeEarlyStop(plan.slo, { requests: probePlan.requests, warmupRequests, rateQps: qps, fit: input.fit }) : undefined;
-  const run = runVirtualProbe(probePlan, input.engine, { warmupRequests, shouldStop, ...input.delays });
+  const stopFor = (requests: typeof probePlan.requests, skipped: number) => makeEarlyStop(plan.slo, { requests, warmupRequests: skipped, rateQps: qps, fit: input.fit });
+  // With a knee warm-up the early stop is made when it ends, for the requests measured after it.
+  let early = input.earlyStop && knee === null ? stopFor(probePlan.requests, warmupRequests) : undefined;
+  const run = runVirtualProbe(probePlan, input.engine, {
+    warmupRequests,
+    ...(knee ? { kneeWarmup: knee, onKneeWarmupEnd: (k: KneeWarmupRecord) => void (early = input.earlyStop ? stopFor(probePlan.requests.slice(0, k.planned), k.warmupRequests) : undefined) } : {}),
+    shouldStop: input.earlyStop ? (p) => (early ? early(p) : null) : undefined,
+    ...input.delays,
+  });
   const verdict = judgeProbe(run.records, plan.slo, input.fit, run.earlyStop);
   return {
     index,
@@ -135,6 +146,7 @@ export function runTwinProbe(input: TwinSearchInput & { fit: PrefillFit; earlySt
     valid: true,
     requests: verdict.requests,
     planned: run.planned,
+    kneeWarmup: run.kneeWarmup,
     durationS: run.durationS,
     earlyStop: run.earlyStop,
     sloValue: verdict.sloValue,

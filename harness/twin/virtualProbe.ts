@@ -10,13 +10,18 @@ import type { TokenEvent } from '../sim/scheduler.ts';
 import type { ProbePlan, PlannedRequest } from '../load/plan.ts';
 import type { Chunk, TimelineRecord } from '../timeline/record.ts';
 import type { ShouldStop } from '../capacity/earlyStop.ts';
+import { KneeWarmupWatch, type KneeWarmupPlan, type KneeWarmupRecord } from '../load/kneeWarmup.ts';
 
 export interface VirtualProbeOptions {
   /** Fraction of planned requests (by index) marked `warmup: true`, as the real runner does. */
   warmupFraction?: number;
   /** Overrides warmupFraction: this many planned requests (by index) are marked `warmup: true`. */
   warmupRequests?: number;
-  /** The early-stop hook, called as each request ends (with counts, like the real runner). */
+  /** The plan opens with a knee warm-up, ended by the same rule as the real runner's (load/runProbe.ts). */
+  kneeWarmup?: KneeWarmupPlan;
+  /** Called once when the knee warm-up ends. */
+  onKneeWarmupEnd?: (record: KneeWarmupRecord) => void;
+  /** The early-stop hook, called as each request ends (after the knee warm-up, if any), with counts like the real runner. */
   shouldStop?: ShouldStop;
   /** Modelled client → engine delay of a request (s); the real client's dispatch and HTTP parse. */
   sendDelayS?: number;
@@ -30,6 +35,7 @@ export interface VirtualProbeResult {
   sent: number;
   notSent: number;
   warmupRequests: number;
+  kneeWarmup: KneeWarmupRecord | null;
   /** Virtual seconds from the probe's start to its last request's end (or the early stop). */
   durationS: number;
   earlyStop: string | null;
@@ -51,8 +57,10 @@ const roundUs = (s: number) => Math.round(s * 1e6) / 1e6;
 /** Runs the plan on a fresh engine (what a real probe meets: idle, every KV block free). */
 export function runVirtualProbe(plan: ProbePlan, engineConfig: EngineConfig, options: VirtualProbeOptions = {}): VirtualProbeResult {
   const clock = new VirtualClock(0n);
-  const planned = plan.requests.length;
-  const warmupRequests = options.warmupRequests ?? Math.floor((options.warmupFraction ?? 0) * planned);
+  let planned = plan.requests.length;
+  const knee = options.kneeWarmup ? new KneeWarmupWatch(options.kneeWarmup, plan.requests.map((r) => r.scheduledS)) : null;
+  // Until the knee warm-up ends, every request that ends is one of its own.
+  let warmupRequests = knee ? planned : options.warmupRequests ?? Math.floor((options.warmupFraction ?? 0) * planned);
   const sendDelayNs = BigInt(Math.round((options.sendDelayS ?? 0) * NS));
   const receiveDelayS = options.receiveDelayS ?? 0;
   const live = new Map<SimRequest, Live>();
@@ -95,10 +103,19 @@ export function runVirtualProbe(plan: ProbePlan, engineConfig: EngineConfig, opt
       state.chunks.push([atS, 1]);
       if (!ev.finished) continue;
       live.delete(ev.req);
+      while (scheduledCount < planned && plan.requests[order[scheduledCount]].scheduledS <= atS) scheduledCount++;
+      if (knee && knee.record === null) {
+        const ended = knee.observe(atS, scheduledCount, records.length + 1);
+        if (ended) {
+          planned = ended.planned;
+          warmupRequests = ended.warmupRequests;
+          scheduledCount = Math.min(scheduledCount, planned);
+          options.onKneeWarmupEnd?.(ended);
+        }
+      }
       finish(state, 'ok', null);
       endS = Math.max(endS, atS);
-      if (earlyStop === null && options.shouldStop) {
-        while (scheduledCount < planned && plan.requests[order[scheduledCount]].scheduledS <= atS) scheduledCount++;
+      if (earlyStop === null && options.shouldStop && (knee === null || knee.record !== null)) {
         const reason = options.shouldStop({ records, scheduled: scheduledCount, sent, inFlight: sent - records.length, elapsedS: atS });
         if (reason) earlyStop = reason;
       }
@@ -111,6 +128,8 @@ export function runVirtualProbe(plan: ProbePlan, engineConfig: EngineConfig, opt
   plan.requests.forEach((r, index) => {
     const atNs = BigInt(Math.round(r.scheduledS * NS)) + sendDelayNs;
     clock.at(atNs, () => {
+      // Past the cut the knee warm-up made: the plan's unsent tail is dropped.
+      if (index >= planned) return;
       const req = newSimRequest(seq++, r.promptTokens, r.maxTokens, 'length');
       live.set(req, { planned: r, chunks: [], sentS: Number(atNs) / NS, index });
       sent += 1;
@@ -125,12 +144,18 @@ export function runVirtualProbe(plan: ProbePlan, engineConfig: EngineConfig, opt
     endS = Number(clock.nowNs()) / NS + receiveDelayS;
     for (const state of [...live.values()].sort((a, b) => a.index - b.index)) finish(state, 'cancelled', `early stop: ${earlyStop}`);
   }
+  const kneeRecord = knee ? knee.record ?? knee.finish() : null;
+  if (kneeRecord) {
+    planned = kneeRecord.planned;
+    warmupRequests = kneeRecord.warmupRequests;
+  }
   return {
     records,
     planned,
     sent,
     notSent: planned - sent,
     warmupRequests,
+    kneeWarmup: kneeRecord,
     durationS: roundUs(endS),
     earlyStop,
     iterations: engine.iterations,

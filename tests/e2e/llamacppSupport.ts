@@ -68,6 +68,7 @@ search:
   qps: { start: 2, min: 0.5, max: 256 }
   tolerance: 0.25
   maxProbes: 9
+  kneeWarmupMax: 2s
   probe: { requests: 24, minDuration: 4s, duration: 20s, warmup: 10%, clientTolerance: 250ms }
 slo:
   fluidity: { tbtDeadline: 50ms, ttftSlack: 0.3s, minFluidity: 0.9, percentile: 99 }

@@ -96,6 +96,7 @@ search:
   qps: { start: 8, min: 1, max: 64 }
   tolerance: 0.3
   maxProbes: 6
+  kneeWarmupMax: 2s
   probe: { requests: 24, minDuration: 2s, duration: 15s, warmup: 10%, clientTolerance: 250ms }
 slo:
   fluidity: { tbtDeadline: 50ms, ttftSlack: 0.3s, minFluidity: 0.9, percentile: 99 }

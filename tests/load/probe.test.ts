@@ -10,6 +10,7 @@ import { startSimServer, type SimServerOptions } from '../../harness/sim/server.
 import { planProbe } from '../../harness/load/plan.ts';
 import { runProbe, type ProbeOptions } from '../../harness/load/runProbe.ts';
 import { workloadSchema } from '../../harness/load/workloadSpec.ts';
+import { stationaryRule, type KneeWarmupRecord } from '../../harness/load/kneeWarmup.ts';
 import type { TimelineRecord } from '../../harness/timeline/record.ts';
 import { startEmitter } from './support/emitter.ts';
 import { realtimeAllowed } from './support/idleThread.ts';
@@ -180,5 +181,47 @@ test('client health says how the receivers were scheduled: real-time where allow
     assert.is(neither.byStatus.ok, 8);
   });
 });
+
+for (const workers of [0, 1]) {
+  test(`knee warm-up (${workers} receiving workers): ends when the backlog is stationary, the measured count follows it, the unsent tail is dropped`, async () => {
+    await withSim({}, async (url, dir) => {
+      // Room for 10 s of warm-up at 40 QPS, then 40 measured requests.
+      const plan = planProbe({ workload, rateQps: 40, requests: 440, maxContextTokens: 2048 });
+      const knee = { maxS: 10, maxRequests: 400, measured: 40, warmupFraction: 0.1, rule: stationaryRule() };
+      let told: KneeWarmupRecord | null = null;
+      let stopAsked = 0;
+      const result = await runProbe(plan, {
+        ...base(url, dir),
+        workers,
+        kneeWarmup: knee,
+        onKneeWarmupEnd: (k) => (told = k),
+        // The early-stop hook is not asked during the warm-up.
+        shouldStop: () => {
+          assert.ok(told !== null, 'asked before the warm-up ended');
+          stopAsked++;
+          return null;
+        },
+      });
+      const k = result.kneeWarmup!;
+      assert.equal(told, k);
+      // The tiny engine answers in milliseconds: its backlog is flat long before the bound.
+      assert.is(k.reason, 'stationary');
+      assert.ok(k.endS < 10 && k.requests < 400, JSON.stringify(k));
+      assert.is(k.planned, k.requests + 40);
+      assert.is(result.planned, k.planned);
+      assert.is(result.warmupRequests, k.requests + 4);
+      assert.ok(stopAsked > 0);
+      const lines = readLines(join(dir, 'timelines.jsonl'));
+      const indexOf = new Map(plan.requests.map((r) => [r.id, r.index]));
+      // Nothing past the cut was sent; everything before it was.
+      assert.is(result.sent, k.planned);
+      assert.is(lines.length, k.planned);
+      assert.ok(lines.every((l) => indexOf.get(l.id)! < k.planned));
+      assert.is(lines.filter((l) => l.warmup === true).length, k.warmupRequests);
+      // The measured requests are the ones due after the warm-up ended (open loop: planned times kept).
+      for (const l of lines) if (indexOf.get(l.id)! >= k.requests) assert.ok(l.scheduledS > k.endS - 1e-6, `${l.id} due at ${l.scheduledS}, before the end ${k.endS}`);
+    });
+  });
+}
 
 test.run();

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FAST_RECIPE, fluidcap, onlyRunDir, readJson, readJsonl } from './support.ts';
-import { KNEE_WARMUP_S, warmupRequestsOf } from '../../harness/capacity/runPlan.ts';
+import { warmupRequestsOf } from '../../harness/capacity/runPlan.ts';
 
 const work = mkdtempSync(join(tmpdir(), 'fluidcap-pipeline-rehearse-'));
 
@@ -26,8 +26,13 @@ test('the first real probe is at the twin bracket, not at search.qps.start', asy
   assert.ok(first, 'no probe started');
   assert.is(first!.qps, twinPass, 'the first probe is at the twin bracket\'s passing rate');
   // Near the knee from its first probe: it starts with the knee warm-up at its rate.
-  const summary = readJson<{ planned: number; warmupRequests: number; qps: number }>(join(onlyRunDir(outDir), first!.dir as string, 'summary.json'));
-  assert.is(summary.warmupRequests, warmupRequestsOf(summary.planned, Math.ceil(summary.qps * KNEE_WARMUP_S), 0.1));
+  const summary = readJson<{ planned: number; warmupRequests: number; qps: number; kneeWarmup: { requests: number; planned: number; warmupRequests: number; maxS: number } | null }>(join(onlyRunDir(outDir), first!.dir as string, 'summary.json'));
+  const knee = summary.kneeWarmup;
+  assert.ok(knee, 'the first probe has no knee warm-up');
+  assert.is(knee!.maxS, 4, 'fast.yaml\'s search.kneeWarmupMax');
+  assert.ok(knee!.requests > 0 && knee!.requests <= Math.ceil(summary.qps * knee!.maxS));
+  assert.is(summary.planned, knee!.planned);
+  assert.is(summary.warmupRequests, warmupRequestsOf(summary.planned, knee!.requests, 0.1));
 });
 
 test.run();

@@ -13,12 +13,14 @@ const work = mkdtempSync(join(tmpdir(), 'fluidcap-pipeline-run-'));
 const outDir = join(work, 'results');
 let runDir = '';
 let capacity: CapacityFile;
+let stderr = '';
 
 test.before(async () => {
   const r = await fluidcap(['run', FAST_RECIPE, '--out', outDir, '--json'], { timeoutMs: 150_000 });
   if (r.code !== 0) throw new Error(`fluidcap run exited ${r.code}:\n${r.stderr.slice(-3000)}`);
   runDir = onlyRunDir(outDir);
   capacity = JSON.parse(r.stdout) as CapacityFile;
+  stderr = r.stderr;
 });
 
 test('capacity.json: positive capacity, the same object printed with --json', () => {
@@ -126,6 +128,39 @@ test('every probe directory: one parseable timeline line per sent request, and s
     assert.is(ids.size, lines.length, `${dir}: duplicate request ids`);
     assert.ok(existsSync(join(path, 'plan.json')), `${dir}: plan.json`);
   }
+});
+
+test('after the first fail, probes warm up until the queue is stationary: on the simulated engine below its knee, before the recipe\'s bound', () => {
+  type Knee = { reason: string; endS: number; maxS: number; requests: number; planned: number; warmupRequests: number };
+  const probes = [...capacity.probes].sort((a, b) => a.index - b.index);
+  const firstFail = probes.findIndex((p) => p.valid && !p.passed);
+  assert.ok(firstFail >= 0 && firstFail < probes.length - 1, 'the search had probes after its first fail');
+  const events = readJsonl(join(runDir, 'events.jsonl')).filter((e) => e.type === 'probe-finished');
+  const maxS = readJson<{ plan: { probe: { kneeWarmupMaxS: number } } }>(join(runDir, 'manifest.json')).plan.probe.kneeWarmupMaxS;
+  assert.is(maxS, 4, 'fast.yaml\'s search.kneeWarmupMax');
+  const stationary: { qps: number; knee: Knee }[] = [];
+  probes.forEach((p, i) => {
+    const summary = readJson<{ planned: number; warmupRequests: number; kneeWarmup: Knee | null }>(join(runDir, p.dir, 'summary.json'));
+    const journalled = events.find((e) => e.index === p.index)?.kneeWarmup;
+    if (i <= firstFail) {
+      assert.is(summary.kneeWarmup, null, `probe ${p.index} before the first fail warmed up`);
+      assert.is(journalled, undefined);
+      return;
+    }
+    const k = summary.kneeWarmup!;
+    assert.ok(k, `probe ${p.index} at ${p.qps} QPS has no knee warm-up`);
+    assert.equal(journalled, k, 'the journal records the warm-up as the summary does');
+    assert.is(k.maxS, maxS);
+    assert.is(summary.planned, k.planned);
+    assert.is(summary.warmupRequests, k.warmupRequests);
+    if (k.reason === 'stationary') {
+      assert.ok(k.endS < k.maxS && k.requests < Math.ceil(p.qps * k.maxS), JSON.stringify(k));
+      stationary.push({ qps: p.qps, knee: k });
+    }
+    // The console's probe line says how long it lasted and why it ended.
+    assert.ok(stderr.includes(`probe ${p.index}: ${p.qps} QPS`) && new RegExp(`probe ${p.index}: [^\\n]*${k.endS.toFixed(1)} s of it warm-up at its rate, ${k.requests} requests until ${k.reason === 'stationary' ? 'the queue was stationary' : `its ${maxS} s bound`}`).test(stderr), stderr.slice(-2000));
+  });
+  assert.ok(stationary.length > 0, 'no probe after the first fail ended its warm-up as stationary');
 });
 
 test('manifest: completed, seed and host facts recorded; the profile fit is archived', () => {

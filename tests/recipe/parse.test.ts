@@ -33,6 +33,7 @@ test('a minimal recipe resolves with defaults, durations in seconds, source kept
   assert.is(recipe.search.tolerance, 0.025);
   assert.is(recipe.search.maxProbes, 12);
   assert.is(recipe.search.earlyStop, true);
+  assert.is(recipe.search.kneeWarmupMax, 10);
   assert.is(recipe.search.probe.requests, 300);
   assert.is(recipe.search.probe.durationLimitS, 600);
   assert.is(recipe.search.probe.warmupFraction, 0.1);
@@ -137,6 +138,17 @@ test('every problem at once, each as `file: path message, got value (type)`', ()
     if (value) assert.ok(line!.endsWith(`got ${value}`), line);
   }
   assert.is(problems.length, want.length, problems.join('\n'));
+});
+
+test('search.kneeWarmupMax: a duration, 0s turns the knee warm-up off, a bare word is refused with its path', () => {
+  const of = (v: unknown) => parseRecipe({ ...minimal(), search: { kneeWarmupMax: v } }, source);
+  const two = of('2.5s');
+  assert.ok(two.ok && two.recipe.search.kneeWarmupMax === 2.5);
+  const off = of('0s');
+  assert.ok(off.ok && off.recipe.search.kneeWarmupMax === 0);
+  const bad = problemsOf({ ...minimal(), search: { kneeWarmupMax: 'long' } });
+  assert.is(bad.length, 1, bad.join('\n'));
+  assert.ok(bad[0].startsWith('recipes/x.yaml: search.kneeWarmupMax ') && bad[0].endsWith('got "long" (string)'), bad[0]);
 });
 
 test('min > max names search.qps.max with the bound and the value, as SPEC §3 shows', () => {

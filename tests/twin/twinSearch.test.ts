@@ -64,14 +64,37 @@ test('after the first fail, twin probes start with the knee warm-up at their rat
   const firstFail = r.probes.findIndex((p) => !p.passed);
   assert.ok(firstFail >= 0 && firstFail < r.probes.length - 1, 'the search had probes after its first fail');
   r.probes.forEach((p, i) => {
-    const knee = i > firstFail ? Math.ceil(p.qps * KNEE_WARMUP_S) : 0;
-    assert.is(p.planned, plannedRequests(plan.probe, p.qps) + knee, `probe ${p.index} at ${p.qps} QPS`);
+    if (i <= firstFail) return assert.is(p.kneeWarmup, null, `probe ${p.index} at ${p.qps} QPS`);
+    const k = p.kneeWarmup!;
+    assert.ok(k, `probe ${p.index} at ${p.qps} QPS has no knee warm-up`);
+    assert.is(k.maxS, KNEE_WARMUP_S);
+    // The warm-up's requests, then the recipe's count, its share skipped.
+    assert.is(p.planned, k.requests + plannedRequests(plan.probe, p.qps), `probe ${p.index} at ${p.qps} QPS`);
+    assert.is(k.warmupRequests, k.requests + Math.floor(0.1 * plannedRequests(plan.probe, p.qps)));
+    assert.ok(k.requests <= Math.ceil(p.qps * KNEE_WARMUP_S));
   });
   assert.is(kneeWarmupS([{ passed: true, valid: true }, { passed: false, valid: false }]), 0);
   assert.is(kneeWarmupS([{ passed: true, valid: true }, { passed: false, valid: true }]), KNEE_WARMUP_S);
+  assert.is(kneeWarmupS([{ passed: false, valid: true }], 2.5), 2.5);
   // The knee's requests are skipped, then the recipe's share of the rest.
   assert.is(warmupRequestsOf(500, 400, 0.1), 410);
   assert.is(warmupRequestsOf(80, 0, 0.1), 8);
+});
+
+test('the knee warm-up ends once the queue is stationary below the knee, and runs to its bound well above it', () => {
+  const r = rehearse(recipe);
+  const plan = planOf(recipe);
+  const engine = engineConfigOf(simConfigOf(recipe.target, recipe.source.file));
+  const input = { plan, workload: recipe.workload, engine, fit: r.fit, earlyStop: true };
+  const below = runTwinProbe(input, 1, r.capacityQps * 0.8, KNEE_WARMUP_S);
+  assert.is(below.kneeWarmup!.reason, 'stationary');
+  assert.ok(below.kneeWarmup!.endS < KNEE_WARMUP_S / 2, `ended at ${below.kneeWarmup!.endS} s`);
+  assert.is(below.planned, below.kneeWarmup!.requests + plannedRequests(plan.probe, r.capacityQps * 0.8));
+  const above = runTwinProbe(input, 2, r.bracket.failQps! * 1.3, KNEE_WARMUP_S);
+  assert.is(above.kneeWarmup!.reason, 'max');
+  assert.is(above.kneeWarmup!.requests, Math.ceil(r.bracket.failQps! * 1.3 * KNEE_WARMUP_S));
+  // Off: no warm-up, the recipe's count.
+  assert.is(runTwinProbe(input, 3, r.capacityQps * 0.8, 0).kneeWarmup, null);
 });
 
 test.run();
