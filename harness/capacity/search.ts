@@ -10,19 +10,22 @@
 //  - Then search for the interval (capacity/interval.ts), not for a bracket. While the probed
 //    rates around the estimate are further apart than the tolerance, the next probe goes to the
 //    estimate: the curve between them is only interpolated, and a probe there halves the gap
-//    whatever its verdict (passing evidence if the knee lies above it, failing if below). Once
-//    they are closer, each candidate rate
+//    whatever its verdict (passing evidence if the knee lies above it, failing if below). Then an
+//    open side is closed: above, a step of 2 × tolerance beyond the highest probed rate (within
+//    max); below, the highest passing rate again (at a P99 a pass is sure by the number of
+//    requests that passed, which a second probe there pools). Then each candidate rate
 //    (the estimate, the interval's ends and the points between them, the middle of every gap
 //    between probed rates the interval overlaps, the probed rates from just below it to just above
 //    it, whose counts a new probe would pool with) is weighed by the interval it would leave if a
 //    probe there brought the evidence the fitted curve expects (expectedProbe), and the narrowest
 //    wins (ties: the one nearest the estimate). A probe just above the estimate adds failing
 //    evidence, one below passing evidence; one near an end also shortens the gap between probed
-//    rates whose share (SHAPE_MARGIN) moves that end out. An open side is closed first: a step of
-//    2 × tolerance beyond the probed rate on that side (within min/max).
+//    rates whose share (SHAPE_MARGIN) moves that end out.
 //    The search stops when the interval lies within ± tolerance of its estimate ('converged'),
 //    when its probes have spent the load budget (search.budget, load-seconds: a probe starts only
 //    when one as long as the last still fits in it), or after maxProbes probes, and says which.
+//    A recipe without a budget also stops, as the bracket search did, once the bracket is within
+//    the tolerance ('converged'), so it costs what it did.
 // Probes without evidence (journals written before probes kept their counts) give no interval;
 // the search then bisects the bracket as before: between the highest passing rate below the
 // lowest failing rate and that failing rate until (fail − pass) / pass ≤ tolerance. A probe's
@@ -138,12 +141,12 @@ export function nextProbe(bounds: SearchBounds, probes: readonly ProbeVerdict[])
   if (passQps !== null && failQps === null && passQps >= maxQps) {
     return finish('at-least-max', `the SLO held at the maximum rate ${fmt(passQps)} QPS: capacity is at least search.qps.max; raise it to find the limit`);
   }
-  if (steering !== null) {
-    const half = halfWidth(steering);
-    if (half <= bounds.tolerance) {
-      return finish('converged', `the 95% interval ${fmtInterval(steering)} QPS is within the tolerance ±${pct(bounds.tolerance)} of the estimate ${fmtQ3(steering.estimateQps!)} QPS (±${pct(half)})`);
-    }
-  } else if (passQps !== null && failQps !== null && (failQps - passQps) / passQps <= bounds.tolerance) {
+  if (steering !== null && halfWidth(steering) <= bounds.tolerance) {
+    return finish('converged', `the 95% interval ${fmtInterval(steering)} QPS is within the tolerance ±${pct(bounds.tolerance)} of the estimate ${fmtQ3(steering.estimateQps!)} QPS (±${pct(halfWidth(steering))})`);
+  }
+  // Without a load budget the search stops where the bracket search stopped, so a recipe that sets
+  // none costs what it did; with one, a narrow bracket of two chance verdicts is no reason to stop.
+  if ((steering === null || bounds.budgetS == null) && passQps !== null && failQps !== null && (failQps - passQps) / passQps <= bounds.tolerance) {
     return finish(
       'converged',
       `bracket ${fmt(passQps)}–${fmt(failQps)} QPS is within the tolerance ${pct(bounds.tolerance)} (${pct((failQps - passQps) / passQps)})`,
@@ -173,7 +176,7 @@ export function nextProbe(bounds: SearchBounds, probes: readonly ProbeVerdict[])
   const probe = (qps: number, phase: SearchPhase): SearchDecision => ({ done: false, qps, phase, probeIndex, bracket });
   if (trailingInvalid === 1) return probe(probes[probes.length - 1].qps, 'retry-invalid');
   if (steering !== null) {
-    const next = placeProbe(bounds, evidence, steering);
+    const next = placeProbe(bounds, evidence, steering, bracket);
     return probe(next.qps, next.phase);
   }
   // A rate already probed and left undecided would only be undecided again.
@@ -226,29 +229,38 @@ export function nextProbe(bounds: SearchBounds, probes: readonly ProbeVerdict[])
 const CANDIDATE_DRAWS = 500;
 
 /**
- * Where the next probe narrows the interval most (see the header): an open side first, else the
- * candidate whose expected evidence leaves the narrowest interval. Always within [min, max].
+ * Where the next probe narrows the interval most (see the header): the estimate while the probed
+ * rates around it are far apart, then an open side, then the candidate whose expected evidence
+ * leaves the narrowest interval. Always within [min, max].
  */
-export function placeProbe(bounds: SearchBounds, evidence: readonly ProbeEvidence[], interval: CapacityInterval): { qps: number; phase: SearchPhase } {
+export function placeProbe(bounds: SearchBounds, evidence: readonly ProbeEvidence[], interval: CapacityInterval, bracket: Bracket): { qps: number; phase: SearchPhase } {
   const { minQps, maxQps } = bounds.qps;
   const clamp = (q: number) => roundRate(Math.min(maxQps, Math.max(minQps, q)));
   const probed = [...new Set(evidence.map((p) => p.qps))].sort((a, b) => a - b);
-  const step = 1 + 2 * bounds.tolerance;
-  if (interval.open === 'hi' || interval.open === 'both' || interval.estimateQps === null) return { qps: clamp(probed.at(-1)! * step), phase: 'close-interval' };
-  if (interval.open === 'lo') return { qps: clamp(probed[0] / step), phase: 'close-interval' };
-  const est = interval.estimateQps;
-  const lo = interval.loQps!;
-  const hi = interval.hiQps!;
   // Between the probed rates around the estimate the curve is interpolated, not seen: while they are
   // further apart than the tolerance, the estimate itself is probed (a bisection that follows the
   // fitted curve), which halves that gap whatever the verdict and brings the next estimate closer.
-  const a = probed.filter((q) => q <= est).at(-1);
-  const b = probed.find((q) => q > est);
-  if (a !== undefined && b !== undefined && (b - a) / a > bounds.tolerance) {
-    const at = clamp(est);
-    return { qps: at > a && at < b ? at : clamp((a + b) / 2), phase: 'narrow-interval' };
+  // Without an estimate (the fit crosses outside the probed rates) the bracket's middle stands in.
+  const est = interval.estimateQps ?? (bracket.passQps !== null && bracket.failQps !== null ? (bracket.passQps + bracket.failQps) / 2 : null);
+  if (est !== null) {
+    const a = probed.filter((q) => q <= est).at(-1);
+    const b = probed.find((q) => q > est);
+    if (a !== undefined && b !== undefined && (b - a) / a > bounds.tolerance) {
+      const at = clamp(est);
+      return { qps: at > a && at < b ? at : clamp((a + b) / 2), phase: 'narrow-interval' };
+    }
   }
-  const candidates = new Set<number>([est, (lo + est) / 2, (est + hi) / 2, lo, hi].map(clamp));
+  // An open side next. Above: nothing fails surely, and a higher rate fails more surely (a step of
+  // 2 × tolerance above the highest probed rate). Below: nothing passes surely, which at a P99 is
+  // a matter of how many requests passed, not of how low: the highest passing rate again, whose
+  // counts the new probe's pool with.
+  const step = 1 + 2 * bounds.tolerance;
+  if (interval.open === 'hi' || interval.open === 'both' || interval.estimateQps === null) return { qps: clamp(probed.at(-1)! * step), phase: 'close-interval' };
+  if (interval.open === 'lo') return { qps: clamp(bracket.passQps ?? probed[0] / step), phase: 'close-interval' };
+  const lo = interval.loQps!;
+  const hi = interval.hiQps!;
+  const center = interval.estimateQps;
+  const candidates = new Set<number>([center, (lo + center) / 2, (center + hi) / 2, lo, hi].map(clamp));
   for (let i = 1; i < probed.length; i++) if (probed[i] > lo && probed[i - 1] < hi) candidates.add(clamp((probed[i - 1] + probed[i]) / 2));
   // A rate probed again pools its counts with the earlier probe's (a narrower posterior there).
   const below = probed.filter((q) => q <= lo).at(-1);
@@ -258,7 +270,7 @@ export function placeProbe(bounds: SearchBounds, evidence: readonly ProbeEvidenc
   for (const qps of [...candidates].sort((a, b) => a - b)) {
     const after = capacityInterval([...evidence, expectedProbe(evidence, qps)], { draws: CANDIDATE_DRAWS });
     const width = after.loQps !== null && after.hiQps !== null ? after.hiQps - after.loQps : Infinity;
-    const better = best === null || width < best.width - 1e-9 || (Math.abs(width - best.width) <= 1e-9 && Math.abs(qps - est) < Math.abs(best.qps - est));
+    const better = best === null || width < best.width - 1e-9 || (Math.abs(width - best.width) <= 1e-9 && Math.abs(qps - center) < Math.abs(best.qps - center));
     if (better) best = { qps, width };
   }
   return { qps: best!.qps, phase: 'narrow-interval' };

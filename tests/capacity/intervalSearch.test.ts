@@ -99,14 +99,26 @@ test('never probes outside [min, max], whatever the knee (near either bound, or 
   }
 });
 
-test('an interval open above is closed first: a step of 2 × tolerance above the highest probed rate, capped at max', () => {
+test('an open side is closed once the probes around the estimate are close: above by a step of 2 × tolerance (capped at max), below by the highest pass again', () => {
   const probed = (qps: number, observed: number, misses: number): ProbeEvidence => ({ qps, durationS: 10, parts: [{ name: 'fluidity', observed, misses, tau: 1, allowedFraction: ALLOWED }] });
   // The fail at 40 QPS is barely above the allowance on few requests: it does not cap the capacity surely.
-  const evidence = [probed(20, 800, 0), probed(40, 60, 1)];
-  const iv = capacityInterval(evidence);
+  const high = [probed(38.5, 800, 0), probed(40, 60, 1)];
+  const iv = capacityInterval(high);
   assert.is(iv.open, 'hi');
-  assert.equal(placeProbe(bounds(), evidence, iv), { qps: 44, phase: 'close-interval' });
-  assert.equal(placeProbe(bounds({}, { maxQps: 42 }), evidence, iv), { qps: 42, phase: 'close-interval' });
+  const bracket = { passQps: 38.5, failQps: 40 };
+  assert.equal(placeProbe(bounds(), high, iv, bracket), { qps: 44, phase: 'close-interval' });
+  assert.equal(placeProbe(bounds({}, { maxQps: 42 }), high, iv, bracket), { qps: 42, phase: 'close-interval' });
+  // 50 passing requests cannot show a 1% miss fraction is under 1%: the pass at 38.5 is probed again.
+  const low = [probed(38.5, 50, 0), probed(40, 800, 200)];
+  const ivLow = capacityInterval(low);
+  assert.is(ivLow.open, 'lo');
+  assert.equal(placeProbe(bounds(), low, ivLow, bracket), { qps: 38.5, phase: 'close-interval' });
+  // Far apart, the estimate comes first, open or not.
+  const far = [probed(20, 50, 0), probed(40, 800, 200)];
+  const ivFar = capacityInterval(far);
+  const next = placeProbe(bounds(), far, ivFar, { passQps: 20, failQps: 40 });
+  assert.is(next.phase, 'narrow-interval');
+  assert.ok(next.qps > 20 && next.qps < 40, JSON.stringify(next));
 });
 
 test('resume: replaying the finished probes gives the same next probe at every step', () => {
@@ -130,6 +142,17 @@ test('invalid probes count against the budget and are retried once, as before', 
   assert.is(probes[5].valid, false);
   assert.is(probes[6].qps, probes[5].qps, 'the invalid rate is retried');
   assert.ok(probes.reduce((t, p) => t + p.evidence!.durationS, 0) <= 200);
+});
+
+test('without a budget a bracket within the tolerance still stops the search (it costs what it did); with one it does not', () => {
+  const at = server(43);
+  const probes = [8, 16, 32, 64, 42, 43.5].map((q) => at(q));
+  assert.equal(probes.map((p) => p.passed), [true, true, true, false, true, false]);
+  const without = nextProbe(bounds({ budgetS: null }), probes);
+  assert.ok(without.done && without.outcome === 'converged', JSON.stringify(without));
+  if (without.done) assert.match(without.reason, /^bracket 42–43\.5 QPS is within the tolerance 5%/);
+  const within = nextProbe(bounds({ budgetS: 1000 }), probes);
+  assert.ok(!within.done, JSON.stringify(within));
 });
 
 test.run();
