@@ -1,5 +1,6 @@
 // Capacity per SLO definition: when a recipe names several SLO entries (fluidity, ttft, tbt, tpot,
-// e2e, schedulingDelay), each gets its own bracket and bisection over the same probes, beside the
+// e2e, schedulingDelay), each gets its own search (search.ts: a bracket, then the interval drawn
+// from that entry's own counts) over the same probes, beside the
 // combined search (all entries together) that stays the run's headline. Every probe is judged
 // against each definition separately, and it counts for a definition only when its data decides
 // that definition:
@@ -13,7 +14,8 @@
 // first on ties), so the choice is deterministic and `--resume` replays it. The probe's early stop
 // may only fire for definitions whose bracket strictly contains its rate: a stop for any other
 // would teach nothing, and it guarantees progress, since each early stop closes the bracket of the
-// definition it names at that rate.
+// definition it names at that rate. maxProbes and the load budget are the run's: once either is
+// spent, every definition still open ends with that outcome.
 //
 // Pure: probe verdicts in, decisions out (the search itself is search.ts's nextProbe).
 import type { Slo } from '../metrics/slo.ts';
