@@ -7,7 +7,11 @@
 //  - the run's search (the recipe's probes, nearest-rank verdicts, decided early stops), and the
 //    interval capacity/interval.ts draws from its probes, as capacity.json carries it;
 //  - a Metron-style search (1000 requests per probe, no early stop) for comparison, with the
-//    interval from its probes too.
+//    interval from its probes too;
+//  - the bracket-then-bisect search runs made before the interval steered them ('old'), and the
+//    interval search with the recipe's budget ('run'), with Metron's median load-seconds as its
+//    budget ('run@metron') and with a third of it ('run@metron/3'): the goals are at most half
+//    Metron's median error at equal load, and no worse at a third of it.
 // Printed per method: the share of intervals containing the pooled ground truth (goal ≥ 90%), how
 // many had an open end, the median and worst error of the estimate, the median interval width and
 // the load-seconds used. `--truth` skips the ground-truth computation with known values (same
@@ -33,7 +37,7 @@ const { values } = parseArgs({
     truth: { type: 'string' },
     'gt-seeds': { type: 'string', default: '3' },
     'gt-requests': { type: 'string', default: '12000' },
-    methods: { type: 'string', default: 'run,metron-1000' },
+    methods: { type: 'string', default: 'metron-1000,old,run,run@metron,run@metron/3' },
     // Seconds of arrivals at the probe's rate sent before the measured requests (not judged).
     'warmup-s': { type: 'string', default: '0' },
     // Write every search's probes (with their evidence) to this JSON file, or read them back from
@@ -61,7 +65,10 @@ const median = (xs: number[]) => {
   return s.length === 0 ? NaN : s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
 
-type Method = 'run' | 'metron-1000';
+// 'old': the bracket-then-bisect search runs made before the interval steered it (verdicts only, no
+// budget); 'run': the interval search with the recipe's budget; 'run@metron', 'run@metron/3': the
+// interval search with a budget of the Metron search's median load-seconds, and of a third of it.
+type Method = 'old' | 'run' | 'run@metron' | 'run@metron/3' | 'metron-1000';
 interface Probe {
   qps: number;
   passed: boolean;
@@ -110,7 +117,7 @@ const saved: Record<string, { capacity: number; probes: Probe[] }> = values.from
 const toSave: typeof saved = {};
 
 function search(c: Config, method: Method, seed: number): SearchResult {
-  const key = `${c.recipe.name}:${method}:${seed}:${values['warmup-s']}${values['same-seed'] ? '' : ':per-probe'}${values['no-knee-warmup'] ? '' : ':knee'}`;
+  const key = `${c.recipe.name}:${method}${method.startsWith('run') ? `:budget-${budgetOf(c, method)}` : ''}:${seed}:${values['warmup-s']}${values['same-seed'] ? '' : ':per-probe'}${values['no-knee-warmup'] ? '' : ':knee'}`;
   const hit = saved[key];
   if (hit) {
     const interval = capacityInterval(hit.probes.map((p) => ({ qps: p.qps, durationS: p.durationS, parts: p.statistics.parts ?? [] })), ivOptions);
@@ -122,19 +129,33 @@ function search(c: Config, method: Method, seed: number): SearchResult {
   return r;
 }
 
+// The Metron search's median load-seconds per recipe, once its searches have run (methods list it first).
+const metronMedianLoad = new Map<string, number>();
+function budgetOf(c: Config, method: Method): number | null {
+  if (method === 'old' || method === 'metron-1000') return null;
+  if (method === 'run') return c.bounds.budgetS ?? null;
+  const m = metronMedianLoad.get(c.recipe.name);
+  if (m === undefined) throw new Error(`${method} needs the metron-1000 searches first (--methods metron-1000,…)`);
+  return method === 'run@metron' ? m : m / 3;
+}
+
 function searchNow(c: Config, method: Method, seed: number): SearchResult {
   const probes: Probe[] = [];
   const verdicts: ProbeVerdict[] = [];
+  // With Metron's load as the budget, the budget alone ends the search (not the recipe's maxProbes).
+  const bounds = { ...c.bounds, budgetS: budgetOf(c, method), ...(method.startsWith('run@') ? { maxProbes: 1000 } : {}) };
   for (;;) {
-    const d = nextProbe(c.bounds, verdicts);
+    const d = nextProbe(bounds, verdicts);
     if (d.done) {
       const interval = capacityInterval(probes.map((p) => ({ qps: p.qps, durationS: p.durationS, parts: p.statistics.parts ?? [] })), ivOptions);
       return { capacity: d.capacityQps, loadS: probes.reduce((t, p) => t + p.durationS, 0), probes, interval };
     }
-    const kneeS = method === 'run' && !values['no-knee-warmup'] ? kneeWarmupS(verdicts) : 0;
+    const kneeS = method !== 'metron-1000' && !values['no-knee-warmup'] ? kneeWarmupS(verdicts) : 0;
     const p = probeOnce(c, method, d.qps, probeSeed({ seed, probeSeeds: values['same-seed'] ? 'workload' : 'per-rate' }, d.qps), kneeS);
     probes.push(p);
-    verdicts.push({ qps: p.qps, passed: p.passed, decision: p.passed ? 'pass' : 'fail', valid: true });
+    // The old search and Metron's bracket on verdicts alone; the interval search reads the evidence too.
+    const evidence = method.startsWith('run') ? { evidence: { qps: p.qps, durationS: p.durationS, parts: p.statistics.parts ?? [] } } : {};
+    verdicts.push({ qps: p.qps, passed: p.passed, decision: p.passed ? 'pass' : 'fail', valid: true, ...evidence });
   }
 }
 
@@ -144,6 +165,7 @@ const truths = values.truth ? values.truth.split(',').map(Number) : [];
 const nSeeds = Number(values.seeds);
 const methods = values.methods!.split(',') as Method[];
 const rows: string[] = [];
+const comparisons: string[] = [];
 for (const [k, file] of files.entries()) {
   const tc = performance.now();
   const c = await configOf(file);
@@ -154,8 +176,9 @@ for (const [k, file] of files.entries()) {
     if (gt.capacity === null) throw new Error(`${file}: no ground truth on the grid`);
     truth = gt.capacity;
   }
-  const metronLoad: number[] = [];
-  const metronErr: number[] = [];
+  // Median errors by method: the estimate's for the interval searches, the search's capacity for
+  // the old one and Metron's (what each reports), and Metron's estimate too.
+  const medErr = new Map<Method, { estimate: number; search: number; load: number }>();
   for (const method of methods) {
     const runs: SearchResult[] = [];
     for (let i = 0; i < nSeeds; i++) {
@@ -176,13 +199,24 @@ for (const [k, file] of files.entries()) {
     const searchErrs = runs.map((r) => Math.abs(r.capacity - truth) / truth);
     const widths = runs.map((r) => (r.interval.loQps !== null && r.interval.hiQps !== null ? (r.interval.hiQps - r.interval.loQps) / truth : Infinity));
     const loads = runs.map((r) => r.loadS);
-    if (method === 'metron-1000') {
-      metronLoad.push(median(loads));
-      metronErr.push(median(searchErrs));
-    }
+    if (method === 'metron-1000') metronMedianLoad.set(c.recipe.name, median(loads));
+    medErr.set(method, { estimate: median(errs), search: median(searchErrs), load: median(loads) });
     rows.push(
       `| ${c.recipe.name} | ${method} | ${fmtQ(truth)} | ${contains}/${nSeeds} (${pct(contains / nSeeds)}) | ${open} | ${pct(median(errs))} | ${pct(Math.max(...errs))} | ${pct(median(widths))} | ${pct(median(searchErrs))} | ${pct(Math.max(...searchErrs))} | ${median(loads).toFixed(0)} |`,
     );
+  }
+  const metron = medErr.get('metron-1000');
+  if (metron) {
+    // The goals: at equal load, at most half Metron's median error; at a third of its load, no worse.
+    for (const [method, goal] of [['run@metron', 0.5], ['run@metron/3', 1]] as const) {
+      const m = medErr.get(method);
+      if (!m) continue;
+      const best = Math.min(metron.search, metron.estimate);
+      comparisons.push(
+        `${c.recipe.name}: ${method} (${m.load.toFixed(0)} load-s, ${pct(m.load / metron.load)} of Metron's ${metron.load.toFixed(0)}): median error of the estimate ${pct(m.estimate)} ` +
+          `against Metron's ${pct(metron.search)} (its search) / ${pct(metron.estimate)} (its estimate): ratio ${(m.estimate / best).toFixed(2)} to the better of them, goal ≤ ${goal} → ${m.estimate <= goal * best ? 'met' : 'not met'}`,
+      );
+    }
   }
   log(`${c.recipe.name}: wall ${((performance.now() - tc) / 1000).toFixed(0)} s`);
   rows.push(`<!-- ${c.recipe.name}: wall ${((performance.now() - tc) / 1000).toFixed(0)} s -->`);
@@ -190,4 +224,5 @@ for (const [k, file] of files.entries()) {
 console.log(`| recipe | method | pooled ground truth QPS | intervals containing it | open end | median error of estimate | worst error of estimate | median width | median error of search's capacity | worst error of search's capacity | median load-s |`);
 console.log('|---|---|---|---|---|---|---|---|---|---|---|');
 for (const r of rows) console.log(r);
+for (const line of comparisons) console.log(`- ${line}`);
 console.log(`wall time: ${((performance.now() - t0) / 1000).toFixed(0)} s (virtual clock; no HTTP, no client timing error)`);

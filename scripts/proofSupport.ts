@@ -46,7 +46,7 @@ export async function configOf(file: string): Promise<Config> {
     sim,
     slo: sloWithSources(recipe.slo as Slo, recipe.source.sloText),
     fit,
-    bounds: { qps: recipe.search.qps, tolerance: recipe.search.tolerance, maxProbes: recipe.search.maxProbes },
+    bounds: { qps: recipe.search.qps, tolerance: recipe.search.tolerance, maxProbes: recipe.search.maxProbes, budgetS: recipe.search.budget ?? null },
     probe: recipe.search.probe,
     maxContext: sim.maxModelLen,
   };

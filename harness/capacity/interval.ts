@@ -306,3 +306,32 @@ export function intervalHeadline(iv: Pick<CapacityInterval, 'estimateQps' | 'loQ
   const est = iv.estimateQps !== null ? `${f(iv.estimateQps)} QPS` : iv.open === 'lo' ? `below ${iv.hiQps === null ? 'the probed rates' : `${f(iv.hiQps)} QPS`}` : iv.loQps !== null ? `at least ${f(iv.loQps)} QPS` : 'not bounded';
   return `capacity ${est}, ${level} ${range}, ${iv.probesUsed} probes, ${iv.loadSeconds.toFixed(0)} s of load`;
 }
+
+/**
+ * The evidence a probe at `qps` is expected to bring: for each SLO entry, as many observations with
+ * the clustering time of the probed rate nearest to it, and misses at the miss fraction the monotone
+ * fit expects there (interpolated on log-odds between the probed rates around it, the nearest end's
+ * beyond them). What the search weighs a candidate rate by (search.ts): the interval it would leave.
+ */
+export function expectedProbe(probes: readonly ProbeEvidence[], qps: number): ProbeEvidence {
+  const used = probes.filter((p) => p.parts.length > 0 && p.qps > 0);
+  const names = [...new Set(used.flatMap((p) => p.parts.map((e) => e.name)))];
+  const parts: EntryEvidence[] = [];
+  for (const name of names) {
+    const rows = used.flatMap((p) => p.parts.filter((e) => e.name === name && e.observed > 0).map((e) => ({ qps: p.qps, e })));
+    if (rows.length === 0) continue;
+    const nearest = rows.reduce((best, r) => (Math.abs(r.qps - qps) < Math.abs(best.qps - qps) ? r : best)).e;
+    const points = pointsOf(used, name, 'running-max');
+    const fit = isotonic(points.map((p) => (p.m + nearest.allowedFraction) / (p.n + 1)), points.map((p) => p.n));
+    const i = points.findIndex((p) => p.qps >= qps);
+    let fraction: number;
+    if (i < 0) fraction = fit.at(-1)!;
+    else if (i === 0 || points[i].qps === qps) fraction = fit[i];
+    else {
+      const t = (qps - points[i - 1].qps) / (points[i].qps - points[i - 1].qps);
+      fraction = 1 / (1 + Math.exp(-(logit(fit[i - 1]) + t * (logit(fit[i]) - logit(fit[i - 1])))));
+    }
+    parts.push({ name, observed: nearest.observed, misses: fraction * nearest.observed, tau: nearest.tau, allowedFraction: nearest.allowedFraction });
+  }
+  return { qps, durationS: 0, parts };
+}

@@ -1,5 +1,6 @@
 // Capacity per SLO definition: when a recipe names several SLO entries (fluidity, ttft, tbt, tpot,
-// e2e, schedulingDelay), each gets its own bracket and bisection over the same probes, beside the
+// e2e, schedulingDelay), each gets its own search (search.ts: a bracket, then the interval drawn
+// from that entry's own counts) over the same probes, beside the
 // combined search (all entries together) that stays the run's headline. Every probe is judged
 // against each definition separately, and it counts for a definition only when its data decides
 // that definition:
@@ -13,12 +14,14 @@
 // first on ties), so the choice is deterministic and `--resume` replays it. The probe's early stop
 // may only fire for definitions whose bracket strictly contains its rate: a stop for any other
 // would teach nothing, and it guarantees progress, since each early stop closes the bracket of the
-// definition it names at that rate.
+// definition it names at that rate. maxProbes and the load budget are the run's: once either is
+// spent, every definition still open ends with that outcome.
 //
 // Pure: probe verdicts in, decisions out (the search itself is search.ts's nextProbe).
 import type { Slo } from '../metrics/slo.ts';
 import { SLO_NAMES } from '../metrics/slo.ts';
 import type { Verdict } from './decision.ts';
+import type { ProbeEvidence } from './interval.ts';
 import { nextProbe, type Bracket, type ProbeVerdict, type SearchBounds, type SearchDecision, type SearchPhase } from './search.ts';
 
 /** One SLO definition searched on its own: a name, the one-entry SLO, the user's text. */
@@ -48,6 +51,8 @@ export interface PerSloProbe {
   untrusted: boolean;
   /** Why definitions got no evidence from it (invalid, stopped early by another one). */
   note: string | null;
+  /** Its load and counts (every SLO entry's; each definition reads its own), as the search reads them. */
+  evidence?: ProbeEvidence;
 }
 
 /** The fields of a finished probe its per-definition evidence is read from (a subset of summary.json). */
@@ -173,7 +178,13 @@ interface Want {
  * all probes: when it is spent, each unfinished definition ends with outcome 'max-probes'.
  */
 export function nextPerSloProbe(bounds: SearchBounds, combined: SearchDecision, defs: readonly SloDefinition[], probes: readonly PerSloProbe[]): PerSloStep {
-  const judged = judgeDefinitions(bounds, defs, probes, `search.maxProbes (${bounds.maxProbes}) probes run in all`);
+  const loadS = probes.reduce((t, p) => t + (p.evidence?.durationS ?? 0), 0);
+  const spent =
+    probes.length >= bounds.maxProbes ? { outcome: 'max-probes' as const, text: `search.maxProbes (${bounds.maxProbes}) probes run in all` }
+    : bounds.budgetS != null && probes.length > 0 && loadS + (probes.at(-1)!.evidence?.durationS ?? 0) > bounds.budgetS
+      ? { outcome: 'budget' as const, text: `the load budget search.budget (${+bounds.budgetS.toPrecision(4)} s) spent in all (${+loadS.toPrecision(4)} s; another probe as long as the last would exceed it)` }
+    : null;
+  const judged = judgeDefinitions(bounds, defs, probes, spent);
   const wants: Want[] = [...(combined.done ? [] : [{ who: 'combined', qps: combined.qps, phase: combined.phase, width: widthOf(combined.bracket) }]), ...judged.wants];
   const perSlo = judged.perSlo;
   if (wants.length === 0) return { done: true, perSlo };
@@ -192,7 +203,7 @@ export function nextPerSloProbe(bounds: SearchBounds, combined: SearchDecision, 
  * --capacity` and the reports use.
  */
 export function perSloResults(bounds: Omit<SearchBounds, 'maxProbes'>, defs: readonly SloDefinition[], probes: readonly PerSloProbe[]): PerSloResult[] {
-  return judgeDefinitions({ ...bounds, maxProbes: probes.length }, defs, probes, `the ${probes.length} archived probes ran out`).perSlo;
+  return judgeDefinitions({ ...bounds, maxProbes: probes.length }, defs, probes, { outcome: 'max-probes', text: `the ${probes.length} archived probes ran out` }).perSlo;
 }
 
 // Every definition's search on its own evidence; `spent` starts the reason when the budget ends one.
@@ -200,9 +211,9 @@ function judgeDefinitions(
   bounds: SearchBounds,
   defs: readonly SloDefinition[],
   probes: readonly PerSloProbe[],
-  spent: string,
+  spent: { outcome: 'max-probes' | 'budget'; text: string } | null,
 ): { perSlo: PerSloResult[]; wants: Want[]; brackets: Map<string, Bracket> } {
-  const budgetSpent = probes.length >= bounds.maxProbes;
+  const budgetSpent = spent !== null;
   const perSlo: PerSloResult[] = [];
   const wants: Want[] = [];
   const brackets = new Map<string, Bracket>();
@@ -213,10 +224,12 @@ function judgeDefinitions(
       const v = p.verdicts[d.name];
       if (v === null || v === undefined) return;
       used.push(p.index ?? i);
-      evidence.push({ qps: p.qps, passed: v === 'pass', decision: v, valid: true });
+      // This definition's own counts: its search narrows its own interval.
+      const own = p.evidence && { ...p.evidence, parts: p.evidence.parts.filter((e) => e.name === d.name) };
+      evidence.push({ qps: p.qps, passed: v === 'pass', decision: v, valid: true, ...(own ? { evidence: own } : {}) });
     });
     // The budget is the run's, not this definition's: unlimited here, ended below when spent.
-    let decision = nextProbe({ ...bounds, maxProbes: budgetSpent ? evidence.length : Infinity }, evidence);
+    let decision = nextProbe({ ...bounds, maxProbes: budgetSpent ? evidence.length : Infinity, budgetS: null }, evidence);
     if (!decision.done) {
       const qps = decision.qps;
       // Untrusted twice at the rate it needs: the client cannot measure it there (search.ts's rule).
@@ -227,11 +240,11 @@ function judgeDefinitions(
     }
     brackets.set(d.name, decision.bracket);
     if (decision.done) {
-      const reason =
-        decision.outcome === 'max-probes'
-          ? `${spent} (${evidence.length} of them evidence for this SLO) before its bracket ${fmtBracket(decision.bracket)} narrowed to the tolerance`
-          : decision.reason;
-      perSlo.push({ name: d.name, source: d.source, capacityQps: decision.capacityQps, bracket: decision.bracket, outcome: decision.outcome, reason, probesUsed: used });
+      const ranOut = decision.outcome === 'max-probes' && spent !== null;
+      const reason = ranOut
+        ? `${spent.text} (${evidence.length} of them evidence for this SLO) before its ${decision.interval ? 'interval' : `bracket ${fmtBracket(decision.bracket)}`} narrowed to the tolerance`
+        : decision.reason;
+      perSlo.push({ name: d.name, source: d.source, capacityQps: decision.capacityQps, bracket: decision.bracket, outcome: ranOut ? spent.outcome : decision.outcome, reason, probesUsed: used });
     } else {
       perSlo.push({ name: d.name, source: d.source, capacityQps: decision.bracket.passQps ?? 0, bracket: decision.bracket, outcome: 'running', reason: `next: ${decision.phase} at ${decision.qps} QPS`, probesUsed: used });
       wants.push({ who: d.name, qps: decision.qps, phase: decision.phase, width: widthOf(decision.bracket) });

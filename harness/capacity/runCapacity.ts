@@ -16,7 +16,7 @@ import { readJsonFile, writeJsonFile } from '../runDir/jsonFiles.ts';
 import { readManifest } from '../runDir/read.ts';
 import { indexFinishedRun } from '../runDir/resultsIndex.ts';
 import { acquireRunLock } from '../runDir/lock.ts';
-import type { CapacityIntervalJson, CapacityJson, FitFile, JournalLine, Manifest, ManifestPlan, ProbeOutcome, ProbeStatistics, ProbeSummary } from '../runDir/schema.ts';
+import type { CapacityIntervalJson, CapacityJson, FitFile, JournalLine, Manifest, ManifestPlan, ProbeOutcome, ProbeStatistics, ProbeSummary, RehearsalJson } from '../runDir/schema.ts';
 import { KNEE_WARMUP_S, kneeWarmupS, type RunPlan } from './runPlan.ts';
 import type { KneeWarmupRecord } from '../load/kneeWarmup.ts';
 import { loadRunRecipe, newRunId, resolveRun } from './resolveRun.ts';
@@ -25,7 +25,7 @@ import { runProfile } from './profiler.ts';
 import { engineGone, plannedRequests, probeOutcome, runProbeStep } from './probeStep.ts';
 import { checkFinishedProbes, reclaimProbes } from './resume.ts';
 import { bracketOf, nextProbe, type Bracket, type ProbeVerdict, type SearchDecision } from './search.ts';
-import { capacityInterval } from './interval.ts';
+import { capacityInterval, type ProbeEvidence } from './interval.ts';
 import { nextPerSloProbe, probeEvidence, sloDefinitions, summaryFacts, type PerSloResult } from './perSloSearch.ts';
 import { warmNextProbe } from './warmStart.ts';
 import { capacityCost, runCost } from './cost.ts';
@@ -54,8 +54,11 @@ export interface RunOptions {
   profileOnly?: boolean;
   /** A rehearsal's bracket (`run --rehearse`): the search's first probes go there instead of doubling up from qps.start. */
   warmStart?: Bracket;
-  /** Once a probe has been measured: the twin calibrated to this run and its new bracket (null: keep the old one). */
-  recalibrate?: (runDir: string) => Promise<Bracket | null>;
+  /** What the rehearsal proposed (capacity.json's `rehearsals`, the report's "Rehearsal"). */
+  rehearsal?: RehearsalJson;
+  /** Once a probe has been measured: the twin calibrated to this run and its new bracket, with what
+   *  its search proposed when known (null: keep the old one). */
+  recalibrate?: (runDir: string) => Promise<Bracket | { bracket: Bracket; rehearsal: RehearsalJson } | null>;
   /** Wall clock for run ids and stamps (tests pin it). */
   now?: () => Date;
   /** Called once the run directory is locked: where it is, and the host a container will run on (null: none). */
@@ -261,7 +264,7 @@ async function runOpened(opts: RunOptions, opened: OpenedRun, now: () => Date): 
       reason = result.interrupted;
     } else {
       const decision = result.decision;
-      capacity = buildCapacity(plan, decision, result.perSlo, result.summaries, runId, engineUp.totalS + (performance.now() - engineUp.sinceMs) / 1000);
+      capacity = buildCapacity(plan, decision, result.perSlo, result.summaries, runId, engineUp.totalS + (performance.now() - engineUp.sinceMs) / 1000, result.rehearsals);
       writeJsonFile(runDir, paths.capacity, capacity);
       journal.append({ type: 'search-finished', capacityQps: capacity.capacityQps, reason: capacity.reason });
       status = 'completed';
@@ -387,8 +390,8 @@ async function search(
   { history, plan, session, runDir, journal, opts, prompts }: RunContext,
   fit: PrefillFit,
 ): Promise<
-  | { decision: Extract<SearchDecision, { done: true }>; perSlo: PerSloResult[]; summaries: ProbeSummary[]; interrupted: null }
-  | { interrupted: string; decision?: never; perSlo?: never; summaries?: never }
+  | { decision: Extract<SearchDecision, { done: true }>; perSlo: PerSloResult[]; summaries: ProbeSummary[]; rehearsals: RehearsalJson[]; interrupted: null }
+  | { interrupted: string; decision?: never; perSlo?: never; summaries?: never; rehearsals?: never }
 > {
   const reclaimed = reclaimProbes(runDir, history, journal, opts.log);
   const summaries = reclaimed.summaries;
@@ -397,21 +400,24 @@ async function search(
   const earlyStop = opts.earlyStop ?? plan.probe.earlyStop;
   let warm = opts.warmStart;
   let recalibrated = false;
+  const rehearsals: RehearsalJson[] = opts.rehearsal ? [opts.rehearsal] : [];
   // Each SLO entry also gets its own bracket (perSloSearch.ts); the combined search stays the headline.
   const defs = sloDefinitions(plan.slo);
   for (;;) {
-    const verdicts: ProbeVerdict[] = summaries.map((s) => ({ qps: s.qps, passed: s.passed, valid: s.valid, reason: s.valid ? undefined : s.validity ?? s.client.reason }));
+    const verdicts: ProbeVerdict[] = summaries.map((s) => ({ qps: s.qps, passed: s.passed, valid: s.valid, reason: s.valid ? undefined : s.validity ?? s.client.reason, evidence: evidenceOfSummary(s) }));
     if (opts.recalibrate && !recalibrated && summaries.some((s) => s.valid)) {
       recalibrated = true;
-      const bracket = await opts.recalibrate(runDir);
+      const found = await opts.recalibrate(runDir);
+      const bracket = found && 'bracket' in found ? found.bracket : found;
+      if (found && 'rehearsal' in found) rehearsals.push(found.rehearsal);
       if (bracket) {
         warm = bracket;
         journal.append({ type: 'twin-calibrated', file: RUN_FILES.calibration, passQps: bracket.passQps, failQps: bracket.failQps });
       }
     }
     const decision = warm ? warmNextProbe(plan.search, verdicts, warm) : nextProbe(plan.search, verdicts);
-    const step = nextPerSloProbe(plan.search, decision, defs, summaries.map((s) => probeEvidence(defs, summaryFacts(s))));
-    if (step.done && decision.done) return { decision, perSlo: step.perSlo, summaries, interrupted: null };
+    const step = nextPerSloProbe(plan.search, decision, defs, summaries.map((s) => ({ ...probeEvidence(defs, summaryFacts(s)), evidence: evidenceOfSummary(s) })));
+    if (step.done && decision.done) return { decision, perSlo: step.perSlo, summaries, rehearsals, interrupted: null };
     if (step.done) throw new Error('the per-SLO search ended before the combined search');
     if (opts.signal?.aborted) return { interrupted: 'interrupted by signal' };
     usedIndex += 1;
@@ -510,6 +516,7 @@ function buildCapacity(
   summaries: ProbeSummary[],
   runId: string,
   engineUpS: number,
+  rehearsals: readonly RehearsalJson[] = [],
 ): CapacityJson {
   const atCapacity = summaries.find((s) => s.qps === d.capacityQps && s.passed);
   const price = plan.gpuProfile ? loadGpuProfile(plan.gpuProfile).price?.usdPerGpuHour ?? null : null;
@@ -527,6 +534,8 @@ function buildCapacity(
         : price === null
           ? `the GPU profile ${plan.gpuProfile} has no price`
           : null;
+  // Probes archived before statistics kept their counts (a resumed older run) give no interval.
+  const interval = summaries.some((s) => s.valid && s.statistics?.parts?.length) ? intervalOf(summaries) : null;
   const baselineCapacityQps: Record<string, number | null> = {};
   for (const name of Object.keys(plan.baselines)) baselineCapacityQps[name] = capacityUnder(summaries, (s) => s.baselines[name]?.passed === true);
   return {
@@ -540,8 +549,8 @@ function buildCapacity(
     bracket: d.bracket,
     bracketStatistics: { passQps: statisticsAt(summaries, d.bracket.passQps), failQps: statisticsAt(summaries, d.bracket.failQps) },
     decidedBracket: decidedBracketOf(summaries),
-    // Probes archived before statistics kept their counts (a resumed older run) give no interval.
-    ...(summaries.some((s) => s.valid && s.statistics?.parts?.length) ? { interval: intervalOf(summaries) } : {}),
+    ...(interval ? { interval } : {}),
+    ...(rehearsals.length > 0 ? { rehearsals: rehearsals.map((r) => movedFrom(r, d.capacityQps, interval?.estimateQps ?? null)) } : {}),
     tolerance: plan.search.tolerance,
     probes: summaries.map(probeOutcome),
     baselines: plan.baselines,
@@ -557,6 +566,17 @@ function buildCapacity(
     gpuProfile: plan.gpuProfile,
     gpuCount: plan.gpuCount,
   };
+}
+
+/** A rehearsal's proposal with how far the real search moved from it (relative to the rehearsal's figures). */
+function movedFrom(r: RehearsalJson, capacityQps: number, estimateQps: number | null): RehearsalJson {
+  const rel = (real: number | null, rehearsed: number | null | undefined) => (real === null || rehearsed == null || rehearsed <= 0 ? null : +((real - rehearsed) / rehearsed).toFixed(4));
+  return { ...r, movedBy: { estimate: rel(estimateQps, r.interval?.estimateQps), capacity: rel(capacityQps, r.capacityQps) } };
+}
+
+/** What a probe's requests showed, as the search and the interval read it (its load, its counts). */
+function evidenceOfSummary(s: Pick<ProbeSummary, 'qps' | 'durationS' | 'statistics'>): ProbeEvidence {
+  return { qps: s.qps, durationS: s.durationS, parts: s.statistics?.parts ?? [] };
 }
 
 /** The capacity estimate and its interval from every valid probe's evidence (capacity/interval.ts). */

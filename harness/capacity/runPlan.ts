@@ -184,7 +184,7 @@ export function planRun(recipe: Recipe, ctx: PlanContext): RunPlan {
       fitBounds: recipe.profile.fitBounds,
       ttftSlackS: slo.fluidity?.ttftSlackS ?? DEFAULT_FLUIDITY.ttftSlackS,
     },
-    search: { qps: recipe.search.qps, tolerance: recipe.search.tolerance, maxProbes: recipe.search.maxProbes },
+    search: { qps: recipe.search.qps, tolerance: recipe.search.tolerance, maxProbes: recipe.search.maxProbes, budgetS: recipe.search.budget ?? null },
     probe: {
       requests: p.requests,
       minDurationS: p.minDurationS,

@@ -1,22 +1,44 @@
 // The QPS search as a pure function of the finished probes: given the recipe's search bounds and
-// the verdicts so far, say which rate to probe next or that the search is done and why. Holding no
-// state of its own is what makes `--resume` trivial: replaying the journal's finished probes
-// yields exactly the decision the killed run would have made next.
+// the probes so far (their verdicts and the evidence they carry), say which rate to probe next or
+// that the search is done and why. Holding no state of its own is what makes `--resume` trivial:
+// replaying the journal's finished probes yields exactly the decision the killed run would have
+// made next.
 //
-// Strategy: bracket first (probe `start`; double while passing, capped at `max`; halve while
-// failing, floored at `min`), then bisect between the highest passing rate below the lowest
-// failing rate and that failing rate until (fail − pass) / pass ≤ tolerance or maxProbes probes
-// have run. A probe's verdict is a statistical decision (decision.ts): pass, fail, or undecided
-// when its cap came before the evidence. An undecided rate is neither: it raises no passing rate
-// and lowers no failing one, so the bracket's ends are always decided. It does say the knee is
-// near, so the search splits the bracket there: the next rate is the middle of the widest gap
-// between the bracket's ends and the undecided rates inside it. Decided ends can never get closer
-// than the undecided rates between them; once those span the tolerance, the search only raises
-// the decided pass to within the tolerance of the lowest undecided rate, then stops and says so. Invalid probes (the client could not keep up, so the verdict says nothing about the
-// server) are neither pass nor fail: the same rate is retried once, and a second invalid result in
-// a row stops the search with the reason.
+// Strategy, in two stages:
+//  - Bracket (probe `start`; double while passing, capped at `max`; halve while failing, floored
+//    at `min`) until a probe passes below one that fails. The capacity's interval needs both sides.
+//  - Then search for the interval (capacity/interval.ts), not for a bracket. While the probed
+//    rates around the estimate are further apart than the tolerance, the next probe goes to the
+//    estimate: the curve between them is only interpolated, and a probe there halves the gap
+//    whatever its verdict (passing evidence if the knee lies above it, failing if below). Then an
+//    open side is closed: above, a step of 2 × tolerance beyond the highest probed rate (within
+//    max); below, the highest passing rate again (at a P99 a pass is sure by the number of
+//    requests that passed, which a second probe there pools). Then each candidate rate
+//    (the estimate, the interval's ends and the points between them, the middle of every gap
+//    between probed rates the interval overlaps, the probed rates from just below it to just above
+//    it, whose counts a new probe would pool with) is weighed by the interval it would leave if a
+//    probe there brought the evidence the fitted curve expects (expectedProbe), and the narrowest
+//    wins (ties: the one nearest the estimate). A probe just above the estimate adds failing
+//    evidence, one below passing evidence; one near an end also shortens the gap between probed
+//    rates whose share (SHAPE_MARGIN) moves that end out.
+//    The search stops when the interval lies within ± tolerance of its estimate ('converged'),
+//    when its probes have spent the load budget (search.budget, load-seconds: a probe starts only
+//    when one as long as the last still fits in it), or after maxProbes probes, and says which.
+//    A recipe without a budget also stops, as the bracket search did, once the bracket is within
+//    the tolerance ('converged'), so it costs what it did.
+// Probes without evidence (journals written before probes kept their counts) give no interval;
+// the search then bisects the bracket as before: between the highest passing rate below the
+// lowest failing rate and that failing rate until (fail − pass) / pass ≤ tolerance. A probe's
+// verdict may be a statistical decision (decision.ts): pass, fail, or undecided when its cap came
+// before the evidence. An undecided rate raises no passing rate and lowers no failing one, so the
+// bracket's ends are always decided; in the bisection it splits the bracket there, and once the
+// undecided rates span the tolerance the search only raises the decided pass to within the
+// tolerance of the lowest undecided rate, then stops and says so. Invalid probes (the client could
+// not keep up, so the verdict says nothing about the server) are neither pass nor fail: the same
+// rate is retried once, and a second invalid result in a row stops the search with the reason.
 
 import type { Verdict } from './decision.ts';
+import { capacityInterval, expectedProbe, type CapacityInterval, type ProbeEvidence } from './interval.ts';
 
 /** The search bounds as resolved from the recipe (structurally the lead's SearchSection). */
 export interface SearchBounds {
@@ -25,6 +47,9 @@ export interface SearchBounds {
   tolerance: number;
   /** Upper bound on probes run, invalid ones included (each costs a probe's time). */
   maxProbes: number;
+  /** Load-seconds the search may spend, invalid probes included: a probe starts only when one as
+   *  long as the last still fits in it (null or absent: only maxProbes bounds the search). */
+  budgetS?: number | null;
 }
 
 /** What the search needs to know about a finished probe (a subset of the journal's event). */
@@ -40,12 +65,15 @@ export interface ProbeVerdict {
   valid: boolean;
   /** Why it was invalid, quoted when the search stops on it. */
   reason?: string;
+  /** What its requests showed (the interval's input) and the load it spent; absent in journals
+   *  written before probes kept their counts, which the search then brackets on alone. */
+  evidence?: ProbeEvidence;
 }
 
-export type SearchPhase = 'start' | 'bracket-up' | 'bracket-down' | 'bisect' | 'split-undecided' | 'retry-invalid';
+export type SearchPhase = 'start' | 'bracket-up' | 'bracket-down' | 'bisect' | 'split-undecided' | 'retry-invalid' | 'narrow-interval' | 'close-interval';
 
 /** Why the search ended; each has a sentence in `reason` for the report. */
-export type SearchOutcome = 'converged' | 'max-probes' | 'below-min' | 'at-least-max' | 'invalid-probes' | 'undecided';
+export type SearchOutcome = 'converged' | 'budget' | 'max-probes' | 'below-min' | 'at-least-max' | 'invalid-probes' | 'undecided';
 
 /** Highest passing rate (below every failing one) and lowest failing rate seen so far. */
 export interface Bracket {
@@ -72,6 +100,10 @@ export type SearchDecision =
       confidence: { passQps: number | null; failQps: number | null };
       /** Rates between the bracket's ends whose probes ended undecided. */
       undecidedQps: number[];
+      /** The interval the stop was judged on (null: no probe carried evidence). */
+      interval: CapacityInterval | null;
+      /** Load-seconds the probes spent, invalid ones included. */
+      loadS: number;
     };
 
 /** Decides the next probe (or the result) from the bounds and every finished probe, in order. */
@@ -81,6 +113,11 @@ export function nextProbe(bounds: SearchBounds, probes: readonly ProbeVerdict[])
   const { passQps, failQps } = bracket;
   const probeIndex = probes.length;
   const undecided = undecidedRates(probes, bracket);
+  const evidence = evidenceOf(probes);
+  const loadS = probes.reduce((t, p) => t + (p.evidence?.durationS ?? 0), 0);
+  const interval = evidence.length > 0 ? capacityInterval(evidence) : null;
+  // The interval steers the search once both sides are probed; before, or without evidence, the bracket does.
+  const steering = passQps !== null && failQps !== null && interval !== null ? interval : null;
   const finish = (outcome: SearchOutcome, reason: string): SearchDecision => ({
     done: true,
     capacityQps: passQps ?? 0,
@@ -92,6 +129,8 @@ export function nextProbe(bounds: SearchBounds, probes: readonly ProbeVerdict[])
     probesRun: probes.length,
     confidence: { passQps: endConfidence(probes, passQps, 'pass'), failQps: endConfidence(probes, failQps, 'fail') },
     undecidedQps: undecided.inside,
+    interval,
+    loadS,
   });
 
   // Conclusions that hold whatever the probe budget: stated first so a search that converged on
@@ -102,7 +141,12 @@ export function nextProbe(bounds: SearchBounds, probes: readonly ProbeVerdict[])
   if (passQps !== null && failQps === null && passQps >= maxQps) {
     return finish('at-least-max', `the SLO held at the maximum rate ${fmt(passQps)} QPS: capacity is at least search.qps.max; raise it to find the limit`);
   }
-  if (passQps !== null && failQps !== null && (failQps - passQps) / passQps <= bounds.tolerance) {
+  if (steering !== null && halfWidth(steering) <= bounds.tolerance) {
+    return finish('converged', `the 95% interval ${fmtInterval(steering)} QPS is within the tolerance ±${pct(bounds.tolerance)} of the estimate ${fmtQ3(steering.estimateQps!)} QPS (±${pct(halfWidth(steering))})`);
+  }
+  // Without a load budget the search stops where the bracket search stopped, so a recipe that sets
+  // none costs what it did; with one, a narrow bracket of two chance verdicts is no reason to stop.
+  if ((steering === null || bounds.budgetS == null) && passQps !== null && failQps !== null && (failQps - passQps) / passQps <= bounds.tolerance) {
     return finish(
       'converged',
       `bracket ${fmt(passQps)}–${fmt(failQps)} QPS is within the tolerance ${pct(bounds.tolerance)} (${pct((failQps - passQps) / passQps)})`,
@@ -117,13 +161,24 @@ export function nextProbe(bounds: SearchBounds, probes: readonly ProbeVerdict[])
       `the probe at ${fmt(last.qps)} QPS was invalid twice in a row${last.reason ? ` (${last.reason})` : ''}: the client cannot measure this rate, so the search stops at the last valid bracket`,
     );
   }
+  const unfinished = steering !== null ? `the 95% interval ${fmtInterval(steering)} QPS${steering.open === 'none' ? ` (±${pct(halfWidth(steering))})` : ''} is wider than the tolerance ±${pct(bounds.tolerance)}`
+    : passQps !== null && failQps !== null ? `the bracket ${fmtBracket(bracket)} is wider than the tolerance ${pct(bounds.tolerance)} (${pct((failQps - passQps) / passQps)})`
+    : `the bracket ${fmtBracket(bracket)} is not closed`;
+  // The budget bounds the load: a probe starts only when one as long as the last fits in what is left.
+  const nextS = probes.at(-1)?.evidence?.durationS ?? 0;
+  if (bounds.budgetS != null && probes.length > 0 && loadS + nextS > bounds.budgetS) {
+    return finish('budget', `the load budget search.budget (${fmtS(bounds.budgetS)}) is spent: ${fmtS(loadS)} of load in ${probes.length} probes, and another as long as the last (${fmtS(nextS)}) would exceed it; ${unfinished}`);
+  }
   if (probes.length >= bounds.maxProbes) {
-    const gap = passQps !== null && failQps !== null ? ` (width ${pct((failQps - passQps) / passQps)} > tolerance ${pct(bounds.tolerance)})` : '';
-    return finish('max-probes', `search.maxProbes (${bounds.maxProbes}) probes run before the bracket ${fmtBracket(bracket)} narrowed to the tolerance${gap}`);
+    return finish('max-probes', `search.maxProbes (${bounds.maxProbes}) probes run (${fmtS(loadS)} of load) and ${unfinished}`);
   }
 
   const probe = (qps: number, phase: SearchPhase): SearchDecision => ({ done: false, qps, phase, probeIndex, bracket });
   if (trailingInvalid === 1) return probe(probes[probes.length - 1].qps, 'retry-invalid');
+  if (steering !== null) {
+    const next = placeProbe(bounds, evidence, steering, bracket);
+    return probe(next.qps, next.phase);
+  }
   // A rate already probed and left undecided would only be undecided again.
   const fresh = (qps: number, phase: SearchPhase, why: string): SearchDecision =>
     undecided.all.includes(qps)
@@ -168,6 +223,68 @@ export function nextProbe(bounds: SearchBounds, probes: readonly ProbeVerdict[])
     // is then used (it is strictly inside because the gap is wider than the tolerance).
     return probe(mid > lo && mid < hi ? mid : (lo + hi) / 2, phase);
   }
+}
+
+/** Draws the search weighs each candidate rate with: fewer than the interval's own, same seed. */
+const CANDIDATE_DRAWS = 500;
+
+/**
+ * Where the next probe narrows the interval most (see the header): the estimate while the probed
+ * rates around it are far apart, then an open side, then the candidate whose expected evidence
+ * leaves the narrowest interval. Always within [min, max].
+ */
+export function placeProbe(bounds: SearchBounds, evidence: readonly ProbeEvidence[], interval: CapacityInterval, bracket: Bracket): { qps: number; phase: SearchPhase } {
+  const { minQps, maxQps } = bounds.qps;
+  const clamp = (q: number) => roundRate(Math.min(maxQps, Math.max(minQps, q)));
+  const probed = [...new Set(evidence.map((p) => p.qps))].sort((a, b) => a - b);
+  // Between the probed rates around the estimate the curve is interpolated, not seen: while they are
+  // further apart than the tolerance, the estimate itself is probed (a bisection that follows the
+  // fitted curve), which halves that gap whatever the verdict and brings the next estimate closer.
+  // Without an estimate (the fit crosses outside the probed rates) the bracket's middle stands in.
+  const est = interval.estimateQps ?? (bracket.passQps !== null && bracket.failQps !== null ? (bracket.passQps + bracket.failQps) / 2 : null);
+  if (est !== null) {
+    const a = probed.filter((q) => q <= est).at(-1);
+    const b = probed.find((q) => q > est);
+    if (a !== undefined && b !== undefined && (b - a) / a > bounds.tolerance) {
+      const at = clamp(est);
+      return { qps: at > a && at < b ? at : clamp((a + b) / 2), phase: 'narrow-interval' };
+    }
+  }
+  // An open side next. Above: nothing fails surely, and a higher rate fails more surely (a step of
+  // 2 × tolerance above the highest probed rate). Below: nothing passes surely, which at a P99 is
+  // a matter of how many requests passed, not of how low: the highest passing rate again, whose
+  // counts the new probe's pool with.
+  const step = 1 + 2 * bounds.tolerance;
+  if (interval.open === 'hi' || interval.open === 'both' || interval.estimateQps === null) return { qps: clamp(probed.at(-1)! * step), phase: 'close-interval' };
+  if (interval.open === 'lo') return { qps: clamp(bracket.passQps ?? probed[0] / step), phase: 'close-interval' };
+  const lo = interval.loQps!;
+  const hi = interval.hiQps!;
+  const center = interval.estimateQps;
+  const candidates = new Set<number>([center, (lo + center) / 2, (center + hi) / 2, lo, hi].map(clamp));
+  for (let i = 1; i < probed.length; i++) if (probed[i] > lo && probed[i - 1] < hi) candidates.add(clamp((probed[i - 1] + probed[i]) / 2));
+  // A rate probed again pools its counts with the earlier probe's (a narrower posterior there).
+  const below = probed.filter((q) => q <= lo).at(-1);
+  const above = probed.find((q) => q >= hi);
+  for (const q of probed) if (q >= (below ?? lo) && q <= (above ?? hi)) candidates.add(q);
+  let best: { qps: number; width: number } | null = null;
+  for (const qps of [...candidates].sort((a, b) => a - b)) {
+    const after = capacityInterval([...evidence, expectedProbe(evidence, qps)], { draws: CANDIDATE_DRAWS });
+    const width = after.loQps !== null && after.hiQps !== null ? after.hiQps - after.loQps : Infinity;
+    const better = best === null || width < best.width - 1e-9 || (Math.abs(width - best.width) <= 1e-9 && Math.abs(qps - center) < Math.abs(best.qps - center));
+    if (better) best = { qps, width };
+  }
+  return { qps: best!.qps, phase: 'narrow-interval' };
+}
+
+/** The interval's input: every valid probe that carried evidence. */
+export function evidenceOf(probes: readonly ProbeVerdict[]): ProbeEvidence[] {
+  return probes.filter((p) => p.valid && p.evidence !== undefined && p.evidence.parts.length > 0).map((p) => p.evidence!);
+}
+
+/** How far the interval reaches from its estimate, relative to it (Infinity when open). */
+export function halfWidth(iv: Pick<CapacityInterval, 'estimateQps' | 'loQps' | 'hiQps' | 'open'>): number {
+  if (iv.open !== 'none' || iv.estimateQps === null || iv.loQps === null || iv.hiQps === null || iv.estimateQps <= 0) return Infinity;
+  return Math.max(iv.estimateQps - iv.loQps, iv.hiQps - iv.estimateQps) / iv.estimateQps;
 }
 
 /** The decision of a finished probe (journals from before decisions existed have only passed). */
@@ -221,4 +338,7 @@ function countTrailingInvalid(probes: readonly ProbeVerdict[]): number {
 
 const fmt = (q: number) => String(roundRate(q));
 const pct = (x: number) => `${+(x * 100).toPrecision(3)}%`;
+const fmtS = (s: number) => `${+s.toPrecision(4)} s`;
+const fmtInterval = (iv: CapacityInterval) => `${iv.loQps === null ? 'open' : fmtQ3(iv.loQps)}–${iv.hiQps === null ? 'open' : fmtQ3(iv.hiQps)}`;
+const fmtQ3 = (q: number) => String(+q.toPrecision(3));
 const fmtBracket = (b: Bracket) => `[pass ${b.passQps === null ? 'none' : fmt(b.passQps)}, fail ${b.failQps === null ? 'none' : fmt(b.failQps)}]`;

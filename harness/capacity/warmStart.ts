@@ -1,14 +1,16 @@
 // The real search started from a rehearsal's bracket (the simulated twin's, harness/twin/): the first probes go to the twin's passing and
 // failing rates instead of doubling up from search.qps.start, and when the real engine disagrees
 // the bracket is widened in steps of 4 × tolerance from there; once a pass and a fail are known,
-// capacity/search.ts's own bisection (and every stop rule) takes over unchanged. Pure, stateless
+// capacity/search.ts's own rule (the interval's placement, or the bisection of probes without
+// evidence, and every stop rule) takes over unchanged. Pure, stateless
 // like nextProbe, so --resume replays it.
 import { bracketOf, nextProbe, roundRate, type Bracket, type ProbeVerdict, type SearchBounds, type SearchDecision } from './search.ts';
 
 /** The next probe of a search warm-started from the twin's bracket. */
 export function warmNextProbe(bounds: SearchBounds, probes: readonly ProbeVerdict[], twin: Bracket): SearchDecision {
   const decision = nextProbe(bounds, probes);
-  if (decision.done || decision.phase === 'retry-invalid' || decision.phase === 'bisect') return decision;
+  // Only the bracketing is the twin's to steer; once a pass and a fail are known the search's own rule goes on.
+  if (decision.done || (decision.phase !== 'start' && decision.phase !== 'bracket-up' && decision.phase !== 'bracket-down')) return decision;
   const { minQps, maxQps } = bounds.qps;
   const clamp = (q: number) => roundRate(Math.min(maxQps, Math.max(minQps, q)));
   const step = 1 + 4 * bounds.tolerance;

@@ -87,7 +87,23 @@ function headline(d: RunReportData): Block[] {
   const ends = bracketStatistics(d);
   if (ends) out.push(para(ends));
   if (c.reason || c.outcome) out.push(para('Outcome', c.outcome ? ` (${c.outcome})` : '', `: ${c.reason ?? NONE}.`));
+  for (const r of c.rehearsals) out.push(para(...rehearsalWords(r)));
   return out;
+}
+
+// What `run --rehearse` proposed on the twin, and how far the real search moved from it.
+function rehearsalWords(r: RunReportData['capacity']['rehearsals'][number]): Inline[] {
+  const iv = r.interval;
+  const range = iv ? `${iv.loQps === null ? 'open' : fmtNum(iv.loQps)}–${iv.hiQps === null ? 'open' : fmtNum(iv.hiQps)} QPS` : null;
+  const proposal = iv && iv.estimateQps !== null ? `an estimate of ${fmtNum(iv.estimateQps)} QPS, 95% interval ${range}` : `a capacity of ${fmtNum(r.capacityQps)} QPS`;
+  const moved = r.movedBy
+    ? [r.movedBy.estimate !== null ? `the run's estimate is ${fmtChange(r.movedBy.estimate)} from it` : null, r.movedBy.capacity !== null ? `its highest passing probe ${fmtChange(r.movedBy.capacity)}` : null].filter((x) => x !== null)
+    : [];
+  return [
+    { strong: `Rehearsal (${r.twin === 'calibrated' ? 'the twin calibrated to this run' : 'the simulated twin, uncalibrated'})` },
+    `: probes at ${r.probes.map((p) => `${fmtNum(p.qps)} ${p.passed ? 'pass' : 'fail'}`).join(', ')} (${r.loadSeconds.toFixed(0)} s of virtual load) proposed ${proposal}, bracket ${fmtNum(r.bracket.passQps ?? 0)}–${r.bracket.failQps === null ? 'open' : fmtNum(r.bracket.failQps)} QPS (${r.outcome}).`,
+    moved.length > 0 ? ` The real search moved: ${moved.join('; ')}.` : '',
+  ];
 }
 
 // The estimate from every probe's requests and its 95% interval; an open side is said in words.

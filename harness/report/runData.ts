@@ -3,7 +3,7 @@
 // figure that may be missing is `null` here and the renderer says it is absent; nothing past this
 // module guesses at the shape of a file. Pure: the converters take parsed JSON (loadRun reads it).
 import type { Slo } from '../metrics/slo.ts';
-import type { CapacityIntervalJson, GpuTelemetrySummary, PerSloCapacity, PrefillLine, ProbeStatistics, ServerMetricsSummary } from '../runDir/schema.ts';
+import type { CapacityIntervalJson, GpuTelemetrySummary, PerSloCapacity, PrefillLine, ProbeStatistics, RehearsalJson, ServerMetricsSummary } from '../runDir/schema.ts';
 import type { ProbeDetail } from './probeDetail.ts';
 
 /** What the run was: recipe, engine, model and GPUs, each resolved from capacity.json, else the manifest. */
@@ -97,6 +97,8 @@ export interface ReportCapacity {
   decidedBracket: { passQps: number | null; failQps: number | null; passConfidence: number | null; failConfidence: number | null } | null;
   /** The estimate from every probe's evidence with its 95% interval (null in older runs). */
   interval: CapacityIntervalJson | null;
+  /** What `run --rehearse` proposed and how far the run moved from it (empty: not rehearsed). */
+  rehearsals: RehearsalJson[];
   tolerance: number | null;
   /** null when the run recorded no baseline SLO verdicts. */
   baselineCapacityQps: Record<string, number | null> | null;
@@ -236,6 +238,7 @@ export function toReportCapacity(raw: unknown, target: ReportTarget | null): Rep
       ? (({ passQps, failQps, passConfidence, failConfidence }) => ({ passQps: num(passQps), failQps: num(failQps), passConfidence: num(passConfidence), failConfidence: num(failConfidence) }))(obj(c.decidedBracket))
       : null,
     interval: has(c.interval) ? intervalOf(obj(c.interval)) : null,
+    rehearsals: arr(c.rehearsals).map((v) => rehearsalOf(obj(v))),
     tolerance: num(c.tolerance),
     baselineCapacityQps: caps ? Object.fromEntries(Object.entries(caps).map(([k, v]) => [k, num(v)])) : null,
     perSlo: Array.isArray(c.perSlo)
@@ -445,6 +448,23 @@ function statisticsOf(v: unknown): ProbeStatistics | null {
   if ((decision !== 'pass' && decision !== 'fail' && decision !== 'undecided') || confidence === null) return null;
   const leaning = str(o.leaning) === 'fail' ? 'fail' : 'pass';
   return { decision, confidence, leaning, evidence: str(o.evidence) ?? '' };
+}
+
+function rehearsalOf(r: Record<string, unknown>): RehearsalJson {
+  const b = obj(r.bracket);
+  const iv = has(r.interval) ? obj(r.interval) : null;
+  const moved = has(r.movedBy) ? obj(r.movedBy) : null;
+  return {
+    twin: r.twin === 'calibrated' ? 'calibrated' : 'roofline',
+    probes: arr(r.probes).map((v) => obj(v)).map((p) => ({ qps: num(p.qps) ?? 0, passed: p.passed === true, durationS: num(p.durationS) ?? 0 })),
+    loadSeconds: num(r.loadSeconds) ?? 0,
+    capacityQps: num(r.capacityQps) ?? 0,
+    bracket: { passQps: num(b.passQps), failQps: num(b.failQps) },
+    outcome: str(r.outcome) ?? '',
+    reason: str(r.reason) ?? '',
+    interval: iv ? { estimateQps: num(iv.estimateQps), loQps: num(iv.loQps), hiQps: num(iv.hiQps), open: iv.open === 'none' || iv.open === 'lo' || iv.open === 'hi' ? iv.open : 'both' } : null,
+    ...(moved ? { movedBy: { estimate: num(moved.estimate), capacity: num(moved.capacity) } } : {}),
+  };
 }
 
 function intervalOf(iv: Record<string, unknown>): CapacityIntervalJson {

@@ -369,6 +369,12 @@ export interface CapacityJson {
    * that side. Absent in older runs.
    */
   interval?: CapacityIntervalJson;
+  /**
+   * What `run --rehearse` proposed: the search on the simulated twin, first on its roofline model,
+   * then (when the run calibrated it) on the model fitted to this run, and how far the real search
+   * moved from each. Absent when the run was not rehearsed.
+   */
+  rehearsals?: RehearsalJson[];
   tolerance: number;
   probes: ProbeOutcome[];
   /** The baseline SLO definitions every probe was also judged under (Metron Fig. 6). */
@@ -389,6 +395,23 @@ export interface CapacityJson {
   costNote?: string;
   gpuProfile: string | null;
   gpuCount: number;
+}
+
+/** One rehearsal of the search on the twin (capacity.json's `rehearsals`). */
+export interface RehearsalJson {
+  /** The twin's iteration model: its GPU profile's roofline, or the model calibrated to this run. */
+  twin: 'roofline' | 'calibrated';
+  /** The probes it ran, in order (virtual seconds of load). */
+  probes: { qps: number; passed: boolean; durationS: number }[];
+  loadSeconds: number;
+  capacityQps: number;
+  bracket: { passQps: number | null; failQps: number | null };
+  outcome: string;
+  reason: string;
+  /** Its estimate and 95% interval (null: its probes carried no evidence). */
+  interval: Pick<CapacityIntervalJson, 'estimateQps' | 'loQps' | 'hiQps' | 'open'> | null;
+  /** How far the real search moved from it, relative to the rehearsal's figure: (real − rehearsed) / rehearsed (null: either is missing). */
+  movedBy?: { estimate: number | null; capacity: number | null };
 }
 
 // ---- twin-calibration.json --------------------------------------------------------------------

@@ -9,7 +9,7 @@ import { loadWorkloadTrace } from '../load/traceFile.ts';
 import { engineConfigOf, type EngineConfig } from '../sim/engine.ts';
 import type { Bracket } from '../capacity/search.ts';
 import type { PrefillFit } from '../metrics/prefill.ts';
-import type { CalibrationFile } from '../runDir/schema.ts';
+import type { CalibrationFile, RehearsalJson } from '../runDir/schema.ts';
 import { llamacppEngineOf, llamacppSlotsOf, simConfigOf } from './simTarget.ts';
 import { UserError } from '../util/errors.ts';
 import { calibratedEngine } from './calibrate.ts';
@@ -65,6 +65,21 @@ export function rehearse(recipe: Recipe, plan: RunPlan = planOf(recipe), options
   });
   const wallS = (performance.now() - t0) / 1000;
   return { ...result, wallS, speedup: (result.probeTimeS + result.profileTimeS) / wallS };
+}
+
+/** What a rehearsal proposed, as capacity.json records it (the run adds how far it moved from it). */
+export function rehearsalRecord(r: TwinSearchResult, twin: RehearsalJson['twin']): RehearsalJson {
+  const iv = r.interval;
+  return {
+    twin,
+    probes: r.probes.map((p) => ({ qps: p.qps, passed: p.passed, durationS: +p.durationS.toFixed(3) })),
+    loadSeconds: +r.probeTimeS.toFixed(3),
+    capacityQps: r.capacityQps,
+    bracket: r.bracket,
+    outcome: r.outcome,
+    reason: r.reason,
+    interval: iv ? { estimateQps: iv.estimateQps, loQps: iv.loQps, hiQps: iv.hiQps, open: iv.open } : null,
+  };
 }
 
 /** Just the bracket, for callers that only warm-start. */

@@ -1,13 +1,17 @@
 // The capacity search on the twin: the recipe's resolved run plan executed in virtual time —
 // virtual prefill profile and D_p fit, then probes planned by load/plan.ts exactly as the real
-// search plans them, run on the simulated engine core, cut short by the same early-stop hook,
+// search plans them, run on the simulated engine core, cut short by the same early-stop hook
+// (makeProbeStop: a certain fail for the sample, decided for the rate),
 // judged like capacity/probeStep.ts and steered by the same nextProbe(). No I/O: the caller
 // resolves the recipe (rehearse.ts does) and times the call.
 import { planProbe } from '../load/plan.ts';
 import type { TraceTable } from '../load/traceCsv.ts';
 import type { WorkloadSpec } from '../load/workloadSpec.ts';
-import { makeEarlyStop } from '../capacity/earlyStop.ts';
+import { makeProbeStop } from '../capacity/earlyStop.ts';
 import { nextProbe, type Bracket, type ProbeVerdict, type SearchDecision, type SearchOutcome } from '../capacity/search.ts';
+import { capacityInterval, type CapacityInterval, type EntryEvidence } from '../capacity/interval.ts';
+import { probeDecision, statisticsOfDecision } from '../capacity/sloDecision.ts';
+import { DEFAULT_DECISION } from '../capacity/decision.ts';
 import { KNEE_WARMUP_S, kneeWarmupPlanOf, kneeWarmupS, probeLoad, probeSeed, warmupRequestsOf, type RunPlan } from '../capacity/runPlan.ts';
 import type { KneeWarmupRecord } from '../load/kneeWarmup.ts';
 import type { FitBounds } from '../capacity/fit.ts';
@@ -17,7 +21,7 @@ import type { Distribution } from '../metrics/summary.ts';
 import type { EngineConfig } from '../sim/engine.ts';
 import { runVirtualProbe, type VirtualProbeOptions } from './virtualProbe.ts';
 import { runVirtualProfile } from './virtualProfile.ts';
-import { judgeProbe } from './judge.ts';
+import { judgeProbe, metricsUnder } from './judge.ts';
 
 /** The twin's account of one probe: what capacity.json keeps, plus the latencies it saw. */
 export interface TwinProbe {
@@ -36,6 +40,8 @@ export interface TwinProbe {
   ttftS: Distribution;
   tbtS: Distribution;
   iterations: number;
+  /** Each SLO entry's counts on the evaluated requests (the interval's evidence, as summary.json's statistics.parts). */
+  parts: EntryEvidence[];
 }
 
 export interface TwinSearchInput {
@@ -60,6 +66,8 @@ export interface TwinSearchResult {
   bracket: Bracket;
   outcome: SearchOutcome;
   reason: string;
+  /** The capacity's 95% interval from the twin's probes, as a run computes it (null: none carried evidence). */
+  interval: CapacityInterval | null;
   probes: TwinProbe[];
   fit: PrefillFit;
   /** The twin's own profile fit (null when a fit was supplied). */
@@ -87,7 +95,7 @@ export function runTwinSearch(input: TwinSearchInput): TwinSearchResult {
   const probes: TwinProbe[] = [];
   let decision: SearchDecision;
   for (;;) {
-    const verdicts: ProbeVerdict[] = probes.map((p) => ({ qps: p.qps, passed: p.passed, valid: true }));
+    const verdicts: ProbeVerdict[] = probes.map((p) => ({ qps: p.qps, passed: p.passed, valid: true, evidence: { qps: p.qps, durationS: p.durationS, parts: p.parts } }));
     decision = nextProbe(plan.search, verdicts);
     if (decision.done) break;
     const probe = runTwinProbe({ ...input, fit, earlyStop }, probes.length + 1, decision.qps, kneeWarmupS(verdicts, plan.probe.kneeWarmupMaxS ?? KNEE_WARMUP_S));
@@ -99,6 +107,7 @@ export function runTwinSearch(input: TwinSearchInput): TwinSearchResult {
     bracket: decision.bracket,
     outcome: decision.outcome,
     reason: decision.reason,
+    interval: probes.some((p) => p.parts.length > 0) ? capacityInterval(probes.map((p) => ({ qps: p.qps, durationS: p.durationS, parts: p.parts }))) : null,
     probes,
     fit,
     profileFit,
@@ -129,7 +138,10 @@ export function runTwinProbe(input: TwinSearchInput & { fit: PrefillFit; earlySt
   });
   const knee = kneeWarmupPlanOf(load, probePlan.requests.length, warmupS, plan.probe.warmupFraction);
   const warmupRequests = warmupRequestsOf(probePlan.requests.length, load.kneeRequests, plan.probe.warmupFraction);
-  const stopFor = (requests: typeof probePlan.requests, skipped: number) => makeEarlyStop(plan.slo, { requests, warmupRequests: skipped, rateQps: qps, fit: input.fit });
+  // As the probe step stops a probe: once its fail is certain for the sample and decided for the rate.
+  const minRequests = plannedRequests(plan.probe, qps) - warmupRequestsOf(plannedRequests(plan.probe, qps), 0, plan.probe.warmupFraction);
+  const stopFor = (requests: typeof probePlan.requests, skipped: number) =>
+    makeProbeStop(plan.slo, { requests, warmupRequests: skipped, rateQps: qps, fit: input.fit, minRequests }, DEFAULT_DECISION);
   // With a knee warm-up the early stop is made when it ends, for the requests measured after it.
   let early = input.earlyStop && knee === null ? stopFor(probePlan.requests, warmupRequests) : undefined;
   const run = runVirtualProbe(probePlan, input.engine, {
@@ -139,6 +151,9 @@ export function runTwinProbe(input: TwinSearchInput & { fit: PrefillFit; earlySt
     ...input.delays,
   });
   const verdict = judgeProbe(run.records, plan.slo, input.fit, run.earlyStop);
+  // The counts the interval reads, as the probe step keeps them: the decision a stop fired on, else the whole probe's.
+  const stoppedOn = run.earlyStop !== null ? early?.decided() ?? null : null;
+  const statistics = stoppedOn ? statisticsOfDecision(stoppedOn) : probeDecision(metricsUnder(run.records.filter((r) => r.warmup !== true), plan.slo, input.fit), plan.slo, DEFAULT_DECISION, minRequests);
   return {
     index,
     qps,
@@ -153,5 +168,6 @@ export function runTwinProbe(input: TwinSearchInput & { fit: PrefillFit; earlySt
     ttftS: verdict.summary.ttftS,
     tbtS: verdict.summary.tbtS,
     iterations: run.iterations,
+    parts: statistics.parts ?? [],
   };
 }

@@ -1,6 +1,6 @@
-// The capacity search on the twin: the quickstart converges to a bracket within its tolerance,
-// the same capacity with early stopping off (the early stop only cuts probes whose verdict is
-// settled), a rate well below passes and well above fails, and the same answer every time; each
+// The capacity search on the twin: the quickstart brackets the knee, then narrows its interval
+// within the recipe's load budget (the same bracketing with early stopping off: the early stop only
+// cuts probes whose verdict is settled), a rate well below passes and well above fails, and the same answer every time; each
 // probe's workload sample is seeded from the recipe's seed and its rate, as the run's probe step does.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -14,21 +14,27 @@ import { engineConfigOf } from '../../harness/sim/engine.ts';
 
 const recipe = await loadRecipe('recipes/quickstart.yaml');
 
-test('quickstart on the twin: converges within the tolerance; early stop off agrees; deterministic', () => {
+test('quickstart on the twin: brackets, then narrows the interval until the budget or the tolerance ends it; early stop off brackets alike; deterministic', () => {
   const on = rehearse(recipe);
-  assert.is(on.outcome, 'converged', on.reason);
+  assert.ok(on.outcome === 'converged' || on.outcome === 'budget', `${on.outcome}: ${on.reason}`);
   const { passQps, failQps } = on.bracket;
   assert.ok(passQps !== null && failQps !== null);
-  assert.ok((failQps! - passQps!) / passQps! <= recipe.search.tolerance);
   assert.is(on.capacityQps, passQps);
+  // The budget bounds the load: no probe starts unless one as long as the one before fits.
+  assert.ok(on.probeTimeS <= recipe.search.budget!, `${on.probeTimeS} s of load`);
+  assert.ok(on.interval !== null && on.interval.loQps !== null && on.interval.hiQps !== null, JSON.stringify(on.interval));
+  assert.ok(on.interval!.loQps! <= passQps! && passQps! <= on.interval!.hiQps! + 1e-9, `${passQps} outside ${JSON.stringify(on.interval)}`);
+  for (const p of on.probes) assert.ok(p.qps >= recipe.search.qps.minQps && p.qps <= recipe.search.qps.maxQps, `${p.qps}`);
+  assert.ok(on.probes.every((p) => p.parts.length === 1 && p.parts[0].name === 'fluidity'), 'every probe carries its counts');
   assert.ok(on.probes.some((p) => p.earlyStop !== null), 'some probe above capacity stopped early');
+  // Early stopping changes a probe's counts (so the interval's next rate), not the bracketing verdicts.
   const off = rehearse(recipe, undefined, { earlyStop: false });
-  assert.is(off.capacityQps, on.capacityQps);
-  assert.equal(off.probes.map((p) => [p.qps, p.passed]), on.probes.map((p) => [p.qps, p.passed]));
-  assert.ok(off.probeTimeS > on.probeTimeS);
+  const firstFail = on.probes.findIndex((p) => !p.passed);
+  assert.equal(off.probes.slice(0, firstFail + 1).map((p) => [p.qps, p.passed]), on.probes.slice(0, firstFail + 1).map((p) => [p.qps, p.passed]));
   const again = rehearse(recipe);
   assert.equal(again.probes, on.probes);
   assert.equal(again.fit, on.fit);
+  assert.equal(again.interval, on.interval);
 });
 
 test('well below the twin capacity a probe passes, well above it fails', () => {

@@ -3,6 +3,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { warmNextProbe } from '../../harness/capacity/warmStart.ts';
+import { nextProbe } from '../../harness/capacity/search.ts';
 import type { ProbeVerdict, SearchBounds } from '../../harness/capacity/search.ts';
 
 const bounds: SearchBounds = { qps: { startQps: 8, minQps: 0.5, maxQps: 64 }, tolerance: 0.05, maxProbes: 12 };
@@ -41,6 +42,17 @@ test('an invalid probe is retried at the same rate, as in the cold search', () =
   const probes: ProbeVerdict[] = [{ qps: 39, passed: false, valid: false }];
   const d = warmNextProbe(bounds, probes, { passQps: 39, failQps: 40 });
   assert.ok(!d.done && d.qps === 39 && d.phase === 'retry-invalid');
+});
+
+test('probes with evidence: once the twin bracket has a pass and a fail, the interval search places the next probe', () => {
+  const probe = (qps: number, misses: number): ProbeVerdict => ({
+    qps, passed: misses === 0, valid: true,
+    evidence: { qps, durationS: 20, parts: [{ name: 'fluidity', observed: 400, misses, tau: 1, allowedFraction: 0.01 }] },
+  });
+  const probes = [probe(39, 0), probe(48, 30), probe(43.5, 0)];
+  const d = warmNextProbe(bounds, probes, { passQps: 39, failQps: 48 });
+  assert.ok(!d.done && d.phase === 'narrow-interval', JSON.stringify(d));
+  assert.equal(d, nextProbe(bounds, probes));
 });
 
 test.run();

@@ -82,6 +82,7 @@ export const runCommand = verb({
         progress,
         earlyStop: args.earlyStop,
         warmStart: rehearsed?.bracket,
+        rehearsal: rehearsed?.record,
         recalibrate: rehearsed ? (runDir) => rehearsed.recalibrate(runDir, (line) => progress.log(line)) : undefined,
       });
       if (outcome.status === 'interrupted') {
@@ -133,8 +134,8 @@ async function rehearsal(recipeFile: string | undefined, resumeDir: string | und
   try {
     r = rehearse(recipe, plan);
     process.stderr.write(
-      `rehearsal on the simulated twin: capacity ${r.capacityQps} QPS, bracket pass ${r.bracket.passQps ?? '-'} / fail ${r.bracket.failQps ?? '-'} QPS, ` +
-        `${r.probes.length} probes in ${r.wallS.toFixed(1)} s (×${r.speedup.toFixed(0)} real time); the search starts there ` +
+      `rehearsal on the simulated twin: ${r.interval ? intervalHeadline(r.interval) : `capacity ${r.capacityQps} QPS, ${r.probes.length} probes`}; bracket pass ${r.bracket.passQps ?? '-'} / fail ${r.bracket.failQps ?? '-'} QPS, ` +
+        `probes at ${r.probes.map((p) => `${p.qps}${p.passed ? '✓' : '✗'}`).join(' ')} (${r.outcome}), in ${r.wallS.toFixed(1)} s (×${r.speedup.toFixed(0)} real time); the search starts there ` +
         `(uncalibrated twin: the ${recipe.target.gpuProfile ?? 'default'} roofline; it is calibrated to the run after the first probe)\n`,
     );
   } catch (err) {
@@ -147,17 +148,17 @@ async function rehearsal(recipeFile: string | undefined, resumeDir: string | und
       if (!done) return null;
       const c = done.rehearsal;
       log(
-        `warm start: the twin calibrated to this run (${RUN_FILES.calibration}) puts capacity at ${c.capacityQps} QPS, ` +
-          `bracket pass ${c.bracket.passQps ?? '-'} / fail ${c.bracket.failQps ?? '-'} QPS (uncalibrated: ${r ? `${r.capacityQps} QPS` : 'none'}); the search continues from there`,
+        `warm start: the twin calibrated to this run (${RUN_FILES.calibration}) puts capacity at ${c.capacityQps} QPS` +
+          `${c.interval ? ` (${intervalHeadline(c.interval)})` : ''}, bracket pass ${c.bracket.passQps ?? '-'} / fail ${c.bracket.failQps ?? '-'} QPS (uncalibrated: ${r ? `${r.capacityQps} QPS` : 'none'}); the search continues from there`,
       );
-      return c.bracket;
+      return { bracket: c.bracket, rehearsal: twin.rehearsalRecord(c, 'calibrated') };
     } catch (err) {
       // The measurements are kept whatever happens here; only the warm start stays uncalibrated.
       log(`warm start: calibrating the twin failed (${(err as Error).message}); the search keeps the uncalibrated twin's bracket`);
       return null;
     }
   };
-  return { bracket: r?.bracket, recalibrate };
+  return { bracket: r?.bracket, record: r ? twin.rehearsalRecord(r, 'roofline') : undefined, recalibrate };
 }
 
 /** The `fluidcap clean` command that removes what a run may leave behind (null: it launches no container). */
