@@ -28,6 +28,7 @@ import { bracketOf, nextProbe, type Bracket, type ProbeVerdict, type SearchDecis
 import { capacityInterval } from './interval.ts';
 import { nextPerSloProbe, probeEvidence, sloDefinitions, summaryFacts, type PerSloResult } from './perSloSearch.ts';
 import { warmNextProbe } from './warmStart.ts';
+import { probeLine, sloLegend } from './consoleLines.ts';
 import { capacityCost, runCost } from './cost.ts';
 import type { PrefillFit } from '../metrics/prefill.ts';
 import { writeReports } from '../report/write.ts';
@@ -399,6 +400,8 @@ async function search(
   let recalibrated = false;
   // Each SLO entry also gets its own bracket (perSloSearch.ts); the combined search stays the headline.
   const defs = sloDefinitions(plan.slo);
+  // Spelled out once; every probe line names each definition by its short name.
+  for (const line of sloLegend(defs)) opts.log(line);
   for (;;) {
     const verdicts: ProbeVerdict[] = summaries.map((s) => ({ qps: s.qps, passed: s.passed, valid: s.valid, reason: s.valid ? undefined : s.validity ?? s.client.reason }));
     if (opts.recalibrate && !recalibrated && summaries.some((s) => s.valid)) {
@@ -452,12 +455,7 @@ async function search(
       return { interrupted: why };
     }
     journal.append({ type: 'probe-finished', ...probeOutcome(summary) });
-    opts.log(
-      `probe ${index}: ${qps} QPS ${summary.valid ? (summary.passed ? 'PASS' : 'FAIL') : 'INVALID'}` +
-        ` (${summary.requests} requests, ${summary.durationS.toFixed(1)} s${warmupS > 0 ? `, ${warmupS} s of it warm-up at its rate` : ''}${summary.earlyStop ? `, stopped early: ${summary.earlyStop}` : ''})` +
-        (summary.valid && summary.clientErrorEffect?.holds ? `; kept although its client error exceeds the ${+(summary.client.toleranceS * 1000).toFixed(3)} ms tolerance, as ${summary.clientErrorEffect.note}` : '') +
-        (defs.length > 1 ? `; per SLO: ${perSloLine(defs, summary)}` : ''),
-    );
+    opts.log(probeLine(summary, defs, { warmupS, perSlo: defs.length > 1 ? perSloLine(defs, summary) : undefined }));
     summaries.push(summary);
   }
 }

@@ -13,12 +13,29 @@ const work = mkdtempSync(join(tmpdir(), 'fluidcap-pipeline-run-'));
 const outDir = join(work, 'results');
 let runDir = '';
 let capacity: CapacityFile;
+let console = '';
 
 test.before(async () => {
   const r = await fluidcap(['run', FAST_RECIPE, '--out', outDir, '--json'], { timeoutMs: 150_000 });
   if (r.code !== 0) throw new Error(`fluidcap run exited ${r.code}:\n${r.stderr.slice(-3000)}`);
   runDir = onlyRunDir(outDir);
   capacity = JSON.parse(r.stdout) as CapacityFile;
+  console = r.stderr;
+});
+
+test('the console spells the SLO out once, then one short line per probe: verdict, latencies, and why it stopped early', () => {
+  const source = 'fluidity: { tbtDeadline: 50ms, ttftSlack: 0.1s, minFluidity: 0.9, percentile: 99 }';
+  assert.is(console.split(source).length - 1, 0, 'the recipe text is not repeated');
+  assert.is(console.split('SLO fluidity = { tbtDeadline: 50ms, ttftSlack: 0.1s, minFluidity: 0.9, percentile: 99 }').length - 1, 1);
+  const lines = console.split('\n').filter((l) => /^probe \d+: /.test(l));
+  assert.is(lines.length, capacity.probes.length, console);
+  for (const [i, p] of capacity.probes.entries()) {
+    const line = lines[i];
+    assert.ok(line.length <= 160, `${line.length} characters: ${line}`);
+    assert.match(line, new RegExp(`^probe ${p.index}: ${p.qps} QPS ${p.valid ? (p.passed ? 'PASS' : 'FAIL') : 'INVALID'} · `));
+    if (p.valid) assert.match(line, /p99 TTFT [\d.]+ m?s, TBT [\d.]+ m?s/);
+    if (p.earlyStop) assert.match(line, / — stopped early: fluidity cannot pass \(\d+ failing > \d+ allowed\)/);
+  }
 });
 
 test('capacity.json: positive capacity, the same object printed with --json', () => {

@@ -1,0 +1,95 @@
+// What `fluidcap run` says about each probe, in one voice: one line per probe with its verdict,
+// its key latencies and, when it was invalid or stopped early, why and what to change. The SLO is
+// spelled out once, at the start, under the short name its recipe entry has (fluidity, ttft, tbt,
+// …: the name capacity.json's perSlo uses); every later line uses that name. The full texts stay
+// in summary.json. Pure: summaries in, lines out.
+import type { ProbeSummary } from '../runDir/schema.ts';
+import type { SloDefinition } from './perSloSearch.ts';
+
+/** A console line is kept to about this many characters (a long reason is cut, never wrapped). */
+export const LINE_BUDGET = 160;
+
+/** One line per SLO definition, printed once: `SLO fluidity = { tbtDeadline: 50ms, … }`. */
+export function sloLegend(defs: readonly SloDefinition[]): string[] {
+  return defs.map((d) => `SLO ${d.name} = ${d.source.startsWith(`${d.name}: `) ? d.source.slice(d.name.length + 2) : d.source}`);
+}
+
+/** `text` with every quoted SLO source (`SLO "<source>"` or `"<source>"`) replaced by its short name. */
+export function nameSlos(text: string, defs: readonly SloDefinition[]): string {
+  let out = text;
+  for (const d of defs) out = out.split(`SLO "${d.source}"`).join(d.name).split(`"${d.source}"`).join(d.name);
+  return out;
+}
+
+const nameOf = (source: string, defs: readonly SloDefinition[]) => defs.find((d) => d.source === source)?.name ?? 'the SLO';
+
+/**
+ * An early-stop reason (earlyStop.ts) in a few words: which SLO can no longer pass and by how
+ * much, and the sequential decision it stopped on. Unknown wording falls back to the reason with
+ * its SLO named.
+ */
+export function earlyStopBrief(reason: string, defs: readonly SloDefinition[]): string {
+  const parts: string[] = [];
+  const certain = /SLO "(.*?)" can no longer pass: (\d+) failing (requests|token gaps) already exceed the (\d+) allowed/.exec(reason);
+  const diverges = /queueing diverges: the backlog grew from (\d+) to (\d+) requests and the median TTFT from (\S+) to (\S+) s.*?SLO "(.*?)" allows/.exec(reason);
+  if (certain) parts.push(`${nameOf(certain[1], defs)} cannot pass (${certain[2]} failing ${certain[3] === 'requests' ? '' : 'gaps '}> ${certain[4]} allowed)`);
+  else if (diverges) parts.push(`queueing diverges (backlog ${diverges[1]}→${diverges[2]}, median TTFT ${diverges[3]}→${diverges[4]} s): ${nameOf(diverges[5], defs)} cannot pass`);
+  // Its confidence is the sequential test's (95% by construction), so it goes unsaid.
+  const decided = /decided (fail|pass) after (\d+) requests/.exec(reason);
+  if (decided) parts.push(`decided ${decided[1]} at ${decided[2]} req`);
+  return parts.length > 0 ? parts.join(', ') : nameSlos(reason, defs);
+}
+
+const ms = (s: number) => (s >= 1 ? `${+s.toFixed(2)} s` : `${+(s * 1000).toPrecision(3)} ms`);
+
+/**
+ * Why a probe is invalid, and the fix, in words. The client-error fix is what the client's
+ * timing depends on (docs/client-timing.md): receiving workers with a core each, or a tolerance
+ * the TBT deadline can afford.
+ */
+export function invalidReason(s: Pick<ProbeSummary, 'engineDied' | 'tokenDrift' | 'client' | 'validity'>): string {
+  if (s.engineDied) return `the engine died: ${s.engineDied}`;
+  if (s.tokenDrift?.verdict === 'drift') {
+    return `token counts drift from the plan (${s.tokenDrift.note}); fix: check the engine honours max_tokens and ignore_eos`;
+  }
+  const c = s.client;
+  if (c && c.verdict === 'invalid') {
+    return `client error ${ms(c.clientErrorS)} > ${ms(c.toleranceS)} tolerance; fix: free cores (search.probe.workers) or widen search.probe.clientTolerance`;
+  }
+  return s.validity;
+}
+
+/** A probe's verdict word, as every console line and table prints it. */
+export function verdictWord(s: Pick<ProbeSummary, 'interrupted' | 'valid' | 'passed'>): string {
+  if (s.interrupted) return 'INTERRUPTED';
+  if (!s.valid) return 'INVALID';
+  return s.passed ? 'PASS' : 'FAIL';
+}
+
+/** The latencies a person reads first: TTFT and TBT p99 (`p99 TTFT 31 ms, TBT 30 ms`), and the fluidity at the SLO's percentile. */
+export function keyLatencies(s: Pick<ProbeSummary, 'metrics' | 'slo' | 'earlyStop'>): string {
+  const m = s.metrics;
+  const parts: string[] = [];
+  if (m.ttftS.count > 0 && m.ttftS.p99 !== null) parts.push(`p99 TTFT ${ms(m.ttftS.p99)}`);
+  if (m.tbtS.count > 0 && m.tbtS.p99 !== null) parts.push(`TBT ${ms(m.tbtS.p99)}`);
+  const fluidity = s.slo.results.find((r) => r.name === 'fluidity');
+  // An early-stopped probe's fluidity is its cancelled requests' 0, not a measurement.
+  if (fluidity && typeof fluidity.value === 'number' && s.earlyStop === null) parts.push(`fluidity p${fluidity.percentile} ${+fluidity.value.toFixed(3)}`);
+  return parts.join(', ');
+}
+
+/** The one line `fluidcap run` prints when a probe ends. */
+export function probeLine(s: ProbeSummary, defs: readonly SloDefinition[], opts: { warmupS?: number; perSlo?: string } = {}): string {
+  const head = `probe ${s.index}: ${s.qps} QPS ${verdictWord(s)}`;
+  const size = `${s.requests} req, ${s.durationS.toFixed(1)} s${opts.warmupS ? ` (${opts.warmupS} s warm-up)` : ''}`;
+  const parts = [head];
+  // An invalid probe's numbers are not trusted, so none is shown beside its reason.
+  if (s.valid && !s.interrupted) parts.push(keyLatencies(s));
+  parts.push(size);
+  let line = parts.filter((p) => p !== '').join(' · ');
+  if (!s.valid) line += ` — ${invalidReason(s)}`;
+  else if (s.earlyStop) line += ` — stopped early: ${earlyStopBrief(s.earlyStop, defs)}`;
+  else if (s.clientErrorEffect?.holds) line += ` — kept although the client error exceeds the ${ms(s.client.toleranceS)} tolerance: ${s.clientErrorEffect.note}`;
+  if (opts.perSlo) line += `; per SLO: ${opts.perSlo}`;
+  return line;
+}
