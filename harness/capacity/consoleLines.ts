@@ -67,7 +67,7 @@ export function verdictWord(s: Pick<ProbeSummary, 'interrupted' | 'valid' | 'pas
 }
 
 /** The latencies a person reads first: TTFT and TBT p99 (`p99 TTFT 31 ms, TBT 30 ms`), and the fluidity at the SLO's percentile. */
-export function keyLatencies(s: Pick<ProbeSummary, 'metrics' | 'slo' | 'earlyStop'>): string {
+export function keyLatencies(s: Pick<ProbeLineFacts, 'metrics' | 'slo' | 'earlyStop'>): string {
   const m = s.metrics;
   const parts: string[] = [];
   if (m.ttftS.count > 0 && m.ttftS.p99 !== null) parts.push(`p99 TTFT ${ms(m.ttftS.p99)}`);
@@ -78,8 +78,14 @@ export function keyLatencies(s: Pick<ProbeSummary, 'metrics' | 'slo' | 'earlySto
   return parts.join(', ');
 }
 
-/** The one line `fluidcap run` prints when a probe ends. */
-export function probeLine(s: ProbeSummary, defs: readonly SloDefinition[], opts: { warmupS?: number; perSlo?: string } = {}): string {
+/** The fields of a probe's summary its console line reads (a standalone probe has no more). */
+export type ProbeLineFacts = Pick<
+  ProbeSummary,
+  'index' | 'qps' | 'interrupted' | 'valid' | 'passed' | 'requests' | 'durationS' | 'earlyStop' | 'engineDied' | 'tokenDrift' | 'client' | 'validity' | 'clientErrorEffect'
+> & { metrics: Pick<ProbeSummary['metrics'], 'ttftS' | 'tbtS'>; slo: Pick<ProbeSummary['slo'], 'results'> };
+
+/** The one line `fluidcap run` (and `fluidcap probe`) prints when a probe ends. */
+export function probeLine(s: ProbeLineFacts, defs: readonly SloDefinition[], opts: { warmupS?: number; perSlo?: string } = {}): string {
   const head = `probe ${s.index}: ${s.qps} QPS ${verdictWord(s)}`;
   const size = `${s.requests} req, ${s.durationS.toFixed(1)} s${opts.warmupS ? ` (${opts.warmupS} s warm-up)` : ''}`;
   const parts = [head];
