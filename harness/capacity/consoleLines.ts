@@ -17,7 +17,7 @@ export function sloLegend(defs: readonly SloDefinition[]): string[] {
 /** `text` with every quoted SLO source (`SLO "<source>"` or `"<source>"`) replaced by its short name. */
 export function nameSlos(text: string, defs: readonly SloDefinition[]): string {
   let out = text;
-  for (const d of defs) out = out.split(`SLO "${d.source}"`).join(d.name).split(`"${d.source}"`).join(d.name);
+  for (const d of defs) out = out.split(`${d.name} "${d.source}"`).join(d.name).split(`SLO "${d.source}"`).join(d.name).split(`"${d.source}"`).join(d.name);
   return out;
 }
 
@@ -40,6 +40,8 @@ export function earlyStopBrief(reason: string, defs: readonly SloDefinition[]): 
   return parts.length > 0 ? parts.join(', ') : nameSlos(reason, defs);
 }
 
+const CLIENT_FIX = 'free cores (search.probe.workers) or widen search.probe.clientTolerance';
+
 const ms = (s: number) => (s >= 1 ? `${+s.toFixed(2)} s` : `${+(s * 1000).toPrecision(3)} ms`);
 
 /**
@@ -54,9 +56,28 @@ export function invalidReason(s: Pick<ProbeSummary, 'engineDied' | 'tokenDrift' 
   }
   const c = s.client;
   if (c && c.verdict === 'invalid') {
-    return `client error ${ms(c.clientErrorS)} > ${ms(c.toleranceS)} tolerance; fix: free cores (search.probe.workers) or widen search.probe.clientTolerance`;
+    return `client error ${ms(c.clientErrorS)} > ${ms(c.toleranceS)} tolerance; fix: ${CLIENT_FIX}`;
   }
   return s.validity;
+}
+
+/** Text without its parenthesised details (balanced, nested included). */
+function withoutDetails(text: string): string {
+  let out = '';
+  let depth = 0;
+  for (const ch of text) {
+    if (ch === '(') depth += 1;
+    else if (ch === ')' && depth > 0) depth -= 1;
+    else if (depth === 0) out += ch;
+  }
+  return out.replace(/ +([;:,])/g, '$1').replace(/ {2,}/g, ' ').trim();
+}
+
+/** A probe's validity text (summary.json) in brief: its details left to the file, the client-error fix added. */
+export function briefValidity(validity: string, opts: { fix?: boolean } = {}): string {
+  const brief = withoutDetails(validity);
+  const client = /^client error [\d.]+ ms exceeds tolerance [\d.]+ ms/.exec(brief);
+  return client ? `${client[0]}, enough to flip its verdict${opts.fix === false ? '' : `; fix: ${CLIENT_FIX}`}` : brief;
 }
 
 /** A probe's verdict word, as every console line and table prints it. */
