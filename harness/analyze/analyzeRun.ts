@@ -47,7 +47,7 @@ export interface AnalyzeOutcome {
   probes: ProbeReport[];
   capacity: (ArchiveCapacity & { perSlo: ArchivePerSlo[] }) | null;
   badLines: number;
-  exitCode: 0 | 1;
+  exitCode: 0 | 2;
 }
 
 // Joins small writes into ~64 KiB pieces so 100k request objects do not cost 100k syscalls.
@@ -213,5 +213,6 @@ export async function analyzeTarget(opts: AnalyzeOptions, deps: AnalyzeDeps): Pr
     }
   }
   await out.flush();
-  return { probes: reports, capacity, badLines, exitCode: badLines > 0 ? 1 : 0 };
+  // Bad lines are bad input (2), as everywhere; the metrics of the valid ones are printed all the same.
+  return { probes: reports, capacity, badLines, exitCode: badLines > 0 ? 2 : 0 };
 }

@@ -27,6 +27,11 @@ import { sloDefinitions } from '../../capacity/perSloSearch.ts';
 export const probeCommand = verb({
   command: 'probe <recipe>',
   describe: 'run one load probe at a fixed rate against a running engine',
+  exits: [
+    [0, 'the probe ran and its verdict is printed (FAIL included)'],
+    [3, 'no verdict to trust: a client error that could flip it, no request answered, or cut short'],
+    [130, 'interrupted (Ctrl-C, SIGTERM): what it received is kept'],
+  ],
   builder: (y) =>
     y
       .positional('recipe', { type: 'string', describe: 'recipe YAML', demandOption: true })
@@ -36,8 +41,8 @@ export const probeCommand = verb({
       .option('out', { type: 'string', describe: 'run directory (default: results/<recipe name>-<time>/, as a run names it)' })
       .option('url', { type: 'string', describe: "engine base URL (default: the recipe's endpoint url)" })
       .option('workers', { type: 'number', describe: 'receiving worker threads (0 = in the main thread)' })
-      .option('dry-run', { type: 'boolean', default: false, describe: 'print the probe plan (settings and schedule) and exit' })
-      .option('json', { type: 'boolean', default: false, describe: 'print the summary as JSON' }),
+      .option('dry-run', { type: 'boolean', default: false, describe: 'print the probe plan (settings and schedule) as YAML and exit; needs no engine' })
+      .option('json', { type: 'boolean', default: false, describe: 'print the summary (with --dry-run: the plan and every request) as JSON' }),
   handler: async (argv, setExit) => {
     // Loaded here, not at start-up: every other verb (and --help) starts without them.
     const { loadRecipe } = await import('../../recipe/load.ts');
