@@ -28,7 +28,7 @@ import { bracketOf, nextProbe, type Bracket, type ProbeVerdict, type SearchDecis
 import { capacityInterval } from './interval.ts';
 import { nextPerSloProbe, probeEvidence, sloDefinitions, summaryFacts, type PerSloResult } from './perSloSearch.ts';
 import { warmNextProbe } from './warmStart.ts';
-import { probeLine, sloLegend } from './consoleLines.ts';
+import { briefValidity, probeLine, sloLegend } from './consoleLines.ts';
 import { capacityCost, runCost } from './cost.ts';
 import type { PrefillFit } from '../metrics/prefill.ts';
 import { writeReports } from '../report/write.ts';
@@ -403,7 +403,8 @@ async function search(
   // Spelled out once; every probe line names each definition by its short name.
   for (const line of sloLegend(defs)) opts.log(line);
   for (;;) {
-    const verdicts: ProbeVerdict[] = summaries.map((s) => ({ qps: s.qps, passed: s.passed, valid: s.valid, reason: s.valid ? undefined : s.validity ?? s.client.reason }));
+    // An invalid probe's reason, as capacity.json and the console quote it: in brief, with the fix.
+    const verdicts: ProbeVerdict[] = summaries.map((s) => ({ qps: s.qps, passed: s.passed, valid: s.valid, reason: s.valid ? undefined : briefValidity(s.validity ?? s.client.reason) }));
     if (opts.recalibrate && !recalibrated && summaries.some((s) => s.valid)) {
       recalibrated = true;
       const bracket = await opts.recalibrate(runDir);
