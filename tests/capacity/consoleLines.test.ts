@@ -3,7 +3,7 @@
 // and the fix in words. The reasons are the texts earlyStop.ts and the client check write.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { LINE_BUDGET, earlyStopBrief, probeLine, sloLegend } from '../../harness/capacity/consoleLines.ts';
+import { LINE_BUDGET, briefValidity, earlyStopBrief, probeLine, sloLegend } from '../../harness/capacity/consoleLines.ts';
 import { sloDefinitions } from '../../harness/capacity/perSloSearch.ts';
 import type { ProbeSummary } from '../../harness/runDir/schema.ts';
 import type { Slo } from '../../harness/metrics/slo.ts';
@@ -67,6 +67,15 @@ test('an invalid probe: the client error against its tolerance, and the fix, and
 test('an engine that died: said so, no verdict', () => {
   const line = probeLine(summary({ valid: false, interrupted: true, engineDied: 'the simulated engine exited (code 1)' }), defs);
   assert.is(line, 'probe 2: 4 QPS INTERRUPTED · 270 req, 83.2 s — the engine died: the simulated engine exited (code 1)');
+});
+
+test("an invalid probe's validity text (as a run wrote it) in brief, with the fix; other texts lose only their details", () => {
+  const written =
+    'client error 253.745 ms exceeds tolerance 10.000 ms (receive−emit p99 253.745 ms, dispatch lag p99 136.419 ms; receive−emit p50/p99/max 0.029 ms / 253.745 ms / 369.624 ms = 0.1% / 507.5% / 739.2% of the 50.000 ms TBT deadline; ' +
+    'its receiving threads waited 0.000 ms per wake-up for a CPU (29 ms waiting, 2674 ms running)): numbers from this probe are not trusted; client error 253.745 ms: the fail would turn to a pass with every deadline 253.745 ms looser, so it is not trusted';
+  assert.is(briefValidity(written), 'client error 253.745 ms exceeds tolerance 10.000 ms, enough to flip its verdict; fix: free cores (search.probe.workers) or widen search.probe.clientTolerance');
+  assert.is(briefValidity(written, { fix: false }), 'client error 253.745 ms exceeds tolerance 10.000 ms, enough to flip its verdict');
+  assert.is(briefValidity('token counts drift: 12 of 64 requests (a (nested) detail) off'), 'token counts drift: 12 of 64 requests off');
 });
 
 test.run();
