@@ -6,7 +6,7 @@
 import type { ProbeSummary } from '../runDir/schema.ts';
 import type { SloDefinition } from './perSloSearch.ts';
 
-/** A console line is kept to about this many characters (a long reason is cut, never wrapped). */
+/** A probe line stays within about this many characters: its reasons are worded briefly (nothing is cut or wrapped). */
 export const LINE_BUDGET = 160;
 
 /** One line per SLO definition, printed once: `SLO fluidity = { tbtDeadline: 50ms, … }`. */
