@@ -25,8 +25,7 @@ const nameOf = (source: string, defs: readonly SloDefinition[]) => defs.find((d)
 
 /**
  * An early-stop reason (earlyStop.ts) in a few words: which SLO can no longer pass and by how
- * much, and the sequential decision it stopped on. Unknown wording falls back to the reason with
- * its SLO named.
+ * much. Unknown wording falls back to the reason with its SLO named.
  */
 export function earlyStopBrief(reason: string, defs: readonly SloDefinition[]): string {
   const parts: string[] = [];
@@ -34,9 +33,10 @@ export function earlyStopBrief(reason: string, defs: readonly SloDefinition[]): 
   const diverges = /queueing diverges: the backlog grew from (\d+) to (\d+) requests and the median TTFT from (\S+) to (\S+) s.*?SLO "(.*?)" allows/.exec(reason);
   if (certain) parts.push(`${nameOf(certain[1], defs)} cannot pass (${certain[2]} failing ${certain[3] === 'requests' ? '' : 'gaps '}> ${certain[4]} allowed)`);
   else if (diverges) parts.push(`queueing diverges (backlog ${diverges[1]}→${diverges[2]}, median TTFT ${diverges[3]}→${diverges[4]} s): ${nameOf(diverges[5], defs)} cannot pass`);
-  // Its confidence is the sequential test's (95% by construction), so it goes unsaid.
+  // A run stops a probe only once the sequential test has decided fail too (makeProbeStop), so
+  // that half is said only when it is all the reason holds.
   const decided = /decided (fail|pass) after (\d+) requests/.exec(reason);
-  if (decided) parts.push(`decided ${decided[1]} at ${decided[2]} req`);
+  if (parts.length === 0 && decided) parts.push(`decided ${decided[1]} at ${decided[2]} req`);
   return parts.length > 0 ? parts.join(', ') : nameSlos(reason, defs);
 }
 
