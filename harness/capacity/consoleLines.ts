@@ -32,7 +32,7 @@ export function earlyStopBrief(reason: string, defs: readonly SloDefinition[]): 
   const certain = /SLO "(.*?)" can no longer pass: (\d+) failing (requests|token gaps) already exceed the (\d+) allowed/.exec(reason);
   const diverges = /queueing diverges: the backlog grew from (\d+) to (\d+) requests and the median TTFT from (\S+) to (\S+) s.*?SLO "(.*?)" allows/.exec(reason);
   if (certain) parts.push(`${nameOf(certain[1], defs)} cannot pass (${certain[2]} failing ${certain[3] === 'requests' ? '' : 'gaps '}> ${certain[4]} allowed)`);
-  else if (diverges) parts.push(`queueing diverges (backlog ${diverges[1]}→${diverges[2]}, median TTFT ${diverges[3]}→${diverges[4]} s): ${nameOf(diverges[5], defs)} cannot pass`);
+  else if (diverges) parts.push(`${nameOf(diverges[5], defs)} cannot pass, the queue grows (${diverges[1]}→${diverges[2]} waiting)`);
   // A run stops a probe only once the sequential test has decided fail too (makeProbeStop), so
   // that half is said only when it is all the reason holds.
   const decided = /decided (fail|pass) after (\d+) requests/.exec(reason);
