@@ -20,6 +20,7 @@ import { formatTable, verdictWord, type ProbeReport } from './table.ts';
 import { SloDecisionAccumulator, statisticsOfDecision } from '../capacity/sloDecision.ts';
 import { DEFAULT_DECISION } from '../capacity/decision.ts';
 import { capacityFromArchive, formatArchiveCapacity, perSloFromArchive, type ArchiveCapacity, type ArchivePerSlo } from './capacity.ts';
+import { sloDefinitions } from '../capacity/perSloSearch.ts';
 
 /** What to analyse and how. */
 export interface AnalyzeOptions {
@@ -46,7 +47,7 @@ export interface AnalyzeOutcome {
   probes: ProbeReport[];
   capacity: (ArchiveCapacity & { perSlo: ArchivePerSlo[] }) | null;
   badLines: number;
-  exitCode: 0 | 1;
+  exitCode: 0 | 2;
 }
 
 // Joins small writes into ~64 KiB pieces so 100k request objects do not cost 100k syscalls.
@@ -192,21 +193,26 @@ export async function analyzeTarget(opts: AnalyzeOptions, deps: AnalyzeDeps): Pr
     };
     await out.add(`\n],\n"summary":${JSON.stringify(summary)}}\n`);
   } else {
+    // The SLO is spelled out once; everything after names its entries. A run's early stops quote the
+    // run's own SLO text: where flags changed an entry, that one is "the run's <name>".
+    const defs = sloDefinitions(slo);
+    const runDefs = files.runSlo ? sloDefinitions(files.runSlo).map((d) => (defs.some((x) => x.source === d.source) ? d : { ...d, name: `the run's ${d.name}` })) : [];
+    const named = [...defs, ...runDefs];
     const header = [
       `fluidcap analyze ${files.target}: ${records} requests in ${reports.length} probe${reports.length === 1 ? '' : 's'}${warmupExcluded ? ` (${warmupExcluded} warm-up excluded)` : ''}`,
       `first-token deadline D_p: ${firstTokenDeadline.text}`,
       `token arrivals: ${arrivals} (${arrivalsFrom}): ${arrivals === 'engine' ? 'when the engine emitted each token, with or without text' : 'when its text reached the reader'}`,
       `SLO (${files.runSloSource ?? 'default'}): ${Object.values(slo).map((x) => x.source).join('; ')}`,
-      `percentiles: ${opts.method}, exact; failed requests count against every SLO`,
+      `percentiles: ${opts.method}, exact; failed requests count against every SLO; decision: the sequential test on the same requests (docs/verdicts.md)`,
     ];
-    await out.add(formatTable(reports, header).join('\n') + '\n');
-    if (capacity) await out.add(['', ...formatArchiveCapacity(capacity)].join('\n') + '\n');
+    const evidence = capacity ? new Map(capacity.probes.map((p) => [p.probe, p])) : undefined;
+    await out.add(formatTable(reports, header, { defs: named, entries: defs.map((d) => d.name), evidence }).join('\n') + '\n');
+    if (capacity) await out.add(['', ...formatArchiveCapacity(capacity, named)].join('\n') + '\n');
     for (const p of capacity?.perSlo ?? []) {
-      const lines = formatArchiveCapacity(p);
-      lines[0] = lines[0].replace('under this SLO', `under ${p.name} alone ("${p.source}")`);
-      await out.add(['', ...lines].join('\n') + '\n');
+      await out.add(['', ...formatArchiveCapacity(p, named, { under: `${p.name} alone`, probes: true })].join('\n') + '\n');
     }
   }
   await out.flush();
-  return { probes: reports, capacity, badLines, exitCode: badLines > 0 ? 1 : 0 };
+  // Bad lines are bad input (2), as everywhere; the metrics of the valid ones are printed all the same.
+  return { probes: reports, capacity, badLines, exitCode: badLines > 0 ? 2 : 0 };
 }

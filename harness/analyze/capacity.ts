@@ -8,7 +8,8 @@
 // Capacity follows the search's rule (capacity/perSloSearch.ts, search.ts): the highest pass below the lowest fail.
 // Pure: probe verdicts and statuses in, the answer out.
 import type { Slo } from '../metrics/slo.ts';
-import { perSloResults, sloDefinitions, stoppingSloSource } from '../capacity/perSloSearch.ts';
+import { perSloResults, sloDefinitions, stoppingSloSource, type SloDefinition } from '../capacity/perSloSearch.ts';
+import { briefValidity, nameSlos } from '../capacity/consoleLines.ts';
 import { capacityInterval, describeInterval, type CapacityInterval, type EntryEvidence } from '../capacity/interval.ts';
 
 export { stoppingSloSource };
@@ -206,23 +207,34 @@ function rangeText(r: NeededProbe['range']): string {
   return r[0] !== null ? `above ${r[0]} QPS` : `below ${r[1]} QPS`;
 }
 
-/** The answer in lines for the terminal. */
-export function formatArchiveCapacity(c: ArchiveCapacity): string[] {
+/**
+ * The answer in lines for the terminal: the capacity and its bracket, the interval, what would need
+ * probing. The SLO entries are named by their short names (`defs`); each probe's evidence is a
+ * column of the probe table, so it is listed here only with `probes` (a definition's own section).
+ */
+export function formatArchiveCapacity(c: ArchiveCapacity, defs: readonly SloDefinition[] = [], opts: { under?: string; probes?: boolean } = {}): string[] {
   const q = (v: number | null) => (v === null ? '-' : `${v}`);
+  const under = `capacity under ${opts.under ?? 'this SLO'}`;
   let head: string;
-  if (c.capacityQps === null) head = 'capacity under this SLO: unknown (no probe is evidence for it)';
-  else if (c.bound === 'below') head = `capacity under this SLO: below ${c.bracket.failQps} QPS (every evidence failed)`;
-  else if (c.bound === 'at-least') head = `capacity under this SLO: at least ${c.capacityQps} QPS (no evidence failed)`;
-  else head = `capacity under this SLO: ${c.capacityQps} QPS${c.bound === 'exact' ? '' : ' (not final: see below)'}`;
+  if (c.capacityQps === null) head = `${under}: unknown (no probe is evidence for it)`;
+  else if (c.bound === 'below') head = `${under}: below ${c.bracket.failQps} QPS (every evidence failed)`;
+  else if (c.bound === 'at-least') head = `${under}: at least ${c.capacityQps} QPS (no evidence failed)`;
+  else head = `${under}: ${c.capacityQps} QPS${c.bound === 'exact' ? '' : ' (not final: see below)'}`;
   const gap = c.gap === null ? '' : `; gap ${+(c.gap * 100).toPrecision(3)}%${c.tolerance !== null ? `, tolerance ${+(c.tolerance * 100).toPrecision(3)}%` : ''}`;
-  const out = [head, `  bracket: pass ${q(c.bracket.passQps)} / fail ${q(c.bracket.failQps)} QPS${gap}`];
+  const out = [`${head} — bracket: pass ${q(c.bracket.passQps)} / fail ${q(c.bracket.failQps)} QPS${gap}`];
   if (c.interval) out.push(`  estimate from every probe's requests: ${describeInterval(c.interval)}`);
-  for (const p of c.probes) out.push(`  ${p.probe}: ${p.evidence === 'none' ? 'not evidence' : p.evidence} — ${p.why}`);
+  if (opts.probes) for (const p of c.probes) if (p.why !== 'passes' && p.why !== 'fails') out.push(`  ${p.probe}: ${p.evidence === 'none' ? 'not evidence' : p.evidence} — ${brief(p.why, defs)}`);
   if (c.needsProbing.length === 0 && c.bound === 'exact') out.push('  nothing needs probing: the archived probes settle it');
   else if (c.needsProbing.length === 0) out.push('  nothing needs probing within the tolerance, but the capacity is not settled: see the interval');
   else {
     out.push('  would need probing:');
-    for (const n of c.needsProbing) out.push(`    ${n.qps !== null ? `${n.qps} QPS again` : rangeText(n.range)}: ${n.reason}`);
+    for (const n of c.needsProbing) out.push(`    ${n.qps !== null ? `${n.qps} QPS again` : rangeText(n.range)}: ${brief(n.reason, defs)}`);
   }
   return out;
+}
+
+/** A reason with the SLO named and a probe's validity details left to its summary.json. */
+function brief(reason: string, defs: readonly SloDefinition[]): string {
+  const invalid = /^(.*?\binvalid: )(.*)$/.exec(reason);
+  return nameSlos(invalid ? `${invalid[1]}${briefValidity(invalid[2], { fix: false })}` : reason, defs);
 }

@@ -49,7 +49,8 @@ export async function startEngineSession(plan: RunPlan, opts: SessionOptions): P
       timeToReadyS: local.timeToReadyS,
       onExit(cb) {
         void local.exited.then(({ exitCode, signal }) => {
-          if (!stopped) cb(`the simulated engine exited (code ${exitCode ?? 'none'}${signal ? `, signal ${signal}` : ''})`);
+          // After the user's interrupt an exit is no death: the probe it ends is interrupted anyway.
+          if (!stopped && !opts.signal?.aborted) cb(`the simulated engine exited (code ${exitCode ?? 'none'}${signal ? `, signal ${signal}` : ''})`);
         });
       },
       startGpuTelemetry: () => async () => {},

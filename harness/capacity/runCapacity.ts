@@ -28,6 +28,7 @@ import { bracketOf, nextProbe, type Bracket, type ProbeVerdict, type SearchDecis
 import { capacityInterval, type ProbeEvidence } from './interval.ts';
 import { nextPerSloProbe, probeEvidence, sloDefinitions, summaryFacts, type PerSloResult } from './perSloSearch.ts';
 import { warmNextProbe } from './warmStart.ts';
+import { briefValidity, probeLine, sloLegend } from './consoleLines.ts';
 import { capacityCost, runCost } from './cost.ts';
 import type { PrefillFit } from '../metrics/prefill.ts';
 import { writeReports } from '../report/write.ts';
@@ -403,8 +404,11 @@ async function search(
   const rehearsals: RehearsalJson[] = opts.rehearsal ? [opts.rehearsal] : [];
   // Each SLO entry also gets its own bracket (perSloSearch.ts); the combined search stays the headline.
   const defs = sloDefinitions(plan.slo);
+  // Spelled out once; every probe line names each definition by its short name.
+  for (const line of sloLegend(defs)) opts.log(line);
   for (;;) {
-    const verdicts: ProbeVerdict[] = summaries.map((s) => ({ qps: s.qps, passed: s.passed, valid: s.valid, reason: s.valid ? undefined : s.validity ?? s.client.reason, evidence: evidenceOfSummary(s) }));
+    // An invalid probe's reason, as capacity.json and the console quote it: in brief, with the fix.
+    const verdicts: ProbeVerdict[] = summaries.map((s) => ({ qps: s.qps, passed: s.passed, valid: s.valid, reason: s.valid ? undefined : briefValidity(s.validity ?? s.client.reason), evidence: evidenceOfSummary(s) }));
     if (opts.recalibrate && !recalibrated && summaries.some((s) => s.valid)) {
       recalibrated = true;
       const found = await opts.recalibrate(runDir);
@@ -459,20 +463,9 @@ async function search(
       return { interrupted: why };
     }
     journal.append({ type: 'probe-finished', ...probeOutcome(summary) });
-    opts.log(
-      `probe ${index}: ${qps} QPS ${summary.valid ? (summary.passed ? 'PASS' : 'FAIL') : 'INVALID'}` +
-        ` (${summary.requests} requests, ${summary.durationS.toFixed(1)} s${summary.kneeWarmup ? `, ${kneeWarmupLine(summary.kneeWarmup)}` : ''}${summary.earlyStop ? `, stopped early: ${summary.earlyStop}` : ''})` +
-        (summary.valid && summary.clientErrorEffect?.holds ? `; kept although its client error exceeds the ${+(summary.client.toleranceS * 1000).toFixed(3)} ms tolerance, as ${summary.clientErrorEffect.note}` : '') +
-        (defs.length > 1 ? `; per SLO: ${perSloLine(defs, summary)}` : ''),
-    );
+    opts.log(probeLine(summary, defs, { perSlo: defs.length > 1 ? perSloLine(defs, summary) : undefined }));
     summaries.push(summary);
   }
-}
-
-// How long the knee warm-up lasted and why it ended, for the probe's console line.
-function kneeWarmupLine(k: KneeWarmupRecord): string {
-  const until = k.reason === 'stationary' ? 'the queue was stationary' : `its ${k.maxS} s bound`;
-  return `${k.endS.toFixed(1)} s of it warm-up at its rate, ${k.requests} requests until ${until}`;
 }
 
 // Each definition's verdict on a probe, or '—' where the probe is no evidence for it.

@@ -4,6 +4,7 @@
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { EXIT, InfraError, UserError, fileSystemFault } from '../util/errors.ts';
+import { BUG_AND_BAD_INPUT, exitCodesSection } from './command.ts';
 import { analyzeCommand } from './commands/analyze.ts';
 import { simCommand } from './commands/sim.ts';
 import { probeCommand } from './commands/probe.ts';
@@ -40,6 +41,18 @@ async function main(argv: string[]): Promise<number> {
     .help()
     .alias('h', 'help')
     .version()
+    // Every description starts in lower case, yargs' own two included (README "Commands").
+    .describe('help', 'show help')
+    .describe('version', 'show the version number')
+    .epilog(
+      exitCodesSection([
+        [0, 'done'],
+        ...BUG_AND_BAD_INPUT,
+        [3, 'infrastructure fault: SSH, Docker, the results disk, an engine that died, probes the client could not trust'],
+        ['4-6', '`compare` only: a regression, a refused run, an undecided answer'],
+        [130, 'interrupted (Ctrl-C, SIGTERM): resumable'],
+      ]) + '\nEach command\'s --help lists its own.',
+    )
     .fail((msg, err) => {
       throw err ?? new UserError(msg);
     });

@@ -17,6 +17,10 @@ const EXIT_WITH_PARENT =
   encodeURIComponent(
     "process.stdin.on('end',()=>process.kill(process.pid,'SIGTERM'));process.stdin.on('error',()=>process.kill(process.pid,'SIGTERM'));process.stdin.resume();process.stdin.unref();",
   );
+// The engine runs in a process group of its own: Ctrl-C at a terminal (or `timeout -s INT`) signals
+// fluidcap's whole group, and an engine that got it too would exit on its own, mid-probe, looking
+// like a crash. fluidcap stops it itself once the probe has stopped; the stdin hook above still
+// takes it along if fluidcap dies.
 const LISTENING_RE = /listening on (http:\/\/[^\s]+)/;
 
 export interface LocalEngine {
@@ -41,7 +45,7 @@ export async function startLocalSim(
     reject: false,
     stdin: 'pipe',
     buffer: false,
-    cleanup: true,
+    detached: true,
   });
   const tail: string[] = [];
   const keep = (chunk: Buffer) => {

@@ -165,6 +165,12 @@ test('analyze --capacity on the example run: the run SLO gives capacity.json bac
   assert.is(same.code, 0, same.stderr);
   assert.match(same.stdout, `capacity under this SLO: ${cap.capacityQps} QPS`);
   assert.match(same.stdout, `bracket: pass ${cap.bracket.passQps} / fail ${cap.bracket.failQps} QPS`);
+  // Compact: the SLO's text once (the header), a row per probe, a line only for a probe with more to say.
+  const sources = Object.values(cap.slo as Record<string, { source: string }>).map((e) => e.source);
+  for (const source of sources) assert.is(same.stdout.split(source).length - 1, 1, `${source} is printed once`);
+  const lines = same.stdout.trimEnd().split('\n');
+  assert.ok(lines.length <= 5 + 2 + cap.probes.length * 2 + 12, `${lines.length} lines:\n${same.stdout}`);
+  for (const p of cap.probes as { qps: number }[]) assert.match(same.stdout, new RegExp(`^\\d+-qps-${p.qps} +${p.qps} .* (pass|fail|none)$`, 'm'));
   const loose = await run(['run', '--capacity', '--tbt-deadline', '1s', '--percentile', '50', '--json']);
   assert.is(loose.code, 0, loose.stderr);
   const c = JSON.parse(loose.stdout).summary.capacity;
@@ -204,8 +210,8 @@ test("a standalone probe's directory: the recipe's SLO, invalid shown as invalid
   assert.is(r.code, 0, r.stderr);
   assert.match(r.stdout, /first-token deadline D_p: TTFT slack 300ms for every request: no prefill fit \(standalone\/profile\/fit\.json absent\)/);
   assert.match(r.stdout, /SLO \(standalone\/probes\/00-qps-2\/summary\.json \(the SLO its probe was judged by\)\): fluidity: \{ tbtDeadline: 50ms/);
-  assert.match(r.stdout, /^00-qps-2 .* invalid$/m);
-  assert.match(r.stdout, '00-qps-2: invalid, so its verdict is not used: client error 29.897 ms exceeds tolerance 10.000 ms');
+  assert.match(r.stdout, /^00-qps-2 .* invalid .* none$/m);
+  assert.match(r.stdout, '00-qps-2: invalid, so its verdict is not used: client error 29.897 ms exceeds tolerance 10.000 ms, enough to flip its verdict; fix: ');
   assert.match(r.stdout, '2 QPS again: 00-qps-2 is invalid: client error 29.897 ms');
   const json = JSON.parse((await run(['standalone', '--json'])).stdout).summary;
   assert.is(json.fluidityDeadlines.tbtDeadlineS, 0.05);

@@ -79,10 +79,10 @@ test('a line with a negative time: file, line, field and value; exit 2', async (
   noStack(r.stderr);
 });
 
-test('some bad lines among good ones: metrics printed, bad lines on stderr, exit 1', async () => {
+test('some bad lines among good ones: metrics printed, bad lines on stderr, exit 2 (bad input; 1 is a bug)', async () => {
   writeFileSync(join(dir, 'mixed.jsonl'), [line({ id: 'a' }), '{"id": "trunc', line({ id: 'b', scheduledS: -3 }), line({ id: 'c' })].join('\n') + '\n');
   const r = await run(['mixed.jsonl', '--ttft-deadline', '1s', '--json']);
-  assert.is(r.code, 1);
+  assert.is(r.code, 2);
   const out = JSON.parse(r.stdout);
   assert.equal(
     out.requests.map((q: { id: string }) => q.id),

@@ -23,6 +23,21 @@ test.before(async () => {
   stderr = r.stderr;
 });
 
+test('the console spells the SLO out once, then one short line per probe: verdict, latencies, and why it stopped early', () => {
+  const source = 'fluidity: { tbtDeadline: 50ms, ttftSlack: 0.1s, minFluidity: 0.9, percentile: 99 }';
+  assert.is(stderr.split(source).length - 1, 0, 'the recipe text is not repeated');
+  assert.is(stderr.split('SLO fluidity = { tbtDeadline: 50ms, ttftSlack: 0.1s, minFluidity: 0.9, percentile: 99 }').length - 1, 1);
+  const lines = stderr.split('\n').filter((l) => /^probe \d+: /.test(l));
+  assert.is(lines.length, capacity.probes.length, stderr);
+  for (const [i, p] of capacity.probes.entries()) {
+    const line = lines[i];
+    assert.ok(line.length <= 160, `${line.length} characters: ${line}`);
+    assert.match(line, new RegExp(`^probe ${p.index}: ${p.qps} QPS ${p.valid ? (p.passed ? 'PASS' : 'FAIL') : 'INVALID'} · `));
+    if (p.valid) assert.match(line, /p99 TTFT [\d.]+ m?s, TBT [\d.]+ m?s/);
+    if (p.earlyStop) assert.match(line, / — stopped early: fluidity cannot pass( \(\d+ failing > \d+ allowed\)|, the queue grows \(\d+→\d+ waiting\))$/);
+  }
+});
+
 test('capacity.json: positive capacity, the same object printed with --json', () => {
   const onDisk = readJson<CapacityFile>(join(runDir, 'capacity.json'));
   assert.equal(onDisk, capacity);
@@ -158,7 +173,7 @@ test('after the first fail, probes warm up until the queue is stationary: on the
       stationary.push({ qps: p.qps, knee: k });
     }
     // The console's probe line says how long it lasted and why it ended.
-    assert.ok(stderr.includes(`probe ${p.index}: ${p.qps} QPS`) && new RegExp(`probe ${p.index}: [^\\n]*${k.endS.toFixed(1)} s of it warm-up at its rate, ${k.requests} requests until ${k.reason === 'stationary' ? 'the queue was stationary' : `its ${maxS} s bound`}`).test(stderr), stderr.slice(-2000));
+    assert.ok(stderr.includes(`probe ${p.index}: ${p.qps} QPS`) && new RegExp(`probe ${p.index}: [^\\n]*\\(${k.endS.toFixed(1)} s warm-up, ${k.reason === 'stationary' ? 'queue stationary' : `its ${maxS} s bound`}\\)`).test(stderr), stderr.slice(-2000));
   });
   assert.ok(stationary.length > 0, 'no probe after the first fail ended its warm-up as stationary');
 });

@@ -25,7 +25,7 @@ test('a pass that holds against the client error is kept, and the probe line say
   assert.is(r.code, 0, r.stderr);
   const line = (r.stdout + r.stderr).split('\n').find((l) => l.startsWith('probe 1:'));
   assert.ok(line, r.stderr);
-  assert.match(line!, /^probe 1: 8 QPS PASS .*; kept although its client error exceeds the 0\.001 ms tolerance, as client error [\d.]+ ms: the pass holds with every deadline [\d.]+ ms tighter/);
+  assert.match(line!, /^probe 1: 8 QPS PASS .* — kept although the client error exceeds the 0\.001 ms tolerance: client error [\d.]+ ms: the pass holds with every deadline [\d.]+ ms tighter/);
   const runDir = onlyRunDir(out);
   const probeDir = readdirSync(join(runDir, 'probes')).sort()[0];
   const s = readJson<{ valid: boolean; passed: boolean; validity: string; client: { verdict: string; clientErrorS: number }; clientErrorEffect: { holds: boolean; moved: string; errorS: number }; clientTrustedPasses: string[] }>(join(runDir, 'probes', probeDir, 'summary.json'));

@@ -1,8 +1,9 @@
 // `fluidcap analyze <runDir | timelines.jsonl>`: recompute every metric from archived timelines,
-// no server needed. Exit codes: 0 = every line was valid; 1 = some lines were bad (reported on
-// stderr, the metrics of the valid lines printed); 2 = nothing usable (missing/empty/all-bad file,
-// bad flag), one clear message and no stack trace. An SLO that fails is a result, not an error:
-// it is printed (and in --json) but does not change the exit code.
+// no server needed. Exit codes: 0 = every line was valid; 2 = bad input: some lines were bad
+// (reported on stderr, the metrics of the valid lines still printed), or nothing usable
+// (missing/empty/all-bad file, bad flag: one clear message, no stack trace). 1 is kept for our
+// bugs, as in every verb. An SLO that fails is a result, not an error: it is printed (and in
+// --json) but does not change the exit code.
 import { verb } from '../command.ts';
 import { UserError, describeValue } from '../../util/errors.ts';
 import { checkDurationS } from '../../util/duration.ts';
@@ -54,7 +55,11 @@ function stdoutWriter(): (text: string) => Promise<void> {
 
 export const analyzeCommand = verb({
   command: 'analyze <target>',
-  describe: `Recompute every metric from archived timelines (a run directory or one ${RUN_FILES.timelines})`,
+  describe: `recompute every metric from archived timelines (a run directory or one ${RUN_FILES.timelines})`,
+  exits: [
+    [0, 'every line was valid (an SLO that fails is a result, not an error)'],
+    [2, 'bad input: some lines bad (each on stderr with file:line, field and value; the metrics of the valid lines still printed), nothing usable, or a bad flag'],
+  ],
   builder: (y) =>
     y
       .positional('target', { type: 'string', demandOption: true, describe: `run directory (results/<run>) or a ${RUN_FILES.timelines} file` })
@@ -66,10 +71,7 @@ export const analyzeCommand = verb({
       .option('arrivals', { type: 'string', describe: "which arrival of a token is measured: engine (emitted, with or without text) or visible (its text seen); default: the run's, else engine" })
       .option('percentile-method', { type: 'string', default: 'nearest-rank', describe: 'nearest-rank | linear (exact, stated in the output)' })
       .option('capacity', { type: 'boolean', default: false, describe: 'also print the capacity these probes support under the SLO, its bracket, and which rates would need probing (and why)' })
-      .option('json', { type: 'boolean', default: false, describe: 'print {"requests":[...],"summary":{...}} (SPEC §2); with --capacity, summary.capacity' })
-      .epilog(
-        'Exit codes: 0 all lines valid; 1 some lines bad (each reported on stderr with file:line, field and value; metrics of the valid lines still printed); 2 nothing usable or a bad flag.',
-      ),
+      .option('json', { type: 'boolean', default: false, describe: 'print {"requests":[...],"summary":{...}}: one object per request as in timelines.jsonl (README "Results layout"); with --capacity, summary.capacity' }),
   handler: async (argv, setExit) => {
     if (!(PERCENTILE_METHODS as readonly string[]).includes(argv.percentileMethod)) {
       throw new UserError(`--percentile-method must be one of ${PERCENTILE_METHODS.join(', ')}, got ${describeValue(argv.percentileMethod)}`);

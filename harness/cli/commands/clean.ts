@@ -1,9 +1,14 @@
 // `fluidcap clean <inventory.yaml>`: removes containers fluidcap labelled and left behind.
 import { verb } from '../command.ts';
 
+import { EXIT } from '../../util/errors.ts';
 export const cleanCommand = verb({
   command: 'clean <inventory>',
   describe: 'remove containers that fluidcap labelled and left behind on the inventory hosts',
+  exits: [
+    [0, 'nothing labelled is left'],
+    [3, 'a host could not be reached, or a container could not be removed (named in the output)'],
+  ],
   builder: (y) =>
     y
       .positional('inventory', { type: 'string', demandOption: true, describe: 'inventory YAML file' })
@@ -23,6 +28,6 @@ export const cleanCommand = verb({
         process.stdout.write(`${r.host}: ${what}${r.remaining.length > 0 ? `; STILL THERE: ${r.remaining.join(', ')}` : ''}\n`);
       }
     }
-    if (results.some((r) => r.error !== null || r.remaining.length > 0)) setExit(1);
+    if (results.some((r) => r.error !== null || r.remaining.length > 0)) setExit(EXIT.infra);
   },
 });

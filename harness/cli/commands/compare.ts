@@ -49,7 +49,13 @@ function writeOut(file: string, text: string): void {
 
 export const compareCommand = verb({
   command: 'compare [runDirs..]',
-  describe: 'Compare finished runs; the capacity gate of a nightly job (regression exit 4, refused run exit 5, undecided exit 6)',
+  describe: 'compare finished runs; the capacity gate of a nightly job (regression exit 4, refused run exit 5, undecided exit 6)',
+  exits: [
+    [0, 'every configuration passed (or is new)'],
+    [4, 'a configuration regressed'],
+    [5, 'a run was refused (its search did not converge, its probes were invalid, it did not complete, or its baseline was measured under another SLO) and none regressed'],
+    [6, 'an answer stayed undecided (the intervals overlap around the allowed drop) and none regressed or was refused'],
+  ],
   builder: (y) =>
     y
       .positional('runDirs', { type: 'string', array: true, describe: 'candidate run directories (results/<runId>, or the runs of a sweep); two runs of one configuration regress only when both do' })
@@ -67,13 +73,7 @@ export const compareCommand = verb({
       .option('prom', { type: 'string', describe: 'write a Prometheus textfile (capacity, QPS per $/hour, verdict per configuration) to this file' })
       .option('reindex', { type: 'string', describe: 'rebuild <folder>/index.jsonl from the finished runs under the results folder, then go on' })
       .option('history', { type: 'boolean', default: false, describe: 'write history.svg and history.md (capacity per configuration across nights) beside the index' })
-      .option('json', { type: 'boolean', default: false, describe: 'print {"gate":{decisions,counts,exitCode},"table":{...}}' })
-      .epilog(
-        'Exit codes: 0 every configuration passed (or is new); 4 a configuration regressed; ' +
-          '5 a run was refused (its search did not converge, its probes were invalid, it did not complete, or its baseline was measured under another SLO) and none regressed; ' +
-          '6 an answer stayed undecided (the intervals overlap around the allowed drop) and none regressed or was refused; ' +
-          '2 a bad flag or a path that is not a run directory; 1 a bug.',
-      ),
+      .option('json', { type: 'boolean', default: false, describe: 'print {"gate":{decisions,counts,exitCode},"table":{...}}' }),
   handler: async (argv, setExit) => {
     const opts: GateOptions = {
       maxDrop: numberFlag('max-drop', argv.maxDrop, (n) => n >= 0 && n < 1, 'a fraction >= 0 and < 1 (0.05 = 5%)'),

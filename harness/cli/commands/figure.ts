@@ -7,6 +7,11 @@ import { withInterrupts } from '../interrupts.ts';
 export const figureCommand = verb({
   command: 'figure [name]',
   describe: 'draw a paper figure (metron-fig5d, metron-fig3 from probes run for it; metron-fig6 from a capacity search per SLO definition; vidur-fig5, vidur-fig6 from a sweep on the twin; deepspeed-throughput from batches sent at once)',
+  exits: [
+    [0, 'the figure drawn'],
+    [3, 'infrastructure fault (SSH, Docker, an engine that died, the results disk)'],
+    [130, 'interrupted (Ctrl-C, SIGTERM): data kept, the resume command printed'],
+  ],
   builder: (y) =>
     y
       .positional('name', { type: 'string', describe: 'metron-fig5d | metron-fig3 | metron-fig6 | vidur-fig5 | vidur-fig6 | deepspeed-throughput' })

@@ -20,6 +20,10 @@ function formatCheck(c: HostCheck): string {
 export const hostsCommand = verb({
   command: 'hosts <action> <inventory>',
   describe: 'check each inventory host: SSH, Docker and GPU facts (action: check)',
+  exits: [
+    [0, 'every host is ready'],
+    [3, 'a host has a problem (listed under it)'],
+  ],
   builder: (y) =>
     y
       .positional('action', { choices: ['check'] as const, describe: 'what to do with the hosts' })

@@ -3,6 +3,7 @@
 // as `run` does (same context length, workload, probe settings, client tolerance, run id) and
 // writes <out>/probes/00-qps-<rate>/{timelines.jsonl, summary.json, server-metrics.jsonl}.
 import { randomBytes } from 'node:crypto';
+import { stringify } from 'yaml';
 import { makeDirIn } from '../../util/confinedFs.ts';
 import { join } from 'node:path';
 import { verb } from '../command.ts';
@@ -20,10 +21,17 @@ import { withInterrupts } from '../interrupts.ts';
 import { fluidityDeadlines } from '../../metrics/slo.ts';
 import { evaluateSlo } from '../../metrics/sloCheck.ts';
 import { judgeClientError, type ClientErrorEffect } from '../../capacity/clientError.ts';
+import { probeLine, sloLegend } from '../../capacity/consoleLines.ts';
+import { sloDefinitions } from '../../capacity/perSloSearch.ts';
 
 export const probeCommand = verb({
   command: 'probe <recipe>',
   describe: 'run one load probe at a fixed rate against a running engine',
+  exits: [
+    [0, 'the probe ran and its verdict is printed (FAIL included)'],
+    [3, 'no verdict to trust: a client error that could flip it, no request answered, or cut short'],
+    [130, 'interrupted (Ctrl-C, SIGTERM): what it received is kept'],
+  ],
   builder: (y) =>
     y
       .positional('recipe', { type: 'string', describe: 'recipe YAML', demandOption: true })
@@ -33,8 +41,8 @@ export const probeCommand = verb({
       .option('out', { type: 'string', describe: 'run directory (default: results/<recipe name>-<time>/, as a run names it)' })
       .option('url', { type: 'string', describe: "engine base URL (default: the recipe's endpoint url)" })
       .option('workers', { type: 'number', describe: 'receiving worker threads (0 = in the main thread)' })
-      .option('dry-run', { type: 'boolean', default: false, describe: 'print the probe plan (settings and schedule) and exit' })
-      .option('json', { type: 'boolean', default: false, describe: 'print the summary as JSON' }),
+      .option('dry-run', { type: 'boolean', default: false, describe: 'print the probe plan (settings and schedule) as YAML and exit; needs no engine' })
+      .option('json', { type: 'boolean', default: false, describe: 'print the summary (with --dry-run: the plan and every request) as JSON' }),
   handler: async (argv, setExit) => {
     // Loaded here, not at start-up: every other verb (and --help) starts without them.
     const { planProbe } = await import('../../load/plan.ts');
@@ -60,18 +68,13 @@ export const probeCommand = verb({
     const runId = newRunId(recipe.name, new Date(), outParent);
     // Random per probe, as per run: no prompt of this probe repeats one an engine's prompt cache holds.
     const runPlan = resolveRun(recipe, runId, randomBytes(8).toString('hex'));
-    const baseUrl = argv.url ?? (runPlan.engine.kind === 'endpoint' ? runPlan.engine.url : undefined);
-    if (!baseUrl) throw new UserError(`probe needs a running engine: give --url, or a recipe whose target.engine is endpoint with endpoint.url (${argv.recipe} has engine ${describeValue(recipe.target.engine)})`);
-    try {
-      new URL(baseUrl);
-    } catch {
-      throw new UserError(`--url must be an http(s) URL such as http://127.0.0.1:8000, got ${describeValue(baseUrl)}`);
-    }
-    let apiKey: string | undefined;
-    const keyEnv = runPlan.engine.kind === 'endpoint' ? runPlan.engine.apiKeyEnv : null;
-    if (keyEnv) {
-      apiKey = process.env[keyEnv];
-      if (!apiKey) throw new UserError(`${argv.recipe}: target.endpoint.apiKeyEnv names ${keyEnv}, which is not set in the environment`);
+    const urlGiven = argv.url ?? (runPlan.engine.kind === 'endpoint' ? runPlan.engine.url : undefined);
+    if (urlGiven !== undefined) {
+      try {
+        new URL(urlGiven);
+      } catch {
+        throw new UserError(`--url must be an http(s) URL such as http://127.0.0.1:8000, got ${describeValue(urlGiven)}`);
+      }
     }
     const settings = runPlan.probe;
     const bothDefault = argv.requests === undefined && durationS === undefined;
@@ -98,7 +101,8 @@ export const probeCommand = verb({
     const { tbtDeadlineS } = fluidityDeadlines(runPlan.slo);
     const options = {
       outDir: probe.dir,
-      baseUrl,
+      // A dry run sends nothing, so it needs no engine: the plan shows where the probe would go, if known.
+      baseUrl: urlGiven ?? null,
       model: runPlan.session.requestedModel ?? runPlan.servedModel,
       requestTimeoutS: settings.requestTimeoutS,
       stallTimeoutS: settings.stallTimeoutS,
@@ -110,18 +114,28 @@ export const probeCommand = verb({
       continuousUsage: settings.continuousUsage,
     };
     if (argv.dryRun) {
+      // As `run --dry-run`: YAML for a person to read, the whole plan (every request) as JSON with --json.
       const shown = { runDir, maxContextTokens: runPlan.maxContextTokens, slo: runPlan.slo, ...options, plan: { ...plan, requests: `${plan.requests.length} requests` } };
-      process.stdout.write(JSON.stringify(argv.json ? { ...shown, plan } : shown, null, 2) + '\n');
+      process.stdout.write(argv.json ? JSON.stringify({ ...shown, plan }, null, 2) + '\n' : stringify(shown, { aliasDuplicateObjects: false }));
       return;
+    }
+    const baseUrl = urlGiven;
+    if (!baseUrl) throw new UserError(`probe needs a running engine: give --url, or a recipe whose target.engine is endpoint with endpoint.url (${argv.recipe} has engine ${describeValue(recipe.target.engine)})`);
+    let apiKey: string | undefined;
+    const keyEnv = runPlan.engine.kind === 'endpoint' ? runPlan.engine.apiKeyEnv : null;
+    if (keyEnv) {
+      apiKey = process.env[keyEnv];
+      if (!apiKey) throw new UserError(`${argv.recipe}: target.endpoint.apiKeyEnv names ${keyEnv}, which is not set in the environment`);
     }
     // The same prompt set-up as a run: the served model, exact lengths, the engine's cache-off switch.
     const setup = await setUpPrompts(runPlan, { name: recipe.target.engine, baseUrl, apiKey }, plan.requests.map((r) => r.promptTokens));
     options.model = setup.model;
+    const sending = { ...options, baseUrl };
     makeDirIn(runDir, probe.dir);
     const notes: string[] = [...setup.notes];
     if (!argv.json) process.stderr.write(`fluidcap probe: ${plan.requests.length} requests at ${argv.qps} QPS against ${new URL(baseUrl).origin} → ${probe.dir}\n`);
     await withInterrupts('stopping the probe (what it received is kept)', async (signal) => {
-      const result: ProbeResult = await runProbe({ ...plan, promptFormat: setup.format }, { ...options, apiKey, signal, content: setup.content, extraBody: setup.extraBody });
+      const result: ProbeResult = await runProbe({ ...plan, promptFormat: setup.format }, { ...sending, apiKey, signal, content: setup.content, extraBody: setup.extraBody });
       const summary = {
         ...result,
         plan: { rateQps: plan.rateQps, seed: plan.seed, requests: plan.requests.length, arrivals: plan.arrivals, api: plan.api, promptFormat: setup.format, prompts: plan.prompts, tokenArrivals: settings.tokenArrivals ?? 'engine' },
@@ -131,9 +145,35 @@ export const probeCommand = verb({
         ...(await probeMetrics(result, runPlan.slo, notes, settings.tokenArrivals ?? 'engine')),
       };
       writeJsonFile(runDir, probe.summary, summary);
+      const interrupted = result.cancelled && signal.aborted;
       if (argv.json) process.stdout.write(JSON.stringify(summary) + '\n');
-      else process.stdout.write(describeResult(result, probe.dir, notes, summary.clientErrorEffect));
-      if (result.cancelled && signal.aborted) {
+      else {
+        // The verdict first, in the words `fluidcap run` uses for its probes; the client's figures follow.
+        const defs = sloDefinitions(runPlan.slo);
+        const trusted = (result.clientHealth.verdict === 'valid' || summary.clientErrorEffect?.holds === true) && result.tokenDrift.verdict !== 'drift';
+        const line = probeLine(
+          {
+            index: 0,
+            qps: argv.qps,
+            interrupted,
+            valid: trusted,
+            passed: summary.metrics.slo.passed && result.earlyStop === null,
+            requests: summary.metrics.requests,
+            durationS: result.durationS,
+            earlyStop: interrupted ? null : result.earlyStop,
+            engineDied: null,
+            tokenDrift: result.tokenDrift,
+            client: result.clientHealth,
+            validity: result.clientHealth.reason,
+            clientErrorEffect: summary.clientErrorEffect,
+            metrics: summary.metrics,
+            slo: summary.metrics.slo,
+          },
+          defs,
+        );
+        process.stdout.write([...sloLegend(defs), line, ''].join('\n') + describeResult(result, probe.dir, notes, summary.clientErrorEffect));
+      }
+      if (interrupted) {
         process.stderr.write(`fluidcap: probe interrupted; data kept in ${probe.dir}\n`);
         setExit(130);
       } else if (probeUntrusted(result, summary.clientErrorEffect)) setExit(EXIT.infra);

@@ -15,6 +15,11 @@ const ms = (s: number) => `${(s * 1000).toFixed(2)} ms`;
 export const profileCommand = verb({
   command: 'profile <recipe>',
   describe: 'measure isolated prefills and fit the prefill-time curve D_p(P) (no load probes)',
+  exits: [
+    [0, 'the prefill fit written'],
+    [3, 'infrastructure fault (SSH, Docker, an engine that died, the results disk)'],
+    [130, 'interrupted (Ctrl-C, SIGTERM): data kept, the resume command printed'],
+  ],
   builder: (y) =>
     y
       .positional('recipe', { type: 'string', demandOption: true, describe: 'recipe YAML file' })

@@ -8,12 +8,15 @@ import { REPORT_FILES, RUN_FILES } from '../../runDir/layout.ts';
 
 export const reportCommand = verb({
   command: 'report <runDir>',
-  describe: `Write ${REPORT_FILES.join(' and ')} (and each table as CSV beside them) for a finished run (results/<runId>)`,
+  describe: `write ${REPORT_FILES.join(' and ')} (and each table as CSV beside them) for a finished run (results/<runId>)`,
+  exits: [
+    [0, 'reports written'],
+    [2, 'not a finished run (the message names the missing or bad file)'],
+  ],
   builder: (y) =>
     y
       .positional('runDir', { type: 'string', demandOption: true, describe: `run directory holding ${RUN_FILES.capacity}` })
-      .option('json', { type: 'boolean', default: false, describe: 'print {"runDir", "files": [...]} instead of a line per file' })
-      .epilog('Exit codes: 0 reports written; 2 not a finished run (the message names the missing or bad file).'),
+      .option('json', { type: 'boolean', default: false, describe: 'print {"runDir", "files": [...]} instead of a line per file' }),
   handler: (argv) => {
     const files = writeReports(argv.runDir).map((f) => join(argv.runDir, f));
     if (argv.json) process.stdout.write(JSON.stringify({ runDir: argv.runDir, files }) + '\n');

@@ -42,6 +42,11 @@ function describePlan(plan: RunPlan): string {
 export const runCommand = verb({
   command: 'run [recipe]',
   describe: 'find the highest request rate that meets the recipe\'s SLO (provision, profile, search, archive, report)',
+  exits: [
+    [0, 'a capacity found (or, with --dry-run, the plan printed)'],
+    [3, 'infrastructure fault (SSH, Docker, an engine that died or stopped answering, the results disk), or a search that ended on probes the client could not trust'],
+    [130, 'interrupted (Ctrl-C, SIGTERM): data kept, the resume command printed'],
+  ],
   builder: (y) =>
     y
       .positional('recipe', { type: 'string', describe: 'recipe YAML file' })

@@ -4,8 +4,8 @@
 // releases its engine), prints the resume command and exits 130; a second Ctrl-C exits at once.
 // With --twin the same matrix is evaluated on the simulated twin in virtual time and ranked by QPS
 // per $/hour; --top N writes a sweep file of the best N for a real sweep.
-import type { VerbFactory } from '../command.ts';
-import { UserError } from '../../util/errors.ts';
+import { BUG_AND_BAD_INPUT, exitCodesSection, type VerbFactory } from '../command.ts';
+import { EXIT, UserError } from '../../util/errors.ts';
 import { withInterrupts } from '../interrupts.ts';
 
 interface SweepArgs {
@@ -34,7 +34,14 @@ export const sweepCommand: VerbFactory = (setExit) => ({
       .option('accept-new-host-key', { type: 'boolean', default: false, describe: 'pin the key of a host missing from known_hosts' })
       .option('twin', { type: 'boolean', default: false, describe: 'evaluate the matrix on the simulated twin (virtual time, seconds per configuration) and rank it by QPS per $/hour; no engine, no host' })
       .option('top', { type: 'number', describe: 'with --twin: also write top-N.yaml, a sweep file of the N best configurations for a real sweep' })
-      .epilog('Exit codes: 0 every run found a capacity (--twin: every configuration was evaluated); 1 a run ended on invalid probes (--twin: the twin failed on a configuration); 2 bad input; 3 a run failed (infrastructure); 130 interrupted (the resume command is printed).'),
+      .epilog(
+        exitCodesSection([
+          [0, 'every run found a capacity (--twin: every configuration was evaluated)'],
+          ...BUG_AND_BAD_INPUT.map(([c, m]) => [c, c === 1 ? `${m}; with --twin, the twin failing on a configuration (its reason is in the table)` : m] as const),
+          [3, 'a run failed (infrastructure), or a run ended on probes the client could not trust, as `run` exits'],
+          [130, 'interrupted (Ctrl-C, SIGTERM): the resume command is printed'],
+        ]),
+      ),
   handler: async (raw) => {
     // Loaded here, not at start-up: every other verb (and --help) starts without them.
     const { prepareSweep, runSweep } = await import('../../sweep/runSweep.ts');
@@ -81,7 +88,7 @@ export const sweepCommand: VerbFactory = (setExit) => ({
       } else if (c.failed > 0) {
         for (const r of outcome.rows.filter((r) => r.status === 'failed')) process.stderr.write(`fluidcap: ${r.id} failed: ${r.reason}\n`);
         setExit(3);
-      } else if (c.invalid > 0) setExit(1);
+      } else if (c.invalid > 0) setExit(EXIT.infra);
     });
   },
 });
