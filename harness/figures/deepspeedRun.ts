@@ -20,7 +20,7 @@ import { writeJsonFile } from '../runDir/jsonFiles.ts';
 import type { Inventory } from '../provision/inventory.ts';
 import { parsePaperNumbers } from './paperNumbers.ts';
 import { batchRow, deepspeedThroughput, type BatchRequest, type BatchRow } from './deepspeedThroughput.ts';
-import type { FigureArtifacts } from './output.ts';
+import { drawFigure, type FigureArtifacts } from './output.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const PAPER_NUMBERS = join(import.meta.dirname, 'paperNumbers.json');
@@ -135,7 +135,7 @@ export async function runDeepspeedThroughput(o: DeepspeedOptions): Promise<Deeps
     `Reductions: none in the batch list unless given; ${scale !== 1 ? `every modelled duration × ${scale} on the simulated engine` : 'time scale 1'}. Run time here: ${runSeconds.engine.toFixed(0)} s (engine start to release).`,
     'Not a replay of ZeRO-Inference itself: there one generate() call holds the batch on a GPU with weights offloaded; here a serving engine batches streamed requests continuously.',
   ];
-  const artifacts = deepspeedThroughput({ model, rows, timeScale: scale, paperNumbers: fig.numbers, paperName, setup });
+  const artifacts = await drawFigure(deepspeedThroughput({ model, rows, timeScale: scale, paperNumbers: fig.numbers, paperName, setup }));
   for (const f of artifacts.files) writeFileIn(dir, join(dir, f.file), f.text);
   return { dir, status: 'completed', artifacts: [artifacts], runSeconds };
 }

@@ -23,7 +23,7 @@ import type { Inventory } from '../provision/inventory.ts';
 import { UserError, describeValue } from '../util/errors.ts';
 import { parsePaperNumbers } from './paperNumbers.ts';
 import { metronFig6Measured, type Fig6MeasuredCapacity, type Fig6MeasuredSystem } from './metronFig6.ts';
-import type { FigureArtifacts } from './output.ts';
+import { drawFigure, type FigureArtifacts } from './output.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const PAPER_NUMBERS = join(import.meta.dirname, 'paperNumbers.json');
@@ -201,7 +201,7 @@ export async function runFig6Search(o: Fig6SearchOptions): Promise<{ dir: string
     `Run time here: ${SYSTEMS.map((s) => `${s.label} ${total(s.key).toFixed(0)} s`).join(', ')} (what the last invocation ran; a run reused by --resume keeps its time).`,
     `Runs (relative to this directory): ${jobs.map((j) => state.runs[j.key]).join(', ')}.`,
   ];
-  const artifacts = metronFig6Measured({ systems, timeScale: scale, tbtDeadlineS: PAPER_TBT_DEADLINE_S, ttftSlackS: PAPER_TTFT_SLACK_S, paperNumbers: fig.numbers, paperName, setup });
+  const artifacts = await drawFigure(metronFig6Measured({ systems, timeScale: scale, tbtDeadlineS: PAPER_TBT_DEADLINE_S, ttftSlackS: PAPER_TTFT_SLACK_S, paperNumbers: fig.numbers, paperName, setup }));
   for (const f of artifacts.files) writeFileIn(dir, join(dir, f.file), f.text);
   return { dir, status: 'completed', artifacts: [artifacts], runSeconds: state.runSeconds };
 }

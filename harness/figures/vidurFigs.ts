@@ -35,16 +35,33 @@ function groups(rows: readonly RankedRow[]): string[] {
   return keys.sort();
 }
 
-function seriesBy(rows: readonly RankedRow[], point: (r: RankedRow) => [number, number] | null): ChartSeries[] {
-  return groups(rows).map((g, i) => ({
-    name: g,
-    kind: 'points' as const,
-    color: PALETTE[i % PALETTE.length],
-    points: rows.filter((r) => groupOf(r) === g).flatMap((r) => {
-      const p = point(r);
-      return p === null ? [] : [p];
-    }),
-  }));
+// One series per GPU type × scheduler (its colour) and tensor parallelism (its shape), so the chart
+// shows both which hardware and how many GPUs per replica each configuration uses.
+function seriesBy(rows: readonly RankedRow[], point: (r: RankedRow) => [number, number] | null, label?: (r: RankedRow) => string): ChartSeries[] {
+  const tps = [...new Set(rows.map((r) => r.tensorParallel))].sort((a, b) => a - b);
+  return groups(rows).flatMap((g, i) =>
+    tps.map((tp) => {
+      const mine = rows.flatMap((r) => {
+        const p = groupOf(r) === g && r.tensorParallel === tp ? point(r) : null;
+        return p === null ? [] : [{ r, p }];
+      });
+      return {
+        name: `${g} TP${tp}`,
+        legend: g,
+        shape: `TP ${tp}`,
+        kind: 'points' as const,
+        color: PALETTE[i % PALETTE.length],
+        points: mine.map((m) => m.p),
+        ...(label ? { labels: mine.map((m) => label(m.r)) } : {}),
+      };
+    }).filter((s) => s.points.length > 0),
+  );
+}
+
+// The top five and the best of each series are labelled with their rank; ranking.csv names every mark.
+function rankLabel(rows: readonly RankedRow[]): (r: RankedRow) => string {
+  const best = new Set(groups(rows).flatMap((g) => rows.filter((r) => groupOf(r) === g && r.rank !== null).sort((a, b) => a.rank! - b.rank!).slice(0, 1)));
+  return (r) => (r.rank !== null && (r.rank <= 5 || best.has(r)) ? `#${r.rank} TP${r.tensorParallel}` : '');
 }
 
 const valueText = (v: unknown) => (typeof v === 'object' ? JSON.stringify(v) : String(v));
@@ -97,10 +114,12 @@ export function vidurFig5(input: VidurFigureInput): FigureArtifacts {
     xLabel: 'configuration, by rank (1 = most QPS per $/h)',
     yLabel: 'QPS per $/hour',
     xScale: 'linear',
-    series: seriesBy(input.rows, (r) => (r.rank === null || r.qpsPerUsdPerHour === null ? null : [r.rank, r.qpsPerUsdPerHour])),
+    series: seriesBy(input.rows, (r) => (r.rank === null || r.qpsPerUsdPerHour === null ? null : [r.rank, r.qpsPerUsdPerHour]), rankLabel(input.rows)),
     hLines: [],
     vLines: [],
-    description: 'Each mark is one configuration of the matrix (tensor parallelism, scheduler, batch size, chunk size, GPU type) at its capacity on the twin under TTFT P90 < 2 s and TBT P99 < 200 ms; the series are GPU type × scheduler; ranking.csv names every mark.',
+    shapeTitle: 'tensor parallelism',
+    description: 'Each mark is one configuration of the matrix (tensor parallelism, scheduler, batch size, chunk size, GPU type) at its capacity on the twin under TTFT P90 < 2 s and TBT P99 < 200 ms.',
+    howToRead: 'Colour is the GPU type and scheduler, shape the tensor parallelism (GPUs per replica). The five best and the best of each colour are labelled with their rank; ranking.csv names every mark.',
   };
   const ours = vidurOurs(input.rows, input.twinWallS);
   const rows = compareWithPaper(input.paperNumbers, ours, input.paperName);
@@ -130,6 +149,7 @@ export function vidurFig6(input: VidurFigureInput): FigureArtifacts {
     series: seriesBy(input.rows, (r) => (r.rank === null || r.ttftP90S === null ? null : [r.ttftP90S, r.qpsPerUsdPerHour!])),
     hLines: [],
     vLines: [{ x: input.ttftP90MaxS, label: `SLO ${input.ttftP90MaxS} s` }],
+    shapeTitle: 'tensor parallelism',
     description: 'Each mark is one ranked configuration: its QPS per $/hour against the TTFT P90 of its passing probe at capacity on the twin.',
   };
   const tbt: Chart = {
@@ -140,6 +160,7 @@ export function vidurFig6(input: VidurFigureInput): FigureArtifacts {
     series: seriesBy(input.rows, (r) => (r.rank === null || r.tbtP99S === null ? null : [r.tbtP99S * 1000, r.qpsPerUsdPerHour!])),
     hLines: [],
     vLines: [{ x: input.tbtP99MaxS * 1000, label: `SLO ${input.tbtP99MaxS * 1000} ms` }],
+    shapeTitle: 'tensor parallelism',
     description: 'Each mark is one ranked configuration: its QPS per $/hour against the TBT P99 of its passing probe at capacity on the twin.',
   };
   const ours = vidurOurs(input.rows, input.twinWallS);

@@ -10,7 +10,7 @@ import { runTwinSweep } from '../twin/twinSweep.ts';
 import { UserError } from '../util/errors.ts';
 import { parsePaperNumbers } from './paperNumbers.ts';
 import { vidurFig5, vidurFig6 } from './vidurFigs.ts';
-import type { FigureArtifacts } from './output.ts';
+import { drawFigure, type FigureArtifacts } from './output.ts';
 import { makeDirs } from '../util/makeDirs.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
@@ -56,7 +56,7 @@ export async function runVidurFigure(o: VidurFigureOptions): Promise<{ dir: stri
     paperName: `${p.authors.split(',')[0]} et al. ${p.year}`,
     setup,
   };
-  const artifacts = o.name === 'vidur-fig5' ? vidurFig5(input) : vidurFig6(input);
+  const artifacts = await drawFigure(o.name === 'vidur-fig5' ? vidurFig5(input) : vidurFig6(input));
   for (const f of artifacts.files) writeFileIn(dir, join(dir, f.file), f.text);
   const figureS = (performance.now() - t0) / 1000;
   artifacts.summary.push(`figure written in ${figureS.toFixed(1)} s (twin sweep included)`);
