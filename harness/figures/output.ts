@@ -57,11 +57,12 @@ export async function drawFigure(a: FigureArtifacts): Promise<FigureArtifacts> {
   return { ...a, charts, files: [...drawn, ...a.files, { file: FIGURE_PAGE, text: page.html }] };
 }
 
-/** The chart's points, one row per point: series, x, y (the numbers the SVG draws). */
+/** The chart's points, one row per point: series (its colour's legend entry), x, y, and the shape grouping when the chart has one (the numbers the SVG draws). */
 export function chartCsv(chart: Chart): string {
+  const shaped = chart.series.some((s) => s.shape !== undefined);
   return toCsv(
-    ['series', chart.xLabel, chart.yLabel],
-    chart.series.flatMap((s) => s.points.map(([x, y]) => [s.name, x, y])),
+    ['series', chart.xLabel, chart.yLabel, ...(shaped ? [chart.shapeTitle ?? 'shape'] : [])],
+    chart.series.flatMap((s) => s.points.map(([x, y]) => [s.legend ?? s.name, x, y, ...(shaped ? [s.shape ?? null] : [])])),
   );
 }
 

@@ -12,6 +12,7 @@ import { runFigure } from '../../harness/figures/runFigure.ts';
 import { TWIN_SWEEP_FILES } from '../../harness/twin/twinSweep.ts';
 import { UserError } from '../../harness/util/errors.ts';
 import { ROOT } from '../pipeline/support.ts';
+import { svgPoints } from '../support/svgMarks.ts';
 
 function reducedSweep(): { sweep: string; out: string } {
   const dir = mkdtempSync(join(tmpdir(), 'fluidcap-vidur-fig-'));
@@ -36,8 +37,10 @@ test('vidur-fig5: one mark per ranked configuration, ranking.csv in the twin\u20
   assert.is(twin.configurations.filter((c) => c.status === 'infeasible').length, 4);
 
   const svg = readFileSync(join(outcome.dir, 'qps-per-dollar.svg'), 'utf8');
-  assert.is((svg.match(/<circle [^>]*class="series"/g) ?? []).length, 4, 'one mark per ranked configuration');
-  assert.match(svg, /data-series="4"/);
+  assert.is(svgPoints(svg).length, 4, 'one mark per ranked configuration');
+  // Tensor parallelism is drawn (a shape legend) and the best configurations are labelled with their rank.
+  assert.match(svg, /aria-label="Symbol legend titled 'tensor parallelism'/);
+  assert.match(svg, />#1 TP\d+<\/text>/);
 
   const rows = csvRows(readFileSync(join(outcome.dir, 'ranking.csv'), 'utf8'));
   assert.equal(rows.map((r) => [r[0], r[1], r[2]]), ranked.map((c) => ['twin', String(c.rank), c.id]));
@@ -71,7 +74,7 @@ test('vidur-fig6: QPS per $/hour against TTFT P90 and TBT P99 at capacity, with 
   const outcome = await runFigure({ ...base, name: 'vidur-fig6', outDir: f.out, sweepFile: f.sweep });
   for (const [file, bound] of [['qps-per-dollar-vs-ttft', 'SLO 2 s'], ['qps-per-dollar-vs-tbt', 'SLO 200 ms']]) {
     const svg = readFileSync(join(outcome.dir, `${file}.svg`), 'utf8');
-    assert.is((svg.match(/<circle [^>]*class="series"/g) ?? []).length, 4, file);
+    assert.is(svgPoints(svg).length, 4, file);
     assert.ok(svg.includes(bound), `${file}: ${bound}`);
     const points = csvRows(readFileSync(join(outcome.dir, `${file}.csv`), 'utf8'));
     // Every configuration passed its SLO at capacity, so each point sits left of the bound.
