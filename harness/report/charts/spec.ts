@@ -10,7 +10,7 @@ type Json = Record<string, unknown>;
 
 /** One row of the chart's data; `layer` says which mark draws it. */
 interface Row {
-  layer: 'band-x' | 'band-y' | 'vrule' | 'hrule' | 'line' | 'point' | 'density' | 'range' | 'label';
+  layer: 'band' | 'vrule' | 'hrule' | 'line' | 'point' | 'density' | 'range' | 'label';
   series?: string;
   legend?: string;
   x?: number;
@@ -21,7 +21,8 @@ interface Row {
   status?: string;
   hollow?: boolean;
   dashed?: boolean;
-  color?: string;
+  /** A band's index in Chart.bands. */
+  band?: number;
   shape?: string;
   panel?: string;
   /** A label's position: 1 above its point, −1 below. */
@@ -78,10 +79,9 @@ function logFloor(chart: Chart): number | null {
 export function chartRows(chart: Chart): Row[] {
   const floorY = logFloor(chart);
   const rows: Row[] = [];
-  for (const b of chart.bands ?? []) {
-    if (!finite(b.from, b.to)) continue;
-    rows.push(b.axis === 'x' ? { layer: 'band-x', x: b.from, x2: b.to, text: b.label, color: b.color ?? CAPACITY_COLOR } : { layer: 'band-y', y: b.from, y2: b.to, text: b.label, color: b.color ?? CAPACITY_COLOR });
-  }
+  (chart.bands ?? []).forEach((b, band) => {
+    if (finite(b.from, b.to)) rows.push(b.axis === 'x' ? { layer: 'band', band, x: b.from, x2: b.to, text: b.label } : { layer: 'band', band, y: b.from, y2: b.to, text: b.label });
+  });
   for (const l of chart.vLines) if (Number.isFinite(l.x) && (chart.xScale !== 'log' || l.x > 0)) rows.push({ layer: 'vrule', x: l.x, text: l.label });
   for (const l of chart.hLines) if (Number.isFinite(l.y) && (chart.yScale !== 'log' || l.y > 0)) rows.push({ layer: 'hrule', y: l.y, text: l.label });
   for (const s of chart.series) rows.push(...seriesRows(chart, s, floorY));
@@ -112,7 +112,7 @@ export function chartSpec(chart: Chart): Json {
   const legends = unique(chart.series.filter((s) => s.points.length > 0).map((s) => s.legend ?? s.name));
   const colorOf = (name: string) => chart.series.find((s) => (s.legend ?? s.name) === name)!.color;
   const colorScale = { domain: legends, range: legends.map(colorOf) };
-  const color = { field: 'legend', type: 'nominal', scale: colorScale, title: null, legend: legends.length > 1 ? {} : null };
+  const color = { field: 'legend', type: 'nominal', scale: colorScale, title: null, legend: legends.length > 1 ? { symbolOpacity: 1 } : null };
 
   // Shape: the chart's own grouping when it has one, else the point status (only when some point is not measured).
   const shapeGroups = unique(chart.series.flatMap((s) => (s.shape !== undefined && s.points.length ? [s.shape] : [])));
@@ -121,24 +121,29 @@ export function chartSpec(chart: Chart): Json {
   const shape = shapeGroups.length
     ? { field: 'shape', type: 'nominal', scale: { domain: shapeGroups, range: shapeGroups.map((_, i) => SHAPES[i % SHAPES.length]) }, title: chart.shapeTitle ?? null }
     : statuses.length > 1 || (statuses.length === 1 && statuses[0] !== STATUS_MARK.measured.words)
-      ? { field: 'status', type: 'nominal', scale: { domain: statuses, range: statuses.map(statusShape) }, title: 'point', legend: { symbolStrokeColor: '#57606a', symbolFillColor: '#ffffff', columns: 2 } }
+      ? { field: 'status', type: 'nominal', scale: { domain: statuses, range: statuses.map(statusShape) }, title: 'point', legend: { columns: 2, symbolStrokeColor: '#57606a', symbolFillColor: '#ffffff' } }
       : null;
 
   const xScale = { type: chart.xScale === 'log' ? 'log' : 'linear', ...(chart.xScale === 'log' ? {} : { zero: false }), nice: chart.xScale !== 'log' };
   const x = { field: 'x', type: 'quantitative', title: chart.xLabel, scale: xScale, axis: { grid: true, tickCount: faceted ? 4 : 8 } };
   const y = chart.yCategories
     ? { field: 'y', type: 'nominal', title: chart.yLabel || null, sort: chart.yCategories, axis: { labelLimit: 220 } }
-    : { field: 'y', type: 'quantitative', title: chart.yLabel, scale: chart.yScale === 'log' ? { type: 'log' } : { zero: includeZero(chart) }, axis: { grid: true, tickCount: faceted ? 4 : 6 } };
+    : { field: 'y', type: 'quantitative', title: chart.yLabel, scale: chart.yScale === 'log' ? { type: 'log' } : includeZero(chart) ? { zero: true } : { zero: false, padding: 8 }, axis: { grid: true, tickCount: faceted ? 4 : 6 } };
 
   const layers: Json[] = [];
-  if (has('band-x')) {
-    layers.push({ transform: [is('band-x')], mark: { type: 'rect', opacity: 0.14 }, encoding: { x, x2: { field: 'x2' }, color: { field: 'color', type: 'nominal', scale: null } } });
-    layers.push({ transform: [is('band-x')], mark: { type: 'text', align: 'left', baseline: 'bottom', dx: 3, dy: -3, fontSize: 10 }, encoding: { x, y: { value: size.height }, text: { field: 'text' }, color: { field: 'color', type: 'nominal', scale: null } } });
-  }
-  if (has('band-y')) {
-    layers.push({ transform: [is('band-y')], mark: { type: 'rect', opacity: 0.14 }, encoding: { y, y2: { field: 'y2' }, color: { field: 'color', type: 'nominal', scale: null } } });
-    layers.push({ transform: [is('band-y')], mark: { type: 'text', align: 'left', baseline: 'top', dx: 4, dy: 3, fontSize: 10 }, encoding: { x: { value: 0 }, y: { field: 'y2', type: 'quantitative' }, text: { field: 'text' }, color: { field: 'color', type: 'nominal', scale: null } } });
-  }
+  // One layer per band with its colour as a mark property: a colour encoding would join the series' legend.
+  (chart.bands ?? []).forEach((b, i) => {
+    if (!rows.some((r) => r.band === i)) return;
+    const only = { filter: `datum.band === ${i}` };
+    const color = b.color ?? CAPACITY_COLOR;
+    if (b.axis === 'x') {
+      layers.push({ name: `band_${i}`, transform: [only], mark: { type: 'rect', opacity: 0.14, color }, encoding: { x, x2: { field: 'x2' } } });
+      layers.push({ transform: [only], mark: { type: 'text', align: 'left', baseline: 'bottom', dx: 3, dy: -3, fontSize: 10, color }, encoding: { x, y: { value: size.height }, text: { field: 'text' } } });
+    } else {
+      layers.push({ name: `band_${i}`, transform: [only], mark: { type: 'rect', opacity: 0.14, color }, encoding: { y, y2: { field: 'y2' } } });
+      layers.push({ transform: [only], mark: { type: 'text', align: 'left', baseline: 'top', dx: 4, dy: 3, fontSize: 10, color }, encoding: { x: { value: 0 }, y: { field: 'y2', type: 'quantitative' }, text: { field: 'text' } } });
+    }
+  });
   if (has('vrule')) {
     layers.push({ name: 'capacity', transform: [is('vrule')], mark: { type: 'rule', color: CAPACITY_COLOR, strokeDash: [3, 3], strokeWidth: 1.5 }, encoding: { x } });
     layers.push({ transform: [is('vrule')], mark: { type: 'text', align: 'left', baseline: 'top', dx: 4, dy: 4, color: CAPACITY_COLOR, fontSize: 10 }, encoding: { x, y: { value: 0 }, text: { field: 'text' } } });
@@ -170,27 +175,25 @@ export function chartSpec(chart: Chart): Json {
     });
   }
   if (has('point')) {
-    layers.push({
-      name: 'points',
-      // Each mark's accessible label names its series and values ("pass: 42, 0.95 (measured)"): screen readers and tests read it.
-      transform: [is('point'), { calculate: "datum.series + ': ' + datum.x + ', ' + datum.y + ' (' + datum.status + ')'", as: 'description' }],
-      mark: { type: 'point', filled: false, opacity: 1 },
-      encoding: {
-        x,
-        y,
-        color,
-        fill: { condition: { test: 'datum.hollow', value: '#ffffff' }, field: 'legend', type: 'nominal', scale: colorScale, legend: null },
-        ...(shape ? { shape } : {}),
-        description: { field: 'description' },
-      },
-    });
+    // Two layers, filled and hollow, rather than a fill condition: the legends then draw their symbols
+    // (a condition's white would blank the shape legend's symbols).
+    const description = { calculate: "datum.series + ': ' + datum.x + ', ' + datum.y + ' (' + datum.status + ')'", as: 'description' };
+    const encoding = { x, y, color, ...(shape ? { shape } : {}), description: { field: 'description' } };
+    // Each mark's accessible label names its series and values ("pass: 42, 0.95 (measured)"): screen readers and tests read it.
+    layers.push({ name: 'points', transform: [is('point'), { filter: '!datum.hollow' }, description], mark: { type: 'point', filled: true, opacity: 1, strokeWidth: 0 }, encoding });
+    layers.push({ name: 'points_hollow', transform: [is('point'), { filter: 'datum.hollow' }, description], mark: { type: 'point', filled: false, fill: '#ffffff', opacity: 1 }, encoding });
   }
   if (has('label')) {
     layers.push({
       name: 'labels',
-      transform: [is('label'), { filter: 'datum.side !== 0' }, { calculate: 'datum.side > 0 ? -9 : 13', as: 'dy' }],
-      mark: { type: 'text', align: 'center', fontSize: 10, color: '#24292f' },
-      encoding: { x, y, text: { field: 'text' }, yOffset: { field: 'dy', type: 'quantitative', scale: null } },
+      transform: [is('label'), { filter: 'datum.side > 0' }],
+      mark: { type: 'text', align: 'center', baseline: 'bottom', dy: -6, fontSize: 10, color: '#24292f' },
+      encoding: { x, y, text: { field: 'text' } },
+    });
+    layers.push({
+      transform: [is('label'), { filter: 'datum.side < 0' }],
+      mark: { type: 'text', align: 'center', baseline: 'top', dy: 6, fontSize: 10, color: '#24292f' },
+      encoding: { x, y, text: { field: 'text' } },
     });
     layers.push({
       transform: [is('label'), { filter: 'datum.side === 0' }],

@@ -58,10 +58,10 @@ export const CONFIG = {
     direction: 'horizontal',
     // Legends stack under the plot instead of side by side, so a chart keeps the width of its plot.
     layout: { bottom: { anchor: 'start', direction: 'vertical', margin: 6 } },
-    columns: 3,
+    columns: 2,
     labelFontSize: 11,
     labelColor: INK,
-    labelLimit: 200,
+    labelLimit: 400,
     titleFontSize: 11,
     titleColor: MUTED,
     symbolSize: 60,
