@@ -21,8 +21,8 @@ th { background: #f6f8fa; text-align: left; font-weight: 600; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.nowrap { white-space: nowrap; }
 .figures { display: flex; flex-wrap: wrap; gap: 0 2em; }
-figure { margin: 1em 0; flex: 1 1 480px; min-width: 0; max-width: 100%; }
-figure.wide { flex-basis: 100%; }
+figure { margin: 1em 0; flex: 1 1 480px; min-width: 0; max-width: 680px; }
+figure.wide { flex-basis: 100%; max-width: 100%; }
 figure svg { display: block; height: auto; }
 figcaption { font-size: .85em; color: #57606a; max-width: 720px; }
 @media (max-width: 900px) { body { font-size: 14px; } table { font-size: .82em; } th, td { padding: .25em .35em; } }

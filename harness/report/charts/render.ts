@@ -48,9 +48,10 @@ function dress(svg: string, chart: Chart, slug: string, fluid: boolean): string 
   let tag = svg.slice(0, open);
   // Vega declares the xlink namespace whether or not it uses it; an unused one is one more URL in a page that fetches none.
   if (!svg.includes('xlink:')) tag = tag.replace(/\sxmlns:xlink="[^"]*"/, '');
-  const w = /\swidth="([\d.]+)"/.exec(tag)?.[1];
   if (fluid) tag = tag.replace(/\swidth="[\d.]+"/, ' width="100%"').replace(/\sheight="[\d.]+"/, '');
-  tag += ` role="img" aria-label="${escapeXml(chart.title)}" data-chart="${escapeXml(slug)}"${fluid && w ? ` style="max-width:${w}px"` : ''}`;
+  // Small multiples keep at most their drawn size: scaled up, their many small labels would grow past the text around them.
+  const w = /\swidth="([\d.]+)"/.exec(svg.slice(0, open))?.[1];
+  tag += ` role="img" aria-label="${escapeXml(chart.title)}" data-chart="${escapeXml(slug)}"${fluid && chart.panels && w ? ` style="max-width:${w}px"` : ''}`;
   return `${tag}><title>${escapeXml(chart.description)}</title>${svg.slice(open + 1)}`;
 }
 
