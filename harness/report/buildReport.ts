@@ -152,10 +152,11 @@ export function capacityIntervalChart(d: RunReportData): Chart | null {
     yCategories: rows,
     series: series.filter((s) => s.points.length > 0),
     hLines: [],
-    vLines: c.capacityQps > 0 ? [{ x: c.capacityQps, label: `capacity ${fmtNum(c.capacityQps)} QPS` }] : [],
+    // Unlabelled: a label at the top would sit on the interval's own; the caption names the line.
+    vLines: c.capacityQps > 0 ? [{ x: c.capacityQps, label: '' }] : [],
     description: 'The capacity on one rate axis: the estimate with its interval, the bracket of decided probes, the bracket of nearest-rank verdicts and every probe.',
     howToRead:
-      'Read from the bottom up: the probes passed (green) or failed (red) at their rates; the bracket joins the highest pass to the lowest fail above it; the decided bracket does the same with only the probes whose verdict the statistics decided; the interval is where the capacity lies given every request of every probe, with the estimate as a black dot. A wide or open interval means the probes do not pin the capacity down: near the knee a short probe passes or fails by chance.',
+      'Read from the bottom up: the probes passed (green) or failed (red) at their rates; the bracket joins the highest pass to the lowest fail above it; the decided bracket does the same with only the probes whose verdict the statistics decided; the interval is where the capacity lies given every request of every probe, with the estimate as a black dot; the dotted line is the capacity (the highest probe that passed). A wide or open interval means the probes do not pin the capacity down: near the knee a short probe passes or fails by chance.',
   };
 }
 

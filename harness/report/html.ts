@@ -15,7 +15,8 @@ p, li { overflow-wrap: anywhere; }
 code { font: .9em ui-monospace, SFMono-Regular, Menlo, monospace; background: #f6f8fa; padding: .1em .3em; border-radius: 4px; overflow-wrap: anywhere; }
 .table-wrap { max-width: 100%; overflow-x: auto; }
 table { border-collapse: collapse; margin: .8em 0; font-size: .9em; max-width: 100%; }
-th, td { border: 1px solid #d0d7de; padding: .3em .5em; vertical-align: top; overflow-wrap: anywhere; }
+th, td { border: 1px solid #d0d7de; padding: .3em .5em; vertical-align: top; overflow-wrap: break-word; }
+td code { overflow-wrap: anywhere; }
 th { background: #f6f8fa; text-align: left; font-weight: 600; }
 .csv { font-size: .8em; color: #57606a; margin-top: -.4em; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }

@@ -24,7 +24,14 @@ const QUIET = { level: () => QUIET, warn: () => QUIET, info: () => QUIET, debug:
 
 let engines: Promise<{ vega: typeof import('vega'); compile: typeof import('vega-lite').compile }> | null = null;
 function load() {
-  engines ??= Promise.all([import('vega'), import('vega-lite')]).then(([vega, vl]) => ({ vega, compile: vl.compile }));
+  engines ??= Promise.all([import('vega'), import('vega-lite')]).then(([vega, vl]) => {
+    // Without a canvas Vega guesses a text's width as 0.8 em per character, about half again what
+    // the page's sans-serif draws, and lays legends out that much too wide (shrinking the plot).
+    // 0.6 em per character still errs wide, so labels never overlap.
+    const metrics = (vega as unknown as { textMetrics: { width: (item: { fontSize?: number }, text: unknown) => number } }).textMetrics;
+    metrics.width = (item, text) => Math.ceil(0.6 * (text == null ? 0 : String(text).trim().length) * (item.fontSize ?? 11));
+    return { vega, compile: vl.compile };
+  });
   return engines;
 }
 
