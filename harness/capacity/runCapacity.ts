@@ -302,7 +302,7 @@ async function runOpened(opts: RunOptions, opened: OpenedRun, now: () => Date): 
     }
   }
   if (status === 'completed' && capacity) {
-    writeReports(runDir);
+    await writeReports(runDir);
     // One line per finished run in the results folder's index: what the nightly gate compares against.
     indexFinishedRun(dirname(runDir), runDir, log);
   }

@@ -19,7 +19,7 @@ import { writeJsonFile } from '../runDir/jsonFiles.ts';
 import type { Inventory } from '../provision/inventory.ts';
 import { figurePaper, parsePaperNumbers } from './paperNumbers.ts';
 import { batchRow, deepspeedThroughput, type BatchRequest, type BatchRow } from './deepspeedThroughput.ts';
-import type { FigureArtifacts } from './output.ts';
+import { drawFigure, type FigureArtifacts } from './output.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const PAPER_NUMBERS = join(import.meta.dirname, 'paperNumbers.json');
@@ -132,12 +132,12 @@ export async function runDeepspeedThroughput(o: DeepspeedOptions): Promise<Deeps
     `Reductions: none in the batch list unless given; ${scale !== 1 ? `every modelled duration × ${scale} on the simulated engine` : 'time scale 1'}. Run time here: ${runSeconds.engine.toFixed(0)} s (engine start to release).`,
     'Not a replay of ZeRO-Inference itself: there one generate() call holds the batch on a GPU with weights offloaded; here a serving engine batches streamed requests continuously.',
   ];
-  const artifacts = deepspeedThroughput({ model, rows, timeScale: scale, paper: figurePaper(paper, 'deepspeed-throughput', { trace: `fixed ${promptTokens}/${genTokens}`, onHosts }, {
+  const artifacts = await drawFigure(deepspeedThroughput({ model, rows, timeScale: scale, paper: figurePaper(paper, 'deepspeed-throughput', { trace: `fixed ${promptTokens}/${genTokens}`, onHosts }, {
     formulas: 'prefill B·P ÷ prefill latency; decode B·(G − 1) ÷ decode latency; total B·G ÷ (prefill + decode)',
     promptTokens,
     genTokens,
     warmupLoops: 2,
-  }), setup });
+  }), setup }));
   for (const f of artifacts.files) writeFileIn(dir, join(dir, f.file), f.text);
   return { dir, status: 'completed', artifacts: [artifacts], runSeconds };
 }

@@ -23,7 +23,7 @@ import type { Inventory } from '../provision/inventory.ts';
 import { UserError, describeValue } from '../util/errors.ts';
 import { figurePaper, parsePaperNumbers } from './paperNumbers.ts';
 import { metronFig6Measured, type Fig6MeasuredCapacity, type Fig6MeasuredSystem } from './metronFig6.ts';
-import type { FigureArtifacts } from './output.ts';
+import { drawFigure, type FigureArtifacts } from './output.ts';
 import { metronFacts } from './metronFacts.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
@@ -203,7 +203,7 @@ export async function runFig6Search(o: Fig6SearchOptions): Promise<{ dir: string
   const base = parse(readFileSync(join(ROOT, 'recipes', 'papers', `${SYSTEMS[0].recipe}${state.onHosts ? '' : '-sim'}.yaml`), 'utf8')) as { workload?: { lengths?: { preset?: string } } };
   const trace = base.workload?.lengths?.preset ?? 'the recipe\u2019s lengths';
   const figPaper = figurePaper(paper, 'metron-fig6', { trace, onHosts: state.onHosts }, { ...metronFacts(trace), requests: state.requests });
-  const artifacts = metronFig6Measured({ systems, timeScale: scale, tbtDeadlineS: PAPER_TBT_DEADLINE_S, ttftSlackS: PAPER_TTFT_SLACK_S, paper: figPaper, setup });
+  const artifacts = await drawFigure(metronFig6Measured({ systems, timeScale: scale, tbtDeadlineS: PAPER_TBT_DEADLINE_S, ttftSlackS: PAPER_TTFT_SLACK_S, paper: figPaper, setup }));
   for (const f of artifacts.files) writeFileIn(dir, join(dir, f.file), f.text);
   return { dir, status: 'completed', artifacts: [artifacts], runSeconds: state.runSeconds };
 }

@@ -1,7 +1,10 @@
-// What a figure writes: each chart as a standalone SVG file beside the CSV of its points, and the
-// paper's printed values and claims beside ours (claims.csv and the README). Pure: text in, file names and text out.
-import type { Chart } from '../report/doc.ts';
-import { renderSvg } from '../report/svg.ts';
+// What a figure writes: each chart as a standalone SVG file beside the CSV of its points and its
+// Vega-Lite spec, the paper's printed values and claims beside ours (claims.csv and the README), and
+// one HTML page that shows it all. Pure: text in, file names and text out (charts drawn by report/charts/).
+import type { Block, Chart } from '../report/doc.ts';
+import { heading, para, table } from '../report/doc.ts';
+import { renderChart } from '../report/charts/render.ts';
+import { renderPage } from '../report/html.ts';
 import { toCsv } from '../report/csv.ts';
 import type { ClaimRow } from './paperNumbers.ts';
 import { CLAIMS_FILE, claimsCsv, claimsMarkdown, verdictCounts } from './claimsTable.ts';
@@ -12,44 +15,61 @@ export interface FigureFile {
   text: string;
 }
 
-/** Everything one figure produced: its files and a few lines for the terminal. */
+/** Everything one figure produced: its files and a few lines for the terminal. Until `drawFigure`
+ *  has run, `files` holds the data files only and the charts are not yet drawn. */
 export interface FigureArtifacts {
   name: string;
+  title: string;
   files: FigureFile[];
+  charts: { base: string; alt: string; chart: Chart }[];
+  notes: readonly string[];
   summary: string[];
   /** The paper's values and claims judged against ours (what claims.csv holds). */
   claims: ClaimRow[];
 }
 
-// The report styles its charts from the page's CSS; a standalone SVG must carry its own.
-const SVG_STYLE = `<style>
-text { font: 12px system-ui, sans-serif; fill: #24292f; }
-.chart-title { font-size: 14px; font-weight: 600; }
-.tick { fill: #57606a; }
-.axis { font-size: 13px; }
-.grid { stroke: #eaeef2; }
-.frame { fill: none; stroke: #8c959f; }
-.threshold { stroke: #bc4c00; stroke-dasharray: 6 4; stroke-width: 1.5; }
-.capacity { stroke: #8250df; stroke-dasharray: 2 3; stroke-width: 1.5; }
-.mark { fill: #57606a; font-size: 11px; }
-</style>`;
+/** The HTML page of a figure: its charts with their captions, the paper beside ours, and how the numbers were made. */
+export const FIGURE_PAGE = 'index.html';
 
-/** A chart as a standalone SVG document (white background, its own styles). */
-export function svgFile(chart: Chart): string {
-  const svg = renderSvg(chart).replace('width="100%"', 'width="640"');
-  const open = svg.indexOf('>') + 1;
-  return `<?xml version="1.0" encoding="UTF-8"?>\n${svg.slice(0, open)}\n${SVG_STYLE}\n<rect width="100%" height="100%" fill="#ffffff"/>${svg.slice(open)}\n`;
+/**
+ * Draws a figure's charts: each as `<base>.svg` (standalone, its own background and fonts) beside
+ * `<base>.csv` and `<base>.vl.json` (the Vega-Lite spec to restyle it), and the figure's page.
+ */
+export async function drawFigure(a: FigureArtifacts): Promise<FigureArtifacts> {
+  const charts = a.charts.map((c) => ({ ...c, chart: { ...c.chart, file: c.base } }));
+  const drawn: FigureFile[] = [];
+  for (const c of charts) {
+    const r = await renderChart(c.chart, { fluid: false });
+    drawn.push({ file: `${c.base}.svg`, text: r.svg }, { file: `${c.base}.vl.json`, text: JSON.stringify(r.spec, null, 1) + '\n' });
+  }
+  const blocks: Block[] = [
+    heading(1, a.title),
+    ...charts.map((c): Block => ({ kind: 'chart', chart: c.chart })),
+    heading(2, 'The paper\u2019s values and claims beside ours'),
+    para(`${verdictCounts(a.claims)} (${CLAIMS_FILE} has every row).`),
+    table(
+      ['id', 'quantity', 'paper', 'ours', 'verdict', 'why'],
+      a.claims.map((r) => [r.id, r.quantity, r.paper, r.oursText, r.verdict, r.reason]),
+      [false, false, false, false, false, false],
+    ),
+    heading(2, 'How these numbers were made'),
+    { kind: 'list', items: a.notes.map((n) => [n]) },
+    para('Each chart\u2019s points are in its CSV file, and its Vega-Lite spec (data inline) beside it.'),
+  ];
+  const page = await renderPage(blocks, a.title, (slug) => `${slug}.vl.json`);
+  return { ...a, charts, files: [...drawn, ...a.files, { file: FIGURE_PAGE, text: page.html }] };
 }
 
-/** The chart's points, one row per point: series, x, y (the numbers the SVG draws). */
+/** The chart's points, one row per point: series (its colour's legend entry), x, y, and the shape grouping when the chart has one (the numbers the SVG draws). */
 export function chartCsv(chart: Chart): string {
+  const shaped = chart.series.some((s) => s.shape !== undefined);
   return toCsv(
-    ['series', chart.xLabel, chart.yLabel],
-    chart.series.flatMap((s) => s.points.map(([x, y]) => [s.name, x, y])),
+    ['series', chart.xLabel, chart.yLabel, ...(shaped ? [chart.shapeTitle ?? 'shape'] : [])],
+    chart.series.flatMap((s) => s.points.map(([x, y]) => [s.legend ?? s.name, x, y, ...(shaped ? [s.shape ?? null] : [])])),
   );
 }
 
-/** A figure's files: each chart as SVG beside its CSV, the extra tables, the paper beside ours, and a README that shows them. */
+/** A figure's files: each chart's CSV (drawFigure adds the SVGs, specs and page), the extra tables, the paper beside ours, and a README that shows them. */
 export function figureArtifacts(f: {
   name: string;
   title: string;
@@ -61,6 +81,8 @@ export function figureArtifacts(f: {
 }): FigureArtifacts {
   const md = [
     `# ${f.title}`,
+    '',
+    `Open [${FIGURE_PAGE}](${FIGURE_PAGE}) for the charts with their captions.`,
     '',
     ...f.charts.map((c) => `![${c.alt}](${c.base}.svg)`),
     '',
@@ -76,11 +98,11 @@ export function figureArtifacts(f: {
   ].join('\n');
   return {
     name: f.name,
+    title: f.title,
+    charts: f.charts,
+    notes: f.notes,
     files: [
-      ...f.charts.flatMap((c) => [
-        { file: `${c.base}.svg`, text: svgFile(c.chart) },
-        { file: `${c.base}.csv`, text: chartCsv(c.chart) },
-      ]),
+      ...f.charts.map((c) => ({ file: `${c.base}.csv`, text: chartCsv(c.chart) })),
       ...f.tables,
       { file: CLAIMS_FILE, text: claimsCsv(f.claims) },
       { file: 'README.md', text: md },

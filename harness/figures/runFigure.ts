@@ -25,7 +25,7 @@ import { metronFig3, type Fig3System } from './metronFig3.ts';
 import { metronFig6, type Fig6System } from './metronFig6.ts';
 import { computeRequestMetrics } from '../metrics/request.ts';
 import { predictPrefillS } from '../metrics/prefill.ts';
-import type { FigureArtifacts } from './output.ts';
+import { drawFigure, type FigureArtifacts } from './output.ts';
 import { runVidurFigure } from './vidurRun.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
@@ -230,12 +230,12 @@ export async function runFigure(o: FigureOptions): Promise<FigureOutcome> {
       label: sys.label,
       probes: jobs.filter((j) => j.sys === sys).map((j) => ({ rateQps: j.rateQps, metrics: loadMetrics(runOf(j.key)!, PAPER_TBT_DEADLINE_S * scale) })),
     }));
-    const artifacts = metronFig6({ systems, timeScale: scale, tbtDeadlineS: PAPER_TBT_DEADLINE_S, ttftSlackS: PAPER_TTFT_SLACK_S, paper: figPaper, setup });
+    const artifacts = await drawFigure(metronFig6({ systems, timeScale: scale, tbtDeadlineS: PAPER_TBT_DEADLINE_S, ttftSlackS: PAPER_TTFT_SLACK_S, paper: figPaper, setup }));
     for (const f of artifacts.files) writeFileIn(dir, join(dir, f.file), f.text);
     return { dir, status: 'completed', artifacts: [artifacts], runSeconds: state.runSeconds };
   }
   const probes = SYSTEMS.map((sys) => loadSystem(sys, runOf(sys.key)!, state));
-  const artifacts =
+  const artifacts = await drawFigure(
     state.name === 'metron-fig5d'
       ? metronFig5d({
           systems: probes.map((p) => p.fig5d),
@@ -246,7 +246,8 @@ export async function runFigure(o: FigureOptions): Promise<FigureOutcome> {
           paper: figPaper,
           setup,
         })
-      : metronFig3({ systems: probes.map((p) => p.fig3), timeScale: scale, paper: figPaper, setup });
+      : metronFig3({ systems: probes.map((p) => p.fig3), timeScale: scale, paper: figPaper, setup }),
+  );
   for (const f of artifacts.files) writeFileIn(dir, join(dir, f.file), f.text);
   return { dir, status: 'completed', artifacts: [artifacts], runSeconds: state.runSeconds };
 }

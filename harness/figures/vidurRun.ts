@@ -14,7 +14,7 @@ import { runTwinSweep, type TwinSweepOutcome } from '../twin/twinSweep.ts';
 import { UserError } from '../util/errors.ts';
 import { figurePaper, parsePaperNumbers } from './paperNumbers.ts';
 import { vidurFig5, vidurFig6 } from './vidurFigs.ts';
-import type { FigureArtifacts } from './output.ts';
+import { drawFigure, type FigureArtifacts } from './output.ts';
 import { makeDirs } from '../util/makeDirs.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
@@ -88,10 +88,10 @@ export async function runVidurFigure(o: VidurFigureOptions): Promise<{ dir: stri
       searchSpace,
       pricePer: 'capacity ÷ hourly rent of one replica\u2019s GPUs (gpu-profiles prices)',
     });
-    artifacts = vidurFig5({ rows: first.rows, ttftP90MaxS: slo.ttft.maxS, tbtP99MaxS: slo.tbt.maxS, twinWallS, paper, setup });
+    artifacts = await drawFigure(vidurFig5({ rows: first.rows, ttftP90MaxS: slo.ttft.maxS, tbtP99MaxS: slo.tbt.maxS, twinWallS, paper, setup }));
   } else {
     const paper = figurePaper(data, 'vidur-fig6', { trace: traces.join(', '), onHosts: false }, { traces: traces.join(', ') });
-    artifacts = vidurFig6({ traces: sweeps.map((s) => ({ trace: s.trace, rows: s.twin.rows, twinWallS: s.twin.wallS })), paper, setup });
+    artifacts = await drawFigure(vidurFig6({ traces: sweeps.map((s) => ({ trace: s.trace, rows: s.twin.rows, twinWallS: s.twin.wallS })), paper, setup }));
   }
   for (const f of artifacts.files) writeFileIn(dir, join(dir, f.file), f.text);
   const figureS = (performance.now() - t0) / 1000;

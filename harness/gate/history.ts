@@ -2,10 +2,10 @@
 // configuration, days on the x axis) and a markdown table. Runs whose search did not converge are
 // listed with their outcome but left off the chart, as the gate leaves them out. Pure.
 import type { Chart, ChartSeries } from '../report/doc.ts';
-import { renderSvg } from '../report/svg.ts';
+import { renderChart } from '../report/charts/render.ts';
+import { PALETTE } from '../report/charts/style.ts';
 import type { IndexEntry } from '../runDir/resultsIndex.ts';
 
-const PALETTE = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#17becf', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22'];
 const MEASURED = new Set(['converged', 'below-min', 'at-least-max']);
 const DAY_MS = 86_400_000;
 
@@ -31,7 +31,7 @@ export function historyChart(entries: IndexEntry[]): Chart {
       .filter(drawable)
       .map((e) => [e.startedAt ? (Date.parse(e.startedAt) - t0) / DAY_MS : NaN, e.capacityQps] as [number, number])
       .filter(([x]) => Number.isFinite(x));
-    if (points.length) series.push({ name: config, kind: 'line', color: PALETTE[i++ % PALETTE.length], points });
+    if (points.length) series.push({ name: config, kind: 'line', dots: true, color: PALETTE[i++ % PALETTE.length], points });
   }
   return {
     title: 'Capacity per configuration across nights',
@@ -42,12 +42,13 @@ export function historyChart(entries: IndexEntry[]): Chart {
     hLines: [],
     vLines: [],
     description: `Capacity of ${series.length} configuration(s) over ${entries.length} run(s) of the results index.`,
+    howToRead: 'One line per configuration, one point per night whose search converged (runs that did not are listed in the table, not drawn); a step down is a candidate regression that the gate judges with the runs\u2019 intervals.',
   };
 }
 
-/** The chart as a standalone SVG file. */
-export function historySvg(entries: IndexEntry[]): string {
-  return `<?xml version="1.0" encoding="UTF-8"?>\n${renderSvg(historyChart(entries))}\n`;
+/** The chart as a standalone SVG file (it carries its own background, fonts and colours). */
+export async function historySvg(entries: IndexEntry[]): Promise<string> {
+  return (await renderChart(historyChart(entries), { fluid: false })).svg;
 }
 
 const qps = (x: number | null) => (x === null ? '—' : `${+x.toPrecision(4)}`);

@@ -10,12 +10,13 @@ import { NONE, fmtChange, fmtNum, fmtPct, fmtSci, fmtSeconds, fmtUsd } from './f
 import { predictPrefillS } from '../metrics/prefill.ts';
 import type { Slo } from '../metrics/slo.ts';
 import { RUN_FILES } from '../runDir/layout.ts';
-import { aroundCapacitySection, engineOverTimeCharts, latencySection, tokenAccountingSection } from './loadSections.ts';
+import { aroundCapacitySection, engineOverTimeCharts, latencySection, probeStatus, tokenAccountingSection } from './loadSections.ts';
+import { CAPACITY_COLOR, PALETTE, VERDICT_COLOR } from './charts/style.ts';
 
-const PASS = '#1a7f37';
-const FAIL = '#cf222e';
-const INVALID = '#8c959f';
-const LINE = '#0969da';
+const PASS = VERDICT_COLOR.pass;
+const FAIL = VERDICT_COLOR.fail;
+const INVALID = VERDICT_COLOR.invalid;
+const LINE = PALETTE[0];
 
 /** The whole report, in reading order. */
 export function buildReport(data: RunReportData): Block[] {
@@ -88,7 +89,76 @@ function headline(d: RunReportData): Block[] {
   if (ends) out.push(para(ends));
   if (c.reason || c.outcome) out.push(para('Outcome', c.outcome ? ` (${c.outcome})` : '', `: ${c.reason ?? NONE}.`));
   for (const r of c.rehearsals) out.push(para(...rehearsalWords(r)));
+  const chart = capacityIntervalChart(d);
+  if (chart) out.push({ kind: 'chart', chart });
   return out;
+}
+
+/**
+ * What the run knows about the capacity, on one rate axis: every probe (by verdict), the bracket of
+ * nearest-rank verdicts, the bracket of decided probes only, and the interval of the estimate with
+ * the estimate marked (for all SLO entries together and, when there are several, each on its own).
+ */
+export function capacityIntervalChart(d: RunReportData): Chart | null {
+  const c = d.capacity;
+  const rows: string[] = [];
+  const series: Chart['series'] = [];
+  const row = (name: string) => rows.push(name) - 1;
+  const valid = d.probes.filter((p) => p.qps > 0);
+  if (valid.length === 0) return null;
+  const rates = valid.map((p) => p.qps);
+  const lo = Math.min(...rates);
+  const hi = Math.max(...rates);
+  // An open end is drawn to the edge of the probed range.
+  const end = (v: number | null, open: number) => v ?? open;
+  const range = (name: string, color: string, y: number, a: number, b: number, label: string) => series.push({ name, kind: 'range', color, points: [[a, y]], x2: [b], labels: [label] });
+
+  const iv = c.interval;
+  if (iv) {
+    const y = row(`${Math.round(iv.level * 100)}% interval`);
+    range(`${Math.round(iv.level * 100)}% interval of the estimate`, CAPACITY_COLOR, y, end(iv.loQps, lo), end(iv.hiQps, hi), `${iv.loQps === null ? 'open' : fmtNum(iv.loQps)}–${iv.hiQps === null ? 'open' : fmtNum(iv.hiQps)}`);
+    if (iv.estimateQps !== null) series.push({ name: 'estimate', kind: 'points', color: '#24292f', points: [[iv.estimateQps, y]] });
+    for (const e of iv.perSlo && iv.perSlo.length > 1 ? iv.perSlo : []) {
+      const ye = row(`interval, ${e.name} alone`);
+      range(`${Math.round(iv.level * 100)}% interval of the estimate`, CAPACITY_COLOR, ye, end(e.loQps, lo), end(e.hiQps, hi), `${e.loQps === null ? 'open' : fmtNum(e.loQps)}–${e.hiQps === null ? 'open' : fmtNum(e.hiQps)}`);
+      if (e.estimateQps !== null) series.push({ name: 'estimate', kind: 'points', color: '#24292f', points: [[e.estimateQps, ye]] });
+    }
+  }
+  const db = c.decidedBracket;
+  if (db && (db.passQps !== null || db.failQps !== null)) {
+    const y = row('decided bracket');
+    range('decided bracket (decided pass – decided fail)', '#57606a', y, end(db.passQps, lo), end(db.failQps, hi), `${db.passQps === null ? 'no decided pass' : fmtNum(db.passQps)}–${db.failQps === null ? 'no decided fail' : fmtNum(db.failQps)}`);
+  }
+  const { passQps, failQps } = c.bracket;
+  if (passQps !== null || failQps !== null) {
+    const y = row('bracket');
+    range('bracket (highest pass – lowest fail)', '#afb8c1', y, end(passQps, lo), end(failQps, hi), `${passQps === null ? '—' : fmtNum(passQps)}–${failQps === null ? '—' : fmtNum(failQps)}`);
+  }
+  const yp = row('probes');
+  const byVerdict = (name: string, color: string, pick: (p: ReportProbe) => boolean): Chart['series'][number] => {
+    const ps = valid.filter(pick);
+    return { name, kind: 'points', color, points: ps.map((p) => [p.qps, yp] as [number, number]), status: ps.map(probeStatus) };
+  };
+  series.push(
+    byVerdict('pass', PASS, (p) => p.valid !== false && p.passed === true),
+    byVerdict('fail', FAIL, (p) => p.valid !== false && p.passed === false),
+    byVerdict('invalid', INVALID, (p) => p.valid === false),
+  );
+  return {
+    title: 'What this run knows about its capacity',
+    file: 'capacity-interval',
+    xLabel: 'request rate (QPS)',
+    yLabel: '',
+    xScale: hi / lo >= 8 ? 'log' : 'linear',
+    yCategories: rows,
+    series: series.filter((s) => s.points.length > 0),
+    hLines: [],
+    // Unlabelled: a label at the top would sit on the interval's own; the caption names the line.
+    vLines: c.capacityQps > 0 ? [{ x: c.capacityQps, label: '' }] : [],
+    description: 'The capacity on one rate axis: the estimate with its interval, the bracket of decided probes, the bracket of nearest-rank verdicts and every probe.',
+    howToRead:
+      'Read from the bottom up: the probes passed (green) or failed (red) at their rates; the bracket joins the highest pass to the lowest fail above it; the decided bracket does the same with only the probes whose verdict the statistics decided; the interval is where the capacity lies given every request of every probe, with the estimate as a black dot; the dotted line is the capacity (the highest probe that passed). A wide or open interval means the probes do not pin the capacity down: near the knee a short probe passes or fails by chance.',
+  };
 }
 
 // What `run --rehearse` proposed on the twin, and how far the real search moved from it.
@@ -185,58 +255,48 @@ function probeSection(d: RunReportData): Block[] {
   const label = headlineSloLabel(slo);
   const stopped = d.probes.filter((p) => p.earlyStop);
   const noteOf = (p: ReportProbe) => stopped.indexOf(p) + 1;
+  const verdictCell = (p: ReportProbe) => (p.earlyStop ? `${verdictOf(p)} [${noteOf(p)}]` : verdictOf(p));
+  // Two narrow tables instead of one wide one, so both fit a page 800 px wide: the verdicts first,
+  // then each probe's latencies; the CSV keeps every column in one file.
   const rows: Inline[][] = d.probes.map((p) => [
     String(p.index),
     fmtNum(p.qps),
-    verdictOf(p),
+    verdictCell(p),
     p.statistics ? shortDecision(p.statistics) : NONE,
-    p.valid === null ? NONE : p.valid ? 'yes' : 'no',
     p.requests === null ? NONE : `${p.requests}${p.planned ? ` / ${p.planned}` : ''}`,
     fmtSeconds(p.durationS),
-    p.earlyStop ? `${earlyStopShort(p.earlyStop)} [${noteOf(p)}]` : '',
     fmtSloValue(slo, p.sloValue),
     fmtNum(p.goodputQps, 3),
-    fmtNum(p.throughputQps, 3),
-    fmtSeconds(p.ttftP50S),
-    fmtSeconds(p.ttftP99S),
-    fmtSeconds(p.tbtP99S),
-    fmtNum(p.fluidityP99, 3),
-    fmtNum(p.fluidityP50, 3),
-    fmtSeconds(p.clientErrorS),
   ]);
-  const columns = [
-    '#',
-    'rate (QPS)',
-    'verdict',
-    'statistical decision',
-    'valid',
-    'requests (evaluated / planned)',
-    'duration',
-    'early stop',
-    `SLO value (${label})`,
-    'goodput (QPS)',
-    'throughput (QPS)',
-    'TTFT p50',
-    'TTFT p99',
-    'TBT p99',
-    'fluidity P99',
-    'fluidity P50',
-    'client error',
-  ];
-  const numeric = columns.map((_, i) => ![2, 3, 4, 7].includes(i));
+  const columns = ['#', 'rate (QPS)', 'verdict', 'statistical decision', 'requests (evaluated / planned)', 'duration', `SLO value (${label})`, 'goodput (QPS)'];
+  const numeric = columns.map((_, i) => ![2, 3].includes(i));
   const out: Block[] = [heading(2, 'Probes')];
   if (rows.length === 0) return [...out, para('No probe finished.')];
-  const probeTable = table(columns, rows, numeric, {
+  out.push(
+    table(columns, rows, numeric, {
       name: 'probes',
       columns: ['probe', 'rateQps', 'verdict', 'decision', 'decisionConfidence', 'valid', 'requests', 'planned', 'durationS', 'earlyStop', 'sloValue', 'goodputQps', 'throughputQps', 'ttftP50S', 'ttftP99S', 'tbtP50S', 'tbtP99S', 'fluidityP99', 'fluidityP50', 'clientErrorS', 'invalidReason', 'clientErrorEffect'],
       rows: d.probes.map((p) => [p.index, p.qps, verdictOf(p), p.statistics?.decision ?? null, p.statistics?.confidence ?? null, p.valid, p.requests, p.planned, p.durationS, p.earlyStop, p.sloValue, p.goodputQps, p.throughputQps, p.ttftP50S, p.ttftP99S, p.tbtP50S, p.tbtP99S, p.fluidityP99, p.fluidityP50, p.clientErrorS, p.valid === false ? p.invalidReason : null, p.clientErrorNote]),
-    });
-  // The verdict and the short early-stop text stay on one line so every row is one line tall.
-  out.push({ ...probeTable, nowrap: columns.map((_, i) => i === 2 || i === 3 || i === 7) } as Block);
+    }),
+  );
   if (stopped.length > 0) {
-    out.push(para('Stopped early, in full (the numbers in brackets refer to the table):'));
+    out.push(para('Stopped early (the numbers in brackets refer to the table):'));
     out.push({ kind: 'list', items: stopped.map((p) => [`[${noteOf(p)}] probe ${p.index} at ${fmtNum(p.qps)} QPS: ${p.earlyStop}`]) });
   }
+  out.push(heading(3, 'Latency and timing of each probe'));
+  out.push(
+    table(
+      ['#', 'rate (QPS)', 'TTFT p50', 'TTFT p99', 'TBT p99', 'fluidity P99', 'fluidity P50', 'throughput (QPS)', 'client error'],
+      d.probes.map((p) => [String(p.index), fmtNum(p.qps), fmtSeconds(p.ttftP50S), fmtSeconds(p.ttftP99S), fmtSeconds(p.tbtP99S), fmtNum(p.fluidityP99, 3), fmtNum(p.fluidityP50, 3), fmtNum(p.throughputQps, 3), fmtSeconds(p.clientErrorS)]),
+      undefined,
+      {
+        name: 'probeLatency',
+        columns: ['probe', 'rateQps', 'ttftP50S', 'ttftP99S', 'tbtP99S', 'fluidityP99', 'fluidityP50', 'throughputQps', 'clientErrorS'],
+        rows: d.probes.map((p) => [p.index, p.qps, p.ttftP50S, p.ttftP99S, p.tbtP99S, p.fluidityP99, p.fluidityP50, p.throughputQps, p.clientErrorS]),
+      },
+    ),
+  );
+  if (stopped.length > 0) out.push(para('A probe stopped early was cancelled once its fail was sure: its latencies count only the requests that finished before, and its fluidity counts the cancelled ones as 0.'));
   out.push(
     para(
       'Fluidity percentiles are counted from the top: fluidity P99 is the fluidity that 99% of requests reach or exceed (the worst 1% fall below it). ',
@@ -244,6 +304,8 @@ function probeSection(d: RunReportData): Block[] {
       'Client error is the load generator’s own timing error (receive − emit p99, or dispatch lag); when it exceeds its tolerance, a verdict stands only if it is the same with every deadline moved against it by that error (a pass with them tightened, a fail with them loosened), else the probe is invalid and its verdict is not used.',
     ),
   );
+  const path = searchPathChart(d);
+  if (path) out.push({ kind: 'chart', chart: path });
   const chart = sloChart(d, label);
   if (chart) out.push({ kind: 'chart', chart });
   for (const p of d.probes) {
@@ -253,28 +315,77 @@ function probeSection(d: RunReportData): Block[] {
   return out;
 }
 
-// SLO value against rate: pass, fail and invalid probes, the threshold, and the capacity marked.
-function sloChart(d: RunReportData, label: string): Chart | null {
+// SLO value against rate: pass, fail and invalid probes, the threshold, and the capacity marked. A
+// probe stopped early has no full measurement (its SLO value counts the cancelled requests at their
+// worst), so it is drawn on the threshold it failed, as a hollow triangle, not at its value.
+export function sloChart(d: RunReportData, label: string): Chart | null {
   const slo = d.capacity.slo;
-  const withValue = d.probes.flatMap((p) => (p.sloValue !== null && Number.isFinite(p.sloValue) ? [{ p, value: p.sloValue }] : []));
-  if (withValue.length === 0) return null;
-  const point = ({ p, value }: { p: ReportProbe; value: number }): [number, number] => [p.qps, value];
-  const kind = ({ p }: { p: ReportProbe }) => verdictOf(p);
-  const rates = withValue.map(({ p }) => p.qps);
   const threshold = slo.fluidity ? slo.fluidity.minFluidity : Object.values(slo).find((s) => s && 'maxS' in s)?.maxS;
+  const drawn = d.probes.flatMap((p) => {
+    if (p.earlyStop && threshold !== undefined) return [{ p, value: threshold }];
+    return p.sloValue !== null && Number.isFinite(p.sloValue) ? [{ p, value: p.sloValue }] : [];
+  });
+  if (drawn.length === 0) return null;
+  const rates = drawn.map(({ p }) => p.qps);
+  const group = (name: string, color: string, pick: (p: ReportProbe) => boolean): Chart['series'][number] => {
+    const ps = drawn.filter(({ p }) => pick(p));
+    return { name, kind: 'points', color, points: ps.map(({ p, value }) => [p.qps, value]), status: ps.map(({ p }) => probeStatus(p)), labels: ps.map(({ p }) => `#${p.index}`) };
+  };
+  const cap = d.capacity.capacityQps;
   return {
     title: `${label} by request rate`,
     xLabel: 'request rate (QPS)',
     yLabel: slo.fluidity ? label : `${label} (s)`,
     xScale: Math.max(...rates) / Math.min(...rates) >= 8 ? 'log' : 'linear',
     series: [
-      { name: 'pass', kind: 'points', color: PASS, points: withValue.filter((p) => kind(p) === 'pass').map(point) },
-      { name: 'fail', kind: 'points', color: FAIL, points: withValue.filter((p) => kind(p).startsWith('fail')).map(point) },
-      { name: 'invalid', kind: 'points', color: INVALID, points: withValue.filter((p) => kind(p) === 'invalid').map(point) },
-    ].filter((s) => s.points.length > 0) as Chart['series'],
+      group('pass', PASS, (p) => p.valid !== false && p.passed === true),
+      group('fail', FAIL, (p) => p.valid !== false && p.passed === false),
+      group('invalid', INVALID, (p) => p.valid === false),
+    ].filter((s) => s.points.length > 0),
     hLines: threshold !== undefined ? [{ y: threshold, label: `SLO ${slo.fluidity ? '≥' : '≤'} ${fmtNum(threshold)}` }] : [],
-    vLines: d.capacity.capacityQps > 0 ? [{ x: d.capacity.capacityQps, label: `capacity ${fmtNum(d.capacity.capacityQps)} QPS` }] : [],
-    description: `Each probe's ${label} against its request rate; green passed, red failed, grey invalid; the horizontal line is the SLO threshold and the vertical line the capacity.`,
+    vLines: cap > 0 ? [{ x: cap, label: `capacity ${fmtNum(cap)} QPS` }] : [],
+    bands: intervalBand(d, 'x'),
+    description: `Each probe's ${label} against its request rate, labelled with its probe number; green passed, red failed, grey invalid.`,
+    howToRead: `The dashed line is the SLO threshold and the dotted one the capacity${d.capacity.interval ? '; the shaded band is the 95% interval of the estimate' : ''}. A hollow triangle is a probe stopped early: it was cancelled once its fail was sure, so it has no full measurement and is drawn on the threshold it failed, not at its value. A hollow diamond is a verdict the statistics did not decide.`,
+  };
+}
+
+/** The capacity interval as a band along `axis` (none when the run has no interval or both ends are open). */
+export function intervalBand(d: RunReportData, axis: 'x' | 'y'): NonNullable<Chart['bands']> {
+  const iv = d.capacity.interval;
+  if (!iv || (iv.loQps === null && iv.hiQps === null)) return [];
+  const rates = d.probes.map((p) => p.qps).filter((q) => q > 0);
+  const from = iv.loQps ?? Math.min(...rates);
+  const to = iv.hiQps ?? Math.max(...rates);
+  return [{ axis, from, to, label: `${Math.round(iv.level * 100)}% interval`, color: CAPACITY_COLOR }];
+}
+
+/** The search's path: each probe's rate in the order it ran, by verdict, with the interval it narrowed down. */
+export function searchPathChart(d: RunReportData): Chart | null {
+  const probes = [...d.probes].sort((a, b) => a.index - b.index);
+  if (probes.length < 2) return null;
+  const group = (name: string, color: string, pick: (p: ReportProbe) => boolean): Chart['series'][number] => {
+    const ps = probes.filter(pick);
+    return { name, kind: 'points', color, points: ps.map((p) => [p.index, p.qps]), status: ps.map(probeStatus), labels: ps.map((p) => fmtNum(p.qps)) };
+  };
+  const iv = d.capacity.interval;
+  return {
+    title: 'The search, probe by probe',
+    file: 'search-path',
+    xLabel: 'probe (in the order run)',
+    yLabel: 'request rate (QPS)',
+    xScale: 'linear',
+    series: [
+      { name: 'order', legend: 'order of the probes', kind: 'line' as const, color: '#afb8c1', points: probes.map((p): [number, number] => [p.index, p.qps]) },
+      group('pass', PASS, (p) => p.valid !== false && p.passed === true),
+      group('fail', FAIL, (p) => p.valid !== false && p.passed === false),
+      group('invalid', INVALID, (p) => p.valid === false),
+    ].filter((s) => s.points.length > 0),
+    hLines: iv?.estimateQps != null ? [{ y: iv.estimateQps, label: `estimate ${fmtNum(iv.estimateQps)} QPS` }] : [],
+    vLines: [],
+    bands: intervalBand(d, 'y'),
+    description: 'The rate of each probe in the order the search ran them, coloured by verdict and labelled with the rate.',
+    howToRead: `The search doubles the rate until a probe fails, then probes between the highest pass and the lowest fail${iv ? ', placing probes where they narrow the shaded 95% interval most' : ''}. Hollow marks are probes whose verdict is weaker than a measurement: stopped early (triangle), invalid (cross) or undecided (diamond).`,
   };
 }
 
@@ -300,18 +411,29 @@ function perSloSection(d: RunReportData): Block[] {
       rows: per.map((p) => [p.name, p.source, p.capacityQps, p.bracket.passQps, p.bracket.failQps, p.outcome, p.reason, p.probesUsed.join(' ')]),
     }),
   );
+  const names = per.map((p) => p.name);
   const chart: Chart = {
-    title: 'Capacity per SLO definition',
-    xLabel: `SLO definition (${per.map((p, i) => `${i + 1} ${p.name}`).join(', ')})`,
-    yLabel: 'request rate (QPS)',
+    title: 'Capacity per SLO definition, measured',
+    file: 'capacity-per-slo-measured',
+    xLabel: 'request rate (QPS)',
+    yLabel: '',
     xScale: 'linear',
+    yCategories: names,
     series: [
-      { name: 'highest pass (capacity)', kind: 'points', color: PASS, points: per.flatMap((p, i) => (p.bracket.passQps === null ? [] : [[i + 1, p.bracket.passQps] as [number, number]])) },
-      { name: 'lowest fail', kind: 'points', color: FAIL, points: per.flatMap((p, i) => (p.bracket.failQps === null ? [] : [[i + 1, p.bracket.failQps] as [number, number]])) },
+      {
+        name: 'bracket (highest pass – lowest fail)',
+        kind: 'range',
+        color: '#afb8c1',
+        points: per.flatMap((p, i) => (p.bracket.passQps !== null && p.bracket.failQps !== null ? [[p.bracket.passQps, i] as [number, number]] : [])),
+        x2: per.flatMap((p) => (p.bracket.passQps !== null && p.bracket.failQps !== null ? [p.bracket.failQps] : [])),
+      },
+      { name: 'highest pass (capacity)', kind: 'points', color: PASS, points: per.flatMap((p, i) => (p.bracket.passQps === null ? [] : [[p.bracket.passQps, i] as [number, number]])), labels: per.flatMap((p) => (p.bracket.passQps === null ? [] : [capText(p)])) },
+      { name: 'lowest fail', kind: 'points', color: FAIL, points: per.flatMap((p, i) => (p.bracket.failQps === null ? [] : [[p.bracket.failQps, i] as [number, number]])) },
     ].filter((s) => s.points.length > 0) as Chart['series'],
-    hLines: d.capacity.capacityQps > 0 ? [{ y: d.capacity.capacityQps, label: `all together ${fmtNum(d.capacity.capacityQps)} QPS` }] : [],
-    vLines: [],
-    description: `Each SLO definition's own bracket: its highest passing rate (its capacity, green) and lowest failing rate (red); the horizontal line is the capacity under all of them together (the run's headline).`,
+    hLines: [],
+    vLines: d.capacity.capacityQps > 0 ? [{ x: d.capacity.capacityQps, label: `all together ${fmtNum(d.capacity.capacityQps)} QPS` }] : [],
+    description: "Each SLO definition's own bracket: its highest passing rate (its capacity, green) and lowest failing rate (red).",
+    howToRead: 'The dotted line is the capacity under all definitions together (the run\u2019s headline); the definition whose bracket sits lowest is the one that limits it.',
   };
   out.push({ kind: 'chart', chart });
   out.push(
@@ -361,6 +483,7 @@ function baselineSection(d: RunReportData): Block[] {
       rows: csvRows,
     }),
   );
+  out.push({ kind: 'chart', chart: baselineChart(d, caps, valid) });
   out.push(
     para(
       'Each baseline capacity is the highest probed rate that passed that definition, with every lower probed rate passing too. ',
@@ -368,6 +491,48 @@ function baselineSection(d: RunReportData): Block[] {
     ),
   );
   return out;
+}
+
+/** Capacity under the recipe's SLO and under each baseline definition, as bars on one rate axis. */
+export function baselineChart(d: RunReportData, caps: Record<string, number | null>, valid: ReportProbe[]): Chart {
+  const names = ['recipe SLO', ...Object.keys(caps)];
+  const maxRate = valid.length ? Math.max(...valid.map((p) => p.qps)) : null;
+  const minRate = valid.length ? Math.min(...valid.map((p) => p.qps)) : null;
+  const bars: [number, number][] = [];
+  const ends: number[] = [];
+  const labels: string[] = [];
+  const none: [number, number][] = [];
+  const noneLabels: string[] = [];
+  names.forEach((name, i) => {
+    const cap = i === 0 ? d.capacity.capacityQps : caps[name];
+    if (cap === null || cap === undefined || cap <= 0) {
+      // Failed at every probed rate (or unmeasured): no bar, a word at the lowest rate.
+      if (minRate !== null) {
+        none.push([minRate, i]);
+        noneLabels.push(unmeasuredNote(d, name) ? 'not measured' : `< ${fmtNum(minRate)}`);
+      }
+      return;
+    }
+    bars.push([0, i]);
+    ends.push(cap);
+    labels.push(`${maxRate !== null && cap >= maxRate ? '≥ ' : ''}${fmtNum(cap)}`);
+  });
+  return {
+    title: 'Capacity under each SLO definition',
+    file: 'capacity-by-slo',
+    xLabel: 'capacity (QPS)',
+    yLabel: '',
+    xScale: 'linear',
+    yCategories: names,
+    series: [
+      { name: 'capacity', kind: 'range', color: PALETTE[0], points: bars, x2: ends, labels },
+      ...(none.length ? [{ name: 'failed at every probed rate, or not measured', kind: 'points' as const, color: INVALID, points: none, status: none.map(() => 'invalid' as const), labels: noneLabels }] : []),
+    ],
+    hLines: [],
+    vLines: [],
+    description: 'The capacity the same probes give under the recipe\u2019s SLO and under each baseline definition (Metron Fig. 6).',
+    howToRead: '“≥” marks a definition that still held at the highest rate probed: its true capacity may be higher. The probes were placed for the recipe\u2019s SLO, so a baseline capacity is only as fine as the probed rates.',
+  };
 }
 
 // The baseline's SLO text as the probes judged it (summary.json keeps each result's source).

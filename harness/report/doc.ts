@@ -9,27 +9,74 @@ import type { ReportCsvName } from '../runDir/layout.ts';
  */
 export type Inline = string | { strong: string } | { code: string } | { link: string; href: string };
 
-/** One point series of a chart, in data units. */
+/**
+ * How a point's value should be read: `measured` (a filled mark), or a probe whose number is not a
+ * measurement of the rate's behaviour: `early-stopped` (the probe was cancelled once its verdict was
+ * sure, so its latencies count only the requests that survived, and its SLO value counts the
+ * cancelled ones at their worst), `invalid` (the client's own timing error was too large to trust),
+ * `undecided` (a verdict the statistics did not decide). Each has its own shape in every chart.
+ */
+export type PointStatus = 'measured' | 'early-stopped' | 'invalid' | 'undecided';
+
+/** One series of a chart, in data units. */
 export interface ChartSeries {
   name: string;
-  kind: 'points' | 'line';
+  /** `density`: the points are binned on both axes and drawn as a heat map (for thousands of points);
+   *  `range`: each point draws a horizontal segment from x to `x2` at y (an interval). */
+  kind: 'points' | 'line' | 'density' | 'range';
   color: string;
   /** A line that also marks each point (a measured value, not an interpolation). */
   dots?: boolean;
+  /** A dashed line (a model or bound rather than a measurement). */
+  dashed?: boolean;
   points: [x: number, y: number][];
+  /** Per point: how its value should be read (default measured). */
+  status?: PointStatus[];
+  /** Per point: a short label drawn beside it ('' or absent: none). */
+  labels?: string[];
+  /** Per point of a `range` series: the segment's other end. */
+  x2?: number[];
+  /** The legend entry for the colour, when several series share one (default: the name). */
+  legend?: string;
+  /** A second grouping drawn by shape (for example tensor parallelism); `Chart.shapeTitle` names it. */
+  shape?: string;
+  /** Small multiples: the panel this series is drawn in (series without one appear in every panel). */
+  panel?: string;
 }
 
-/** A chart described as data; html.ts turns it into inline SVG (report.md shows the tables instead). */
+/** A shaded range of x (vertical band) or y (horizontal band), such as a capacity interval. */
+export interface ChartBand {
+  axis: 'x' | 'y';
+  from: number;
+  to: number;
+  label: string;
+  color?: string;
+}
+
+/** A chart described as data; the chart style (report/charts/) turns it into a Vega-Lite spec and a static SVG (report.md shows the tables instead). */
 export interface Chart {
   title: string;
   xLabel: string;
   yLabel: string;
   xScale: 'linear' | 'log';
+  /** Default linear. On a log axis, values ≤ 0 are drawn on the axis floor as hollow marks and the caption says so. */
+  yScale?: 'linear' | 'log';
+  /** When set, y values are indices into these names (a chart of categories such as SLO definitions). */
+  yCategories?: string[];
   series: ChartSeries[];
   hLines: { y: number; label: string }[];
   vLines: { x: number; label: string }[];
-  /** What the chart shows in words (the SVG's accessible title). */
+  bands?: ChartBand[];
+  /** What the chart shows in words (the SVG's accessible title and the first line of its caption). */
   description: string;
+  /** How to read it: what a mark, a line, a band means and what to look for (the caption's second part). */
+  howToRead?: string;
+  /** Names the `shape` grouping in the legend. */
+  shapeTitle?: string;
+  /** Small multiples: the panels in order (series name their `panel`); at most this many per row. */
+  panels?: { names: string[]; columns: number };
+  /** The file stem of the chart's Vega-Lite spec beside the report (default: from the title). */
+  file?: string;
 }
 
 /** A table's CSV twin: its file (a key of REPORT_CSV) and, where the shown cells are rounded or

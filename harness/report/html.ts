@@ -1,38 +1,37 @@
 // Lays the report's blocks out as one self-contained HTML page (report.html): inline CSS, inline
-// SVG charts, no scripts and nothing fetched, so it opens offline and can be archived as is.
+// SVG charts (drawn when the page is written), no scripts and nothing fetched, so it opens offline
+// and can be archived as is. Tables wrap their cells to fit the page at any width down to a phone's.
 import type { Block, Inline } from './doc.ts';
-import { escapeXml, renderSvg } from './svg.ts';
-import { REPORT_CSV } from '../runDir/layout.ts';
+import { escapeXml } from './escape.ts';
+import { renderChart, type RenderedChart } from './charts/render.ts';
+import { REPORT_CSV, reportChartSpec } from '../runDir/layout.ts';
 import { printableDocument } from '../util/errors.ts';
 
 const CSS = `
 body { font: 15px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; color: #24292f; max-width: 1180px; margin: 2em auto; padding: 0 1em; }
-h1 { font-size: 1.6em; border-bottom: 1px solid #d0d7de; padding-bottom: .3em; }
+h1 { font-size: 1.6em; border-bottom: 1px solid #d0d7de; padding-bottom: .3em; overflow-wrap: anywhere; }
 h2 { font-size: 1.25em; margin-top: 1.8em; border-bottom: 1px solid #eaeef2; padding-bottom: .2em; }
-code { font: .9em ui-monospace, SFMono-Regular, Menlo, monospace; background: #f6f8fa; padding: .1em .3em; border-radius: 4px; }
-.table-wrap { overflow-x: auto; }
-table { border-collapse: collapse; margin: .8em 0; font-size: .9em; }
-th, td { border: 1px solid #d0d7de; padding: .3em .6em; vertical-align: top; }
-th { background: #f6f8fa; text-align: left; }
+p, li { overflow-wrap: anywhere; }
+code { font: .9em ui-monospace, SFMono-Regular, Menlo, monospace; background: #f6f8fa; padding: .1em .3em; border-radius: 4px; overflow-wrap: anywhere; }
+.table-wrap { max-width: 100%; overflow-x: auto; }
+table { border-collapse: collapse; margin: .8em 0; font-size: .9em; max-width: 100%; }
+th, td { border: 1px solid #d0d7de; padding: .3em .5em; vertical-align: top; overflow-wrap: break-word; }
+td code { overflow-wrap: anywhere; }
+th { background: #f6f8fa; text-align: left; font-weight: 600; }
 .csv { font-size: .8em; color: #57606a; margin-top: -.4em; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-.figures { display: flex; flex-wrap: wrap; gap: 0 1.5em; }
-figure { margin: 1em 0; flex: 1 1 520px; max-width: 720px; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.nowrap { white-space: nowrap; }
-figcaption { font-size: .85em; color: #57606a; }
-svg text { font: 12px system-ui, sans-serif; fill: #24292f; }
-svg .chart-title { font-size: 14px; font-weight: 600; }
-svg .tick { fill: #57606a; }
-svg .axis { font-size: 13px; }
-svg .grid { stroke: #eaeef2; }
-svg .frame { fill: none; stroke: #8c959f; }
-svg .threshold { stroke: #bc4c00; stroke-dasharray: 6 4; stroke-width: 1.5; }
-svg .capacity { stroke: #8250df; stroke-dasharray: 2 3; stroke-width: 1.5; }
-svg .mark { fill: #57606a; font-size: 11px; }
+.figures { display: flex; flex-wrap: wrap; gap: 0 2em; }
+figure { margin: 1em 0; flex: 1 1 480px; min-width: 0; max-width: 680px; }
+figure.wide { flex-basis: 100%; max-width: 100%; }
+figure svg { display: block; height: auto; }
+figcaption { font-size: .85em; color: #57606a; max-width: 720px; }
+@media (max-width: 900px) { body { font-size: 14px; } table { font-size: .82em; } th, td { padding: .25em .35em; } }
 `;
 
 /** Escapes text for HTML (element content and attribute values). */
 export const escapeHtml = escapeXml;
+export { escapeXml };
 
 function inline(parts: Inline[]): string {
   return parts
@@ -48,8 +47,21 @@ function inline(parts: Inline[]): string {
     .join('');
 }
 
+/** A page and the charts drawn on it (their specs are saved beside the page). */
+export interface RenderedPage {
+  html: string;
+  charts: RenderedChart[];
+}
+
 /** report.html's text; `title` goes into <title>. */
-export function renderHtml(blocks: Block[], title: string): string {
+export async function renderHtml(blocks: Block[], title: string): Promise<string> {
+  return (await renderPage(blocks, title)).html;
+}
+
+/** The page and its charts; `specFile` names where each chart's spec is saved (null: not saved, no link). */
+export async function renderPage(blocks: Block[], title: string, specFile: ((slug: string) => string) | null = reportChartSpec): Promise<RenderedPage> {
+  const charts: RenderedChart[] = [];
+  const slugs = new Set<string>();
   const body: string[] = [];
   for (const b of blocks) {
     switch (b.kind) {
@@ -71,8 +83,16 @@ export function renderHtml(blocks: Block[], title: string): string {
         break;
       }
       case 'chart': {
+        const drawn = await renderChart(b.chart, { fluid: true });
+        // Two charts of one title get distinct spec files.
+        let slug = drawn.slug;
+        for (let k = 2; slugs.has(slug); k++) slug = `${drawn.slug}-${k}`;
+        slugs.add(slug);
+        charts.push({ ...drawn, slug });
+        const spec = specFile ? ` <a class="spec" href="${escapeHtml(specFile(slug))}">Vega-Lite spec</a>` : '';
+        const wide = b.chart.panels ? ' class="wide"' : '';
         // Consecutive charts share a row when the page is wide enough.
-        const fig = `<figure>\n${renderSvg(b.chart)}\n<figcaption>${escapeHtml(b.chart.description)}</figcaption>\n</figure>`;
+        const fig = `<figure${wide}>\n${drawn.svg}\n<figcaption>${escapeHtml(drawn.caption)}${spec}</figcaption>\n</figure>`;
         if (body.at(-1)?.endsWith('</figure>\n</div>')) body[body.length - 1] = body.at(-1)!.replace(/<\/div>$/, `${fig}\n</div>`);
         else body.push(`<div class="figures">\n${fig}\n</div>`);
         break;
@@ -80,7 +100,7 @@ export function renderHtml(blocks: Block[], title: string): string {
     }
   }
   // Control characters are not allowed in HTML; a recipe's text may hold them (ESC, BEL).
-  return printableDocument([
+  const html = printableDocument([
     '<!DOCTYPE html>',
     '<html lang="en">',
     '<head>',
@@ -97,4 +117,5 @@ export function renderHtml(blocks: Block[], title: string): string {
     '</html>',
     '',
   ].join('\n'));
+  return { html, charts };
 }

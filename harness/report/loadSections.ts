@@ -2,15 +2,24 @@
 // around capacity in detail (TBT CDF, TTFT against prompt length with D_p, fluidity against the
 // target TBT as in Metron Fig. 5d), the engine's queues over each probe's time, and the token
 // accounting that says whether the numbers mean what they claim. Pure: run data in, blocks out.
-import type { Block, Chart, ChartSeries, Inline } from './doc.ts';
+import type { Block, Chart, ChartSeries, Inline, PointStatus } from './doc.ts';
 import { heading, para, table } from './doc.ts';
 import type { ReportProbe, RunReportData } from './runData.ts';
 import { NONE, fmtNum, fmtPct, fmtSeconds } from './format.ts';
 import { predictPrefillS } from '../metrics/prefill.ts';
 import { DEFAULT_FLUIDITY } from '../metrics/slo.ts';
 
-const PALETTE = ['#0969da', '#cf222e', '#1a7f37', '#8250df', '#bc4c00', '#1b7c83', '#bf3989', '#57606a', '#953800', '#4d2d00'];
+import { PALETTE } from './charts/style.ts';
+
 const color = (i: number) => PALETTE[i % PALETTE.length];
+
+/** How a probe's numbers should be read in a chart: stopped early, invalid, undecided, or a measurement with a decided verdict. */
+export function probeStatus(p: ReportProbe): PointStatus {
+  if (p.valid === false) return 'invalid';
+  if (p.earlyStop) return 'early-stopped';
+  if (p.statistics?.decision === 'undecided') return 'undecided';
+  return 'measured';
+}
 
 /** The valid probes with a verdict, one per rate (the last one run at that rate), by rate. */
 export function probesByRate(probes: readonly ReportProbe[]): ReportProbe[] {
@@ -41,18 +50,20 @@ export function latencySection(d: RunReportData): Block[] {
   const probes = probesByRate(d.probes);
   if (probes.length === 0) return [...out, para('No valid probe to plot.')];
   const xScale = probes.length > 1 && probes.at(-1)!.qps / probes[0].qps >= 8 ? 'log' : 'linear';
-  const line = (name: string, c: string, pick: (p: ReportProbe) => number | null): ChartSeries => ({
-    name,
-    kind: 'line',
-    dots: true,
-    color: c,
-    points: probes.flatMap((p) => {
+  // A probe stopped early keeps its point, marked: its latencies count only the requests that finished before it was cancelled.
+  const line = (name: string, c: string, pick: (p: ReportProbe) => number | null): ChartSeries => {
+    const ps = probes.flatMap((p) => {
       const v = pick(p);
-      return v !== null && Number.isFinite(v) ? [[p.qps, v] as [number, number]] : [];
-    }),
-  });
+      return v !== null && Number.isFinite(v) ? [{ p, v }] : [];
+    });
+    return { name, kind: 'line', dots: true, color: c, points: ps.map(({ p, v }) => [p.qps, v]), status: ps.map(({ p }) => (p.earlyStop ? 'early-stopped' : 'measured')) };
+  };
   const cap = d.capacity.capacityQps;
   const vLines = cap > 0 ? [{ x: cap, label: `capacity ${fmtNum(cap)} QPS` }] : [];
+  const stoppedNote = probes.some((p) => p.earlyStop)
+    ? ' Hollow triangles are probes stopped early: their latencies count only the requests that finished before the probe was cancelled, so they read lower than the rate deserves; the line skips them.'
+    : '';
+  const f = d.capacity.slo.fluidity;
   const charts: Chart[] = [
     {
       title: 'TTFT by request rate',
@@ -63,6 +74,7 @@ export function latencySection(d: RunReportData): Block[] {
       hLines: d.capacity.slo.ttft ? [{ y: d.capacity.slo.ttft.maxS, label: `TTFT SLO ${fmtSeconds(d.capacity.slo.ttft.maxS)}` }] : [],
       vLines,
       description: 'Median and 99th-percentile time to first token (from the planned arrival) of each valid probe, against its rate.',
+      howToRead: `Where the p99 line leaves its floor, requests start to queue before their prefill.${stoppedNote}`,
     },
     {
       title: 'TBT by request rate',
@@ -70,9 +82,13 @@ export function latencySection(d: RunReportData): Block[] {
       yLabel: 'time between tokens (s)',
       xScale,
       series: [line('TBT p50', PALETTE[0], (p) => p.tbtP50S), line('TBT p99', PALETTE[1], (p) => p.tbtP99S)],
-      hLines: d.capacity.slo.fluidity ? [{ y: d.capacity.slo.fluidity.tbtDeadlineS, label: `TBT deadline ${fmtSeconds(d.capacity.slo.fluidity.tbtDeadlineS)}` }] : [],
+      hLines: f ? [{ y: f.tbtDeadlineS, label: `TBT deadline ${fmtSeconds(f.tbtDeadlineS)}` }] : [],
       vLines,
       description: 'Median and 99th-percentile gap between consecutive tokens of each valid probe, against its rate.',
+      howToRead:
+        (f
+          ? `TBT p99 may sit above the ${fmtSeconds(f.tbtDeadlineS)} deadline well below capacity, and that is no contradiction: the fluidity-index gives every token a deadline and carries slack forward, so a token that arrives early banks time that a later stall may spend; a request fails only when its tokens fall behind their schedule, not when one gap is long. The SLO judges fluidity, not TBT.`
+          : 'TBT percentiles over every gap between consecutive tokens of the probe\u2019s succeeded requests.') + stoppedNote,
     },
   ];
   for (const chart of charts) if (chart.series.some((s) => s.points.length > 0)) out.push({ kind: 'chart', chart });
@@ -113,43 +129,57 @@ export function aroundCapacitySection(d: RunReportData): Block[] {
     ),
   );
 
-  // The CDF is cut where the slowest probe's 99.9th percentile lies (or at twice the deadline), so the stalls stay visible.
-  const tail = Math.max(2 * ddS, ...shown.map((p) => p.detail!.tbtCdf.find(([, y]) => y >= 0.999)?.[0] ?? 0));
+  // The tail decides the SLO, so it is drawn as the share of gaps longer than x on log-log axes:
+  // the last 1% of gaps spans two decades of the y axis instead of a hair at the top of a CDF.
   out.push({
     kind: 'chart',
     chart: {
-      title: 'TBT distribution (CDF)',
+      title: 'TBT distribution (tail)',
+      file: 'tbt-tail',
       xLabel: 'time between tokens (s)',
-      yLabel: 'fraction of token gaps ≤ x',
-      xScale: 'linear',
-      series: shown.map((p, i) => ({ name: label(p, cap), kind: 'line', color: color(i), points: p.detail!.tbtCdf.filter(([x]) => x <= tail) })),
+      yLabel: 'share of token gaps longer than x',
+      xScale: 'log',
+      yScale: 'log',
+      series: shown.map((p, i) => ({
+        name: label(p, cap),
+        kind: 'line',
+        color: color(i),
+        points: p.detail!.tbtCdf.flatMap(([x, y]): [number, number][] => (x > 0 && y < 1 ? [[x, 1 - y]] : [])),
+      })),
       hLines: [],
       vLines: [{ x: ddS, label: `deadline ${fmtSeconds(ddS)}` }],
-      description: `Cumulative distribution of the gaps between tokens in each probe, up to ${fmtSeconds(tail)}; the vertical line is the TBT deadline.`,
+      description: `The share of gaps between tokens longer than each duration, in each probe shown (log–log axes).`,
+      howToRead: `Each curve falls from 1 (every gap is longer than nothing) to its longest gap; further right means longer stalls. Where a curve crosses the dotted deadline is the share of gaps longer than the TBT deadline (fluidity is judged per request, with slack carried between tokens, so no single share of gaps decides the SLO). Gaps of zero (tokens that arrived in one chunk) are left off the log axis.`,
     },
   });
 
+  // Thousands of requests would overplot as dots: each probe gets its own panel of binned counts.
   const maxP = Math.max(1, ...shown.flatMap((p) => p.detail!.ttftByPrompt.map(([x]) => x)));
   const curve = (g: (P: number) => number): [number, number][] => Array.from({ length: 41 }, (_, i) => [(maxP * i) / 40, g((maxP * i) / 40)]);
   const fit = d.fit;
-  const ttftSeries: ChartSeries[] = shown.map((p, i) => ({ name: label(p, cap), kind: 'points', color: color(i), points: p.detail!.ttftByPrompt }));
+  const panelOf = (p: ReportProbe) => label(p, cap);
+  const ttftSeries: ChartSeries[] = shown.map((p) => ({ name: `requests ${panelOf(p)}`, legend: 'requests', kind: 'density', color: PALETTE[0], points: p.detail!.ttftByPrompt, panel: panelOf(p) }));
   if (fit) {
     ttftSeries.push({ name: 'D_p(P) isolated', kind: 'line', color: '#24292f', points: curve((P) => predictPrefillS(fit, P)) });
-    ttftSeries.push({ name: `D_p(P) + ${fmtSeconds(slackS)} slack`, kind: 'line', color: '#bc4c00', points: curve((P) => predictPrefillS(fit, P) + slackS) });
+    ttftSeries.push({ name: `D_p(P) + ${fmtSeconds(slackS)} slack`, kind: 'line', dashed: true, color: '#bc4c00', points: curve((P) => predictPrefillS(fit, P) + slackS) });
   }
+  const counted = shown.reduce((t, p) => t + p.detail!.ttftByPrompt.length, 0);
   out.push({
     kind: 'chart',
     chart: {
       title: 'TTFT by prompt length under load',
+      file: 'ttft-by-prompt',
       xLabel: 'prompt tokens',
       yLabel: 'TTFT (s)',
       xScale: 'linear',
       series: ttftSeries,
-      hLines: fit ? [] : [{ y: slackS, label: `first-token deadline ${fmtSeconds(slackS)} (no prefill fit)` }],
+      hLines: fit ? [] : [{ y: slackS, label: `first-token deadline ${fmtSeconds(slackS)}` }],
       vLines: [],
-      description: fit
-        ? 'Each request’s TTFT against its prompt length; the lines are the isolated prefill time D_p(P) and the first-token deadline D_p(P) + TTFT slack of the fluidity-index.'
-        : 'Each request’s TTFT against its prompt length; without a prefill fit the first-token deadline is the TTFT slack alone.',
+      panels: { names: shown.map(panelOf), columns: 3 },
+      description: `TTFT against prompt length of ${counted} requests, one panel per probe, as counts in cells (darker: more requests).`,
+      howToRead: fit
+        ? 'The solid line is the isolated prefill time D_p(P); the dashed one the first-token deadline D_p(P) + TTFT slack of the fluidity-index. Cells above the dashed line are requests whose first token was late.'
+        : 'Without a prefill fit the first-token deadline is the TTFT slack alone (the dashed line); cells above it are requests whose first token was late.',
     },
   });
 
@@ -194,32 +224,53 @@ export function aroundCapacitySection(d: RunReportData): Block[] {
   return out;
 }
 
-/** Running, waiting and KV-cache usage over each probe's time, from the engine's own /metrics. */
+/** Running, waiting and KV-cache usage over each probe's time, from the engine's own /metrics: one panel per probe. */
 export function engineOverTimeCharts(d: RunReportData): Block[] {
   const probes = d.probes.filter((p) => p.series.length > 0);
   if (probes.length === 0) return [];
-  const gauge = (title: string, yLabel: string, pick: (s: ReportProbe['series'][number]) => number | null, scale = 1): Chart => ({
-    title,
-    xLabel: 'time from probe start (s)',
-    yLabel,
-    xScale: 'linear',
-    series: probes.map((p, i) => ({
-      name: `#${p.index} ${fmtNum(p.qps)} QPS`,
-      kind: 'line' as const,
-      color: color(i),
-      points: p.series.flatMap((s) => {
-        const v = pick(s);
-        return v === null || s.tS < 0 ? [] : [[s.tS, v * scale] as [number, number]];
-      }),
-    })).filter((s) => s.points.length > 0),
-    hLines: [],
-    vLines: [],
-    description: `${title} as the engine reported it at each scrape of /metrics, one line per probe.`,
+  // Panels by rate, so the step from a settling queue to a growing one reads left to right.
+  const ordered = [...probes].sort((a, b) => a.qps - b.qps || a.index - b.index);
+  const panelOf = (p: ReportProbe) => `${fmtNum(p.qps)} QPS (#${p.index})`;
+  const line = (p: ReportProbe, name: string, c: string, pick: (s: ReportProbe['series'][number]) => number | null, scale = 1): ChartSeries => ({
+    name: `${name} ${panelOf(p)}`,
+    legend: name,
+    kind: 'line',
+    color: c,
+    panel: panelOf(p),
+    points: p.series.flatMap((s) => {
+      const v = pick(s);
+      return v === null || s.tS < 0 ? [] : [[s.tS, v * scale] as [number, number]];
+    }),
   });
-  const charts = [
-    gauge('Requests running in the engine', 'requests running', (s) => s.running),
-    gauge('Requests waiting in the engine', 'requests waiting', (s) => s.waiting),
-    gauge('KV-cache usage', 'KV-cache usage (%)', (s) => s.kvUsage, 100),
+  const panels = { names: ordered.map(panelOf), columns: Math.min(4, ordered.length) };
+  const read = 'Compare shapes across panels: a level that settles is a stable queue; one that climbs until the probe ends is a queue that would keep growing.';
+  const charts: Chart[] = [
+    {
+      title: 'Requests running and waiting in the engine',
+      file: 'engine-queue',
+      xLabel: 'time from probe start (s)',
+      yLabel: 'requests',
+      xScale: 'linear',
+      series: ordered.flatMap((p) => [line(p, 'running', PALETTE[0], (s) => s.running), line(p, 'waiting', PALETTE[1], (s) => s.waiting)]).filter((s) => s.points.length > 0),
+      hLines: [],
+      vLines: [],
+      panels,
+      description: 'Requests the engine was running (blue) and holding in its queue (red) at each scrape of /metrics, one panel per probe, by rate (probe number in brackets).',
+      howToRead: read,
+    },
+    {
+      title: 'KV-cache usage',
+      file: 'kv-cache',
+      xLabel: 'time from probe start (s)',
+      yLabel: 'KV-cache usage (%)',
+      xScale: 'linear',
+      series: ordered.map((p) => line(p, 'KV-cache usage', PALETTE[3], (s) => s.kvUsage, 100)).filter((s) => s.points.length > 0),
+      hLines: [],
+      vLines: [],
+      panels,
+      description: 'The share of the KV cache in use at each scrape of /metrics, one panel per probe, by rate.',
+      howToRead: `${read} Usage near 100% means requests are being preempted or held back for memory.`,
+    },
   ];
   return charts.filter((c) => c.series.length > 0).map((chart) => ({ kind: 'chart', chart }));
 }

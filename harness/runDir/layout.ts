@@ -51,6 +51,7 @@ export const REPORT_FILES = [RUN_FILES.reportMd, RUN_FILES.reportHtml] as const;
 /** Every table of the report as CSV beside it, one file per table (raw numbers, SI units). */
 export const REPORT_CSV = {
   probes: 'report-probes.csv',
+  probeLatency: 'report-probe-latency.csv',
   latencyByRate: 'report-latency-by-rate.csv',
   capacityBySlo: 'report-capacity-by-slo.csv',
   capacityPerSlo: 'report-capacity-per-slo-measured.csv',
@@ -67,6 +68,16 @@ export const REPORT_CSV = {
 } as const;
 
 export type ReportCsvName = keyof typeof REPORT_CSV;
+
+/** Each report chart's Vega-Lite spec beside the CSVs (data inline), so it can be restyled and redrawn. */
+export function reportChartSpec(slug: string): string {
+  return `report-chart-${slug}.vl.json`;
+}
+
+/** Whether a file name is a report chart's spec (reportChartSpec's pattern). */
+export function isReportChartSpec(name: string): boolean {
+  return /^report-chart-[a-z0-9-]+\.vl\.json$/.test(name);
+}
 
 /** Every top-level path of the run directory `runDir`. */
 export function runPaths(runDir: string): RunPaths {

@@ -282,7 +282,7 @@ export async function runSweep(opts: SweepOptions): Promise<SweepOutcome> {
   const status = opts.signal?.aborted || counts.interrupted + counts.notStarted > 0 ? 'interrupted' : counts.failed > 0 ? 'failed' : 'completed';
   const out = sweepPaths(sweepDir);
   writeFileIn(sweepDir, out.reportMd, sweepMarkdown(sweep.name, rows));
-  writeFileIn(sweepDir, out.reportHtml, sweepHtml(sweep.name, rows));
+  writeFileIn(sweepDir, out.reportHtml, await sweepHtml(sweep.name, rows));
   writeFileIn(sweepDir, out.reportCsv, sweepCsv(rows));
   const { invalid: _invalid, ...journalCounts } = counts;
   journal.append({ type: 'sweep-finished', status, ...journalCounts });

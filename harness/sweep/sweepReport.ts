@@ -7,7 +7,7 @@
 import { isAbsolute, relative, sep } from 'node:path';
 import { heading, para, table, type Block, type Chart, type Inline } from '../report/doc.ts';
 import { fmtNum, fmtPct, NONE } from '../report/format.ts';
-import { renderHtml } from '../report/html.ts';
+import { renderPage } from '../report/html.ts';
 import { renderMarkdown } from '../report/markdown.ts';
 import { RUN_FILES, SWEEP_FILES } from '../runDir/layout.ts';
 import { configLabels } from './expand.ts';
@@ -148,28 +148,38 @@ function numberOf(r: SweepRow, i: number): number {
 }
 
 function capacityChart(rows: readonly SweepRow[]): Chart {
-  const withCap = rows.map((r, i) => ({ r, x: numberOf(r, i) })).filter(({ r }) => converged(r));
-  const ends = withCap.flatMap(({ r, x }) => {
+  const labels = configLabels(rows);
+  const withCap = rows.filter((r) => converged(r));
+  const caps = withCap.map((r) => r.capacity!.capacityQps);
+  const known = withCap.flatMap((r) => [r.capacity!.interval?.loQps, r.capacity!.interval?.hiQps]).filter((q): q is number => typeof q === 'number');
+  const lo = Math.min(...caps, ...known);
+  const hi = Math.max(...caps, ...known);
+  const fmt = (q: number | null) => (q === null ? 'open' : String(+q.toPrecision(3)));
+  const categories = withCap.map((r) => labels.get(r.id) ?? r.id);
+  const ranges = withCap.flatMap((r, y) => {
     const iv = r.capacity!.interval;
-    if (!iv) return [];
-    return [iv.loQps, iv.hiQps].filter((q): q is number => q !== null).map((q) => [x, q] as [number, number]);
+    // An open end is drawn to the edge of what any configuration bounds; its label says "open".
+    return iv ? [{ y, from: iv.loQps ?? lo, to: iv.hiQps ?? hi, label: `${fmt(iv.loQps)}–${fmt(iv.hiQps)}` }] : [];
   });
-  const series: Chart['series'] = [{ name: 'capacity (recipe SLO)', kind: 'points', color: CAPACITY, points: withCap.map(({ r, x }) => [x, r.capacity!.capacityQps]) }];
-  if (ends.length > 0) series.push({ name: '95% interval (its two ends)', kind: 'points', color: INTERVAL, points: ends });
+  const series: Chart['series'] = [];
+  if (ranges.length > 0) {
+    series.push({ name: '95% interval', kind: 'range', color: INTERVAL, points: ranges.map((g) => [g.from, g.y]), x2: ranges.map((g) => g.to), labels: ranges.map((g) => g.label) });
+  }
+  series.push({ name: 'capacity (recipe SLO)', kind: 'points', color: CAPACITY, points: withCap.map((r, y) => [r.capacity!.capacityQps, y]) });
   return {
     title: 'Capacity of each configuration',
-    xLabel: 'configuration (cNN in the table below)',
-    yLabel: 'capacity (QPS)',
+    xLabel: 'capacity (QPS)',
+    yLabel: '',
     xScale: 'linear',
+    yCategories: categories,
     series,
     hLines: [],
     vLines: [],
-    description:
-      'One purple dot per configuration: the highest rate its capacity search passed under the recipe SLO. ' +
-      (ends.length > 0
-        ? 'The grey dots above and below it are the ends of the 95% interval of that capacity, estimated from every probe of the run; an end the evidence cannot bound is not drawn (the table says "open"). Dots far apart mean the capacity is known only roughly. '
-        : '') +
-      'Configurations without a trusted capacity (failed, interrupted, invalid probes) have no dot.',
+    description: 'Each configuration\u2019s capacity under the recipe SLO, with the 95% interval of its estimate.',
+    howToRead:
+      'One row per configuration that found a trusted capacity (its label as in the table below). The dot is the highest rate its search passed; ' +
+      (ranges.length > 0 ? 'the grey bar is the 95% interval of the capacity estimated from every probe of the run (an open end runs to the chart\u2019s edge and is labelled "open"). A long bar means the capacity is known only roughly: configurations whose bars overlap may not differ. ' : '') +
+      'Failed, interrupted and invalid runs have no row.',
   };
 }
 
@@ -361,8 +371,9 @@ export function sweepMarkdown(name: string, rows: SweepRow[]): string {
 }
 
 /** The HTML report (self-contained, no scripts; links only to the runs' reports inside the sweep directory). */
-export function sweepHtml(name: string, rows: SweepRow[]): string {
-  return renderHtml(sweepBlocks(name, rows), `Sweep ${name}`);
+export async function sweepHtml(name: string, rows: SweepRow[]): Promise<string> {
+  // No spec files beside a sweep's page: its charts are small and its CSV holds their numbers.
+  return (await renderPage(sweepBlocks(name, rows), `Sweep ${name}`, null)).html;
 }
 
 /** What the console prints when a sweep ends: one line per configuration and the best under the recipe SLO. */

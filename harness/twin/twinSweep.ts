@@ -26,7 +26,7 @@ import { planOf } from './rehearse.ts';
 import { simOptionsOf, simConfigOf } from './simTarget.ts';
 import { plannedRequests, runTwinSearch } from './twinSearch.ts';
 import { SWEEP_FILES } from '../runDir/layout.ts';
-import { renderHtml } from '../report/html.ts';
+import { renderPage } from '../report/html.ts';
 import { twinPageBlocks, twinSummaryLines } from './twinSweepPage.ts';
 import {
   distinctRanked,
@@ -260,7 +260,7 @@ export async function runTwinSweep(o: TwinSweepOptions): Promise<TwinSweepOutcom
     write(top.file, topSweepText(input, ranked, top.n));
   }
   // The page last: it links every file above.
-  write(TWIN_SWEEP_FILES.page, renderHtml(twinPageBlocks({ header, rows: ranked, files: [...files], top }), `${sweep.name}: configurations ranked on the twin`));
+  write(TWIN_SWEEP_FILES.page, (await renderPage(twinPageBlocks({ header, rows: ranked, files: [...files], top }), `${sweep.name}: configurations ranked on the twin`, null)).html);
   for (const line of twinSummaryLines(ranked, top)) o.log(line);
   return { dir, rows: ranked, wallS, files, failed, firstRecipe: first, top: top && { ...top, runs: Math.min(top.n, distinctRanked(ranked).length) } };
 }

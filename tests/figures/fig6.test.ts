@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { fig6Slos, gridCapacity, missRateCdf } from '../../harness/figures/metronFig6.ts';
 import { runFigure } from '../../harness/figures/runFigure.ts';
 import type { RequestMetrics } from '../../harness/metrics/request.ts';
+import { svgPoints } from '../support/svgMarks.ts';
 
 const csvRows = (text: string) =>
   text
@@ -51,8 +52,8 @@ test('end to end at two rates: the table follows from the verdicts, the chart ma
       assert.equal([cap === '' ? null : Number(cap), fail === '' ? null : Number(fail)], [want.capacityQps, want.failQps], `${system} ${slo}`);
     }
     const svg = read('capacity.svg');
-    ['vllm', 'sarathi'].forEach((system, i) => {
-      const marks = (svg.match(new RegExp(`<circle [^>]*data-s="${i}"`, 'g')) ?? []).length;
+    [['vllm', 'vLLM'], ['sarathi', 'Sarathi-Serve']].forEach(([system, label]) => {
+      const marks = svgPoints(svg, label).length;
       assert.is(marks, caps.filter((r) => r[0] === system && r[3] !== '').length, `${system} marks`);
     });
     assert.match(read('README.md'), /Rate grid \(paper time\): 3, 9 QPS/);

@@ -10,8 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { metronFig6Measured, type Fig6MeasuredCapacity } from '../../harness/figures/metronFig6.ts';
 import { fig6SearchOwns, runFig6Search } from '../../harness/figures/metronFig6Search.ts';
+import { drawFigure } from '../../harness/figures/output.ts';
 import { readJsonFile } from '../../harness/runDir/jsonFiles.ts';
 import type { CapacityJson } from '../../harness/runDir/schema.ts';
+import { svgPoints } from '../support/svgMarks.ts';
 
 const csvRows = (text: string) =>
   text
@@ -22,7 +24,7 @@ const csvRows = (text: string) =>
 
 const cap = (passQps: number | null, failQps: number | null, outcome: string): Fig6MeasuredCapacity => ({ capacityQps: passQps ?? 0, passQps, failQps, outcome, reason: `why ${outcome}`, probesUsed: 3, run: 'runs/x' });
 
-test('metronFig6Measured: a mark per measured capacity; a search without a pass draws none and says why', () => {
+test('metronFig6Measured: a mark per measured capacity; a search without a pass draws none and says why', async () => {
   const a = metronFig6Measured({
     systems: [
       { key: 'vllm', label: 'vLLM', capacities: { tbtP99: cap(2, 2.5, 'converged'), tpotP50: cap(8, null, 'at-least-max'), tpotP99: cap(null, 0.5, 'below-min'), fluidity: cap(null, null, 'invalid-probes') }, atFluidityCapacity: [], verdicts: [] },
@@ -34,7 +36,8 @@ test('metronFig6Measured: a mark per measured capacity; a search without a pass 
     paper: { claims: [], papers: {}, context: { trace: 'arxiv-4k', onHosts: false }, facts: {} },
     setup: [],
   });
-  const file = (f: string) => a.files.find((x) => x.file === f)!.text;
+  const drawn = await drawFigure(a);
+  const file = (f: string) => drawn.files.find((x) => x.file === f)!.text;
   const rows = csvRows(file('capacity-by-slo.csv'));
   const vllm = Object.fromEntries(rows.filter((r) => r[0] === 'vllm').map((r) => [r[1], r]));
   assert.equal([vllm.tbtP99[3], vllm.tbtP99[4], vllm.tbtP99[5]], ['2', '2.5', 'converged']);
@@ -42,8 +45,8 @@ test('metronFig6Measured: a mark per measured capacity; a search without a pass 
   assert.equal([vllm.fluidity[3], vllm.fluidity[5], vllm.fluidity[9]], ['', 'invalid-probes', 'why invalid-probes']);
   assert.is(rows.find((r) => r[0] === 'sarathi' && r[1] === 'fluidity')![5], 'not-measured');
   const svg = file('capacity.svg');
-  assert.is((svg.match(/<circle [^>]*data-s="0"/g) ?? []).length, 2, 'vLLM: tbtP99 and tpotP50');
-  assert.is((svg.match(/<circle [^>]*data-s="1"/g) ?? []).length, 1);
+  assert.is(svgPoints(svg, 'vLLM').length, 2, 'vLLM: tbtP99 and tpotP50');
+  assert.is(svgPoints(svg, 'Sarathi-Serve').length, 1);
   assert.match(a.summary[0], /fluidity P99 → none \(invalid-probes\)/);
   assert.match(a.summary[0], /TPOT P99 → below 0\.5/);
   assert.match(a.summary[0], /TPOT P50 → ≥ 8/);

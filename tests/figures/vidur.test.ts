@@ -12,6 +12,7 @@ import { runFigure } from '../../harness/figures/runFigure.ts';
 import { TWIN_SWEEP_FILES } from '../../harness/twin/twinSweep.ts';
 import { UserError } from '../../harness/util/errors.ts';
 import { ROOT } from '../pipeline/support.ts';
+import { svgPoints } from '../support/svgMarks.ts';
 
 function reducedSweep(): { sweep: string; out: string } {
   const dir = mkdtempSync(join(tmpdir(), 'fluidcap-vidur-fig-'));
@@ -44,7 +45,7 @@ test('vidur-fig5 (the paper\u2019s Fig. 5(a)): Chat-1M, QPS per $/hour against T
   assert.is(ranked.length, 4);
   for (const [file, bound] of [['qps-per-dollar-vs-ttft', 'SLO 2 s'], ['qps-per-dollar-vs-tbt', 'SLO 200 ms']]) {
     const svg = readFileSync(join(outcome.dir, `${file}.svg`), 'utf8');
-    assert.is((svg.match(/<circle [^>]*class="series"/g) ?? []).length, 4, file);
+    assert.is(svgPoints(svg).length, 4, file);
     assert.ok(svg.includes(bound), `${file}: ${bound}`);
     const points = csvRows(readFileSync(join(outcome.dir, `${file}.csv`), 'utf8'));
     // Every configuration passed its SLO at capacity, so each point sits left of the bound.

@@ -36,7 +36,7 @@ const PURE = [
   'metrics/*',
   'twin/calibrate.ts',
   'capacity/fit.ts', 'capacity/search.ts', 'capacity/perSloSearch.ts', 'capacity/earlyStop.ts', 'capacity/decision.ts', 'capacity/sloDecision.ts', 'capacity/profilePlan.ts', 'capacity/cost.ts', 'capacity/runPlan.ts', 'capacity/interval.ts',
-  'report/buildReport.ts', 'report/markdown.ts', 'report/html.ts', 'report/svg.ts', 'report/format.ts', 'report/doc.ts', 'report/compareRuns.ts', 'report/runData.ts',
+  'report/buildReport.ts', 'report/markdown.ts', 'report/html.ts', 'report/escape.ts', 'report/charts/spec.ts', 'report/charts/style.ts', 'report/format.ts', 'report/doc.ts', 'report/compareRuns.ts', 'report/runData.ts',
   'report/loadSections.ts', 'report/probeDetail.ts', 'report/csv.ts',
   'analyze/deadlines.ts', 'analyze/table.ts', 'analyze/requestJson.ts', 'analyze/capacity.ts',
   'sim/costModel.ts', 'sim/scheduler.ts', 'sim/kvCache.ts', 'sim/request.ts', 'sim/engine.ts', 'sim/faults.ts', 'sim/text.ts',

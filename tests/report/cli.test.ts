@@ -29,16 +29,24 @@ const base = writeSyntheticRun(join(tmp, 'base'), { runId: 'nightly-base', capac
 const small = writeSyntheticRun(join(tmp, 'small-drop'), { runId: 'nightly-ok', capacityQps: 31, gitSha: 'feedfacefeedfacefeedfacefeedfacefeedface' });
 const big = writeSyntheticRun(join(tmp, 'big-drop'), { runId: 'nightly-bad', capacityQps: 28 });
 
-test('report writes report.md, report.html and a CSV per table, and says so', async () => {
+test('report writes report.md, report.html, a CSV per table and a Vega-Lite spec per chart, and says so', async () => {
   const r = await fluidcap(['report', 'base']);
   assert.is(r.code, 0, r.stderr);
   const lines = r.stdout.trimEnd().split('\n');
   assert.equal(lines.slice(0, 2), [`wrote ${join('base', 'report.md')}`, `wrote ${join('base', 'report.html')}`]);
-  // Every CSV named is on disk and every one on disk is named.
-  const csv = lines.slice(2).map((l) => l.replace(/^wrote /, ''));
+  // Every CSV and spec named is on disk and every one on disk is named.
+  const named = lines.slice(2).map((l) => l.replace(/^wrote /, ''));
+  const csv = named.filter((f) => f.endsWith('.csv'));
+  const specs = named.filter((f) => f.endsWith('.vl.json'));
   assert.ok(csv.length >= 10, r.stdout);
-  for (const f of csv) assert.ok(existsSync(join(tmp, f)), `${f} missing`);
-  assert.equal(readdirSync(base).filter((f) => f.endsWith('.csv')).sort(), csv.map((f) => basename(f)).sort());
+  assert.ok(specs.length >= 10, r.stdout);
+  assert.is(csv.length + specs.length, named.length, r.stdout);
+  for (const f of named) assert.ok(existsSync(join(tmp, f)), `${f} missing`);
+  assert.equal(readdirSync(base).filter((f) => f.endsWith('.csv') || f.endsWith('.vl.json')).sort(), named.map((f) => basename(f)).sort());
+  // A spec holds its data: it draws without the report.
+  const spec = JSON.parse(readFileSync(join(tmp, specs[0]), 'utf8'));
+  assert.match(spec.$schema, /vega-lite/);
+  assert.ok(Array.isArray(spec.data.values) && spec.data.values.length > 0, specs[0]);
   assert.match(readFileSync(join(base, 'report.md'), 'utf8'), '**Capacity: 32 QPS**');
   assert.match(readFileSync(join(base, 'report.html'), 'utf8'), '<strong>Capacity: 32 QPS</strong>');
 });

@@ -63,19 +63,25 @@ test('the probes around capacity: the pass below, the capacity, the fail above',
   assert.equal(probesAroundCapacity(marked, data.capacity).map((p) => p.qps), [2, 3]);
 });
 
-test('TBT CDF rises to 1; TTFT points are the evaluated requests that succeeded', () => {
-  const cdf = chart('TBT distribution');
-  assert.is(cdf.series.length, 3);
-  for (const s of cdf.series) {
-    for (let i = 1; i < s.points.length; i++) assert.ok(s.points[i][0] >= s.points[i - 1][0] && s.points[i][1] >= s.points[i - 1][1], `${s.name} not monotone`);
+test('TBT tail falls from 1 on log-log axes (zero gaps left off); TTFT is binned from the evaluated requests that succeeded', () => {
+  const tail = chart('TBT distribution');
+  assert.is(tail.series.length, 3);
+  assert.is(tail.xScale, 'log');
+  assert.is(tail.yScale, 'log');
+  for (const s of tail.series) {
+    assert.ok(s.points.every(([x, y]) => x > 0 && y > 0 && y <= 1), `${s.name}: a point a log axis cannot place`);
+    for (let i = 1; i < s.points.length; i++) assert.ok(s.points[i][0] >= s.points[i - 1][0] && s.points[i][1] <= s.points[i - 1][1], `${s.name} not monotone`);
   }
   const full = data.probes.find((p) => p.qps === 3)!.detail!;
   assert.is(full.tbtCdf.at(-1)![1], 1);
   // 20 tokens, every 7th chunk carries 2: 19 chunks after the first → 19 gaps + 2 zero gaps, × 40 requests.
   assert.is(full.tbtSamples, 40 * 21);
   const ttft = chart('TTFT by prompt length');
-  const counts = Object.fromEntries(ttft.series.filter((s) => s.kind === 'points').map((s) => [s.name, s.points.length]));
+  // Binned (a density), one panel per probe, not one dot per request.
+  const counts = Object.fromEntries(ttft.series.filter((s) => s.kind === 'density').map((s) => [s.panel, s.points.length]));
   assert.equal(counts, { '2 QPS (pass)': 40, '3 QPS (capacity)': 40, '4 QPS (fail)': 39 });
+  assert.ok(ttft.series.every((s) => s.kind !== 'points'), 'a series of dots');
+  assert.equal(ttft.panels?.names, ['2 QPS (pass)', '3 QPS (capacity)', '4 QPS (fail)']);
   const deadline = ttft.series.find((s) => s.name.startsWith('D_p(P) + '))!;
   const [x, y] = deadline.points.at(-1)!;
   assert.ok(Math.abs(y - (predictPrefillS(FIT, x) + 0.3)) < 1e-12);
@@ -101,16 +107,19 @@ test('fluidity by target TBT matches the metrics module at the SLO deadline, and
   assert.ok(data.probes.find((p) => p.qps === 4)!.detail!.fluidityByDeadline.every((r) => r.fluidity === 0));
 });
 
-test("engine gauges over each probe's time, one line per probe", () => {
-  const running = chart('Requests running');
-  assert.equal(running.series.map((s) => s.points.length), [11, 12, 13]);
-  assert.equal(running.series[2].points.slice(0, 3), [[0, 0], [2, 3], [4, 6]]);
+test("engine gauges over each probe's time: small multiples, one panel per probe by rate", () => {
+  const queue = chart('Requests running and waiting');
+  assert.equal(queue.panels?.names, ['2 QPS (#1)', '3 QPS (#3)', '4 QPS (#2)']);
+  const running = queue.series.filter((s) => s.legend === 'running');
+  assert.equal(running.map((s) => [s.panel, s.points.length]), [['2 QPS (#1)', 11], ['3 QPS (#3)', 13], ['4 QPS (#2)', 12]]);
+  assert.equal(running[1].points.slice(0, 3), [[0, 0], [2, 3], [4, 6]]);
+  assert.equal(queue.series.filter((s) => s.legend === 'waiting').length, 3);
   const kv = chart('KV-cache usage');
-  assert.ok(Math.abs(Math.max(...kv.series[2].points.map((p) => p[1])) - 30) < 1e-9, 'KV usage is shown in percent');
+  assert.ok(Math.abs(Math.max(...kv.series[1].points.map((p) => p[1])) - 30) < 1e-9, 'KV usage is shown in percent');
 });
 
-test('token accounting: drift, multi-token chunks, retries, receive − emit against the deadline, cached prompt tokens, prompt notes', () => {
-  writeReports(dir);
+test('token accounting: drift, multi-token chunks, retries, receive − emit against the deadline, cached prompt tokens, prompt notes', async () => {
+  await writeReports(dir);
   const md = readFileSync(join(dir, 'report.md'), 'utf8');
   assert.match(md, '| 2 | 4 | drift | 10 | 0 | 0.2 ms | 0.7 ms | 2.8% | 1.1 ms | 4.4% | 0 |');
   assert.match(md, '| 3 | 3 | ok | 15 | 2 | 0.2 ms | 0.7 ms | 2.8% | 1.1 ms | 4.4% | 0 |');
@@ -119,8 +128,8 @@ test('token accounting: drift, multi-token chunks, retries, receive − emit aga
   assert.match(md, '- token-id prompts: the server adds 0 tokens to each');
 });
 
-test('every table has its CSV beside the report, with raw numbers', () => {
-  writeReports(dir);
+test('every table has its CSV beside the report, with raw numbers', async () => {
+  await writeReports(dir);
   const tables = blocks.filter((b) => b.kind === 'table');
   const files = reportCsvFiles(blocks);
   assert.is(files.length, tables.length, 'a table has no CSV');

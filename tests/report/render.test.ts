@@ -12,12 +12,12 @@ import { loadRun } from '../../harness/report/loadRun.ts';
 import { buildReport } from '../../harness/report/buildReport.ts';
 import { renderMarkdown, escapeMarkdown } from '../../harness/report/markdown.ts';
 import { renderHtml } from '../../harness/report/html.ts';
-import { renderSvg } from '../../harness/report/svg.ts';
+import { renderChart } from '../../harness/report/charts/render.ts';
 import type { Block } from '../../harness/report/doc.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'fluidcap-report-'));
-const full = writeSyntheticRun(join(tmp, 'full'));
-writeReports(full);
+const full = writeSyntheticRun(join(tmp, 'full'), { interval: true });
+await writeReports(full);
 const md = readFileSync(join(full, 'report.md'), 'utf8');
 const html = readFileSync(join(full, 'report.html'), 'utf8');
 
@@ -35,10 +35,10 @@ test('capacity, its meaning, bracket and outcome', () => {
   assert.match(md, 'Outcome (max-probes): stopped after 3 probes (search.maxProbes).');
 });
 
-test('the method says which token arrivals were measured; a run from before says it did not record them', () => {
+test('the method says which token arrivals were measured; a run from before says it did not record them', async () => {
   assert.match(md, 'Token arrivals: engine (search.probe.tokenArrivals): a token counts when the engine emitted it, with or without text; the running token count was asked for on every chunk.');
   const old = writeSyntheticRun(join(tmp, 'no-arrivals'), { minimal: true, runId: 'older-run' });
-  writeReports(old);
+  await writeReports(old);
   assert.match(readFileSync(join(old, 'report.md'), 'utf8'), 'Token arrivals: not recorded (a run from before engine arrivals: its chunks are those that carried text).');
 });
 
@@ -47,33 +47,33 @@ test('the SLO is quoted as the user wrote it', () => {
   assert.match(md, '- **fluidity**: `fluidity: { tbtDeadline: 25ms, minFluidity: 0.9 }`');
 });
 
-test('probe rows carry verdict, requests, SLO value, goodput, latencies, fluidity and client error', () => {
+test('probe rows carry verdict, decision, requests, SLO value and goodput; a second table the latencies and client error', () => {
   const header = mdRow(md, '#');
-  assert.equal(header.slice(0, 3), ['#', 'rate (QPS)', 'verdict']);
+  assert.equal(header, ['#', 'rate (QPS)', 'verdict', 'statistical decision', 'requests (evaluated / planned)', 'duration', 'SLO value (fluidity P99)', 'goodput (QPS)']);
   const row = mdRow(md, '1');
   const cell = (name: string) => row[header.indexOf(name)];
   assert.is(cell('verdict'), 'pass');
   assert.is(cell('statistical decision'), 'pass 97%');
   assert.is(mdRow(md, '3')[header.indexOf('statistical decision')], '—');
-  assert.is(cell('valid'), 'yes');
   assert.is(cell('requests (evaluated / planned)'), '90 / 100');
   assert.is(cell('duration'), '50 s');
   assert.is(cell('SLO value (fluidity P99)'), '0.97');
   assert.is(cell('goodput (QPS)'), '1.8');
-  assert.is(cell('TTFT p50'), '41 ms');
-  assert.is(cell('TTFT p99'), '200 ms');
-  assert.is(cell('TBT p99'), '23.4 ms');
-  assert.is(cell('fluidity P50'), '0.999');
-  assert.is(cell('client error'), '0.7 ms');
+  // The latency table: the second table whose header starts with '#'.
+  const lines = md.split('\n');
+  const at = lines.findIndex((l, i) => l.startsWith('| # |') && i > lines.findIndex((m) => m.startsWith('| # |')));
+  const latHeader = lines[at].slice(2, -2).split(' | ').map((c) => c.trim());
+  assert.equal(latHeader, ['#', 'rate (QPS)', 'TTFT p50', 'TTFT p99', 'TBT p99', 'fluidity P99', 'fluidity P50', 'throughput (QPS)', 'client error']);
+  const lat = lines[at + 2].slice(2, -2).split(' | ').map((c) => c.trim());
+  assert.equal(lat, ['1', '2', '41 ms', '200 ms', '23.4 ms', '0.97', '0.999', '1.8', '0.7 ms']);
   const failed = mdRow(md, '2');
-  assert.is(failed[header.indexOf('verdict')], 'fail (stopped early)');
+  // The verdict says it stopped early and points at the note below; the whole reason (with a pipe and a tag, escaped) is the note.
+  assert.is(failed[header.indexOf('verdict')], 'fail (stopped early) \\[1\\]');
   assert.is(failed[header.indexOf('statistical decision')], 'undecided, leans fail 72%');
   // The bracket's fail end is a nearest-rank fail the evidence does not decide: the report says so.
   assert.match(md, "the fail at 4 QPS is undecided, leans fail 72%. A rate that is not decided could fall on the other side");
   assert.not.match(md, 'the pass at 3 QPS');
   assert.match(md, 'The decided probes alone bracket the capacity between a pass at 2 QPS (97.3%) and no decided fail: that is how finely this run knows it.');
-  // The row says it in a few words; the whole reason (with a pipe and a tag, escaped) is a note below.
-  assert.is(failed[header.indexOf('early stop')], '9 of 864 failing > 8 allowed \\[1\\]');
   assert.match(md, '- \\[1\\] probe 2 at 4 QPS: SLO "fluidity p99 >= 0.9 | \\<late>" can no longer pass: 9 failing requests already exceed the 8 allowed of 864');
   assert.is(md.split('\n').find((l) => l.startsWith('| 2 |'))!.split(/(?<!\\)\|/).length - 2, header.length);
 });
@@ -132,32 +132,33 @@ test('html: same facts, every text escaped, self-contained', () => {
   assert.match(html, 'a test run &lt;script&gt;alert(1)&lt;/script&gt;');
   assert.not.match(html, '<script');
   assert.match(html, 'SLO &quot;fluidity p99 &gt;= 0.9 | &lt;late&gt;&quot; can no longer pass');
-  // Nothing is fetched: no external URL other than the SVG namespace, no link or img tags.
+  // Nothing is fetched: no external URL other than the SVG namespace, no img tags; links only to the CSVs and chart specs beside the page.
   const urls = html.match(/https?:\/\/[^"'\s<)]+/g) ?? [];
   assert.equal([...new Set(urls)], ['http://www.w3.org/2000/svg']);
   assert.not.match(html, /<(link|img|iframe|object)\b/);
+  for (const href of html.match(/href="[^"]*"/g) ?? []) assert.match(href, /^href="report-[a-z0-9-]+\.(csv|vl\.json)"$/);
   // SLO value by rate, TTFT and TBT by rate, TBT CDF, TTFT by prompt length, fluidity by target
   // TBT, prefill fit, and running / waiting / KV usage over probe time.
-  assert.is(html.match(/<svg /g)?.length, 10);
+  assert.is(html.match(/<svg /g)?.length, 12);
   assert.match(md, '*Chart in report.html: Isolated prefill time by prompt length.*');
   // Every table row of the markdown has a row in the HTML.
   const mdRows = md.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| #') ).length;
   assert.ok((html.match(/<tr>/g)?.length ?? 0) >= mdRows, 'html has fewer table rows than report.md');
 });
 
-test('SLO chart: one marker per probe by verdict, threshold and capacity lines', () => {
+test('SLO chart: one marker per probe by verdict, the early-stopped probe on its threshold (not at its value), threshold and capacity lines, the interval band', async () => {
   const blocks = buildReport(loadRun(full));
-  const chart = blocks.find((b): b is Extract<Block, { kind: 'chart' }> => b.kind === 'chart')!.chart;
-  assert.equal(chart.series.map((s) => [s.name, s.points]), [
-    ['pass', [[2, 0.97], [3, 0.93]]],
-    ['fail', [[4, 0.61]]],
+  const chart = blocks.find((b): b is Extract<Block, { kind: 'chart' }> => b.kind === 'chart' && b.chart.title === 'fluidity P99 by request rate')!.chart;
+  assert.equal(chart.series.map((s) => [s.name, s.points, s.status]), [
+    ['pass', [[2, 0.97], [3, 0.93]], ['measured', 'measured']],
+    ['fail', [[4, 0.9]], ['early-stopped']],
   ]);
   assert.equal(chart.hLines.map((l) => l.y), [0.9]);
   assert.equal(chart.vLines.map((l) => l.x), [3]);
-  const svg = renderSvg({ ...chart, title: 'a <b> & "c"' });
+  assert.equal(chart.bands, [{ axis: 'x', from: 2.6, to: 3.9, label: '95% interval', color: '#8250df' }]);
+  const { svg } = await renderChart({ ...chart, title: 'a <b> & "c"' }, { fluid: true });
   assert.match(svg, 'a &lt;b&gt; &amp; &quot;c&quot;');
-  // 3 data markers + 2 legend markers.
-  assert.is(svg.match(/<circle /g)?.length, 5);
+  assert.is(svg.match(/aria-roledescription="point"/g)?.length, 3);
   assert.not.match(svg, /NaN|Infinity/);
 });
 
@@ -183,12 +184,12 @@ test('a price changed in gpu-profiles/ since the run is pointed out', () => {
   assert.not.match(md, 'The run was priced at');
 });
 
-test('a run with only SPEC §4 fields renders, stating what is absent', () => {
+test('a run with only SPEC §4 fields renders, stating what is absent', async () => {
   const dir = writeSyntheticRun(join(tmp, 'minimal'), { minimal: true, runId: 'old-run' });
   // One probe folder named the pipeline's way; capacity.json's rows carry no `dir` to point at it.
   mkdirSync(join(dir, 'probes', '01-qps-2'), { recursive: true });
   writeFileSync(join(dir, 'probes', '01-qps-2', 'summary.json'), JSON.stringify({ valid: true, planned: 100 }));
-  writeReports(dir);
+  await writeReports(dir);
   const text = readFileSync(join(dir, 'report.md'), 'utf8');
   assert.match(text, '# Capacity report: old-run');
   assert.match(text, '**Capacity: 3 QPS**');
@@ -197,19 +198,19 @@ test('a run with only SPEC §4 fields renders, stating what is absent', () => {
   assert.match(text, '- manifest.json (host facts, tool version and git sha unknown)');
   assert.not.match(text, /undefined|NaN|null/);
   // Probe summaries are found by the pipeline's directory naming even without `dir`.
-  assert.is(mdRow(text, '1')[4], 'yes');
-  assert.is(mdRow(text, '1')[5], '90 / 100');
-  assert.is(mdRow(text, '2')[4], '—');
+  assert.is(mdRow(text, '1')[2], 'pass');
+  assert.is(mdRow(text, '1')[4], '90 / 100');
+  assert.is(mdRow(text, '2')[4], '90');
 });
 
-test('an unmeasurable fluid rate is stated with its reason', () => {
+test('an unmeasurable fluid rate is stated with its reason', async () => {
   const dir = writeSyntheticRun(join(tmp, 'nofluid'), { fluidTokensPerS: null });
   const text = renderMarkdown(buildReport(loadRun(dir)));
   assert.match(text, 'Not measurable at 3 QPS: no TBT deadline reaches it.');
-  assert.ok(renderHtml(buildReport(loadRun(dir)), 't').includes('Not measurable at 3 QPS'));
+  assert.ok((await renderHtml(buildReport(loadRun(dir)), 't')).includes('Not measurable at 3 QPS'));
 });
 
-test('a probe kept despite its client error says by how much the error could have moved its verdict', () => {
+test('a probe kept despite its client error says by how much the error could have moved its verdict', async () => {
   const dir = writeSyntheticRun(join(tmp, 'client-error'));
   const probe = readdirSync(join(dir, 'probes')).sort()[0];
   const file = join(dir, 'probes', probe, 'summary.json');
@@ -219,7 +220,7 @@ test('a probe kept despite its client error says by how much the error could hav
   s.validity = `${s.client.reason}; ${note}, so it stands`;
   s.clientErrorEffect = { errorS: 0.0068, verdict: 'pass', moved: 'tightened', holds: true, failsHolding: [], passesHolding: ['fluidity', 'ttft'], note };
   writeFileSync(file, JSON.stringify(s));
-  writeReports(dir);
+  await writeReports(dir);
   const text = readFileSync(join(dir, 'report.md'), 'utf8');
   assert.match(text, `its client error exceeded the tolerance, and its verdict stands: ${note}.`);
   assert.not.match(text, `Probe ${s.index} at ${s.qps} QPS is invalid`);

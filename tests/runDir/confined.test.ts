@@ -82,7 +82,7 @@ test('paths that leave the root are refused: ../, absolute paths from files, and
   assert.is(relativeInside(root, 'runs/r1', 'x'), join(root, 'runs', 'r1'));
 });
 
-test('fluidcap report: report.md, report.html and a CSV linked to outside files are replaced, the outside files untouched', () => {
+test('fluidcap report: report.md, report.html and a CSV linked to outside files are replaced, the outside files untouched', async () => {
   const { root, outside } = setUp();
   const runDir = writeSyntheticRun(join(root, 'r'));
   const targets = ['report.md', 'report.html', 'report-probes.csv'];
@@ -90,7 +90,7 @@ test('fluidcap report: report.md, report.html and a CSV linked to outside files 
     writeFileSync(`${outside}.${i}`, 'PRECIOUS\n');
     symlinkSync(`${outside}.${i}`, join(runDir, name));
   }
-  const written = writeReports(runDir);
+  const written = await writeReports(runDir);
   for (const name of targets) assert.ok(written.includes(name), name);
   for (const [i, name] of targets.entries()) {
     assert.is(readFileSync(`${outside}.${i}`, 'utf8'), 'PRECIOUS\n', `${name} wrote through its link`);

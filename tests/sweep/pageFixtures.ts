@@ -54,7 +54,7 @@ async function syntheticRunOne(opts: RunOptions): Promise<RunOutcome> {
   writeFileSync(capFile, JSON.stringify(cap, null, 2));
   const manifest = JSON.parse(readFileSync(join(runDir, 'manifest.json'), 'utf8'));
   writeFileSync(join(runDir, 'manifest.json'), JSON.stringify({ ...manifest, recipeFile: opts.recipeFile }));
-  writeReports(runDir);
+  await writeReports(runDir);
   return { runDir, status: 'completed', reason: cap.reason ?? 'converged', capacity: null };
 }
 

@@ -3,6 +3,7 @@
 // their thresholds, the capacity chart with interval ends, links confined to the sweep directory.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { svgPoints } from '../support/svgMarks.ts';
 import { bestConfigurations, runReportHref, sweepCsv, sweepHtml, sweepMarkdown, sweepSummaryLines, RECIPE_SLO, type CapacitySummary, type SweepRow } from '../../harness/sweep/sweepReport.ts';
 import { configLabels } from '../../harness/sweep/expand.ts';
 
@@ -62,7 +63,7 @@ test('markdown: a row per configuration (short id, values, capacity, interval, m
   assert.match(md, /\| c01 \| gpu1 \| 0,1 \| completed \| 10 \/ 10\.5 \| 5% \| 100 \| \$0\.1 \|/);
 });
 
-test('each SLO definition is named by its thresholds, not by its key (ttft+tbt)', () => {
+test('each SLO definition is named by its thresholds, not by its key (ttft+tbt)', async () => {
   const baselines = {
     'ttft+tbt': { ttft: { source: 'ttft p99 <= 2s (default baseline)' }, tbt: { source: 'tbt p99 <= 25ms (default baseline)' } },
     tpot: { tpot: { source: 'tpot p99 <= 25ms (default baseline)' } },
@@ -75,24 +76,27 @@ test('each SLO definition is named by its thresholds, not by its key (ttft+tbt)'
   // The per-configuration capacity table is headed by the thresholds.
   assert.match(md, /\| config \| recipe SLO: fluidity p99 >= 0\.9 \| ttft p99 \\<= 2s and tbt p99 \\<= 25ms \| tpot p99 \\<= 25ms \|\n/);
   assert.match(md, /\| c01 \| 10 \| 12 \| 9 \|/);
-  const html = sweepHtml('s', named);
+  const html = await sweepHtml('s', named);
   assert.match(html, /<th>ttft p99 &lt;= 2s and tbt p99 &lt;= 25ms<\/th>/);
   assert.not.match(html, /<th>ttft\+tbt<\/th>/);
 });
 
-test('HTML: a capacity chart with a mark per converged configuration and the interval ends; escaped; links only into the sweep', () => {
+test('HTML: a capacity chart with a mark per converged configuration and its interval as a bar; escaped; links only into the sweep', async () => {
   const withLinks: SweepRow[] = [
     { ...row('c01-a', { ...cap(10, 4, {}), interval: { estimateQps: 10.2, loQps: 9.5, hiQps: 11, open: 'none' } }), reportHref: runReportHref('/s', '/s/runs/r 1') },
     { ...row('c02-b', { ...cap(14, 4, {}), interval: { estimateQps: 14, loQps: 12, hiQps: null, open: 'hi' } }), reportHref: runReportHref('/s', '/elsewhere/r2') },
     { ...row('c03-c', null, 'failed'), reportHref: runReportHref('/s', '/s/runs/../../x') },
   ];
-  const html = sweepHtml('<s>', withLinks);
+  const html = await sweepHtml('<s>', withLinks);
   assert.match(html, /<title>Sweep &lt;s&gt;<\/title>/);
   const svg = html.slice(html.indexOf('<svg'), html.indexOf('</svg>'));
   assert.match(svg, /aria-label="Capacity of each configuration"/);
-  // Two capacity dots and three interval ends (the open one is not drawn).
-  assert.is((svg.match(/class="series" data-s="0"/g) ?? []).length, 2);
-  assert.is((svg.match(/class="series" data-s="1"/g) ?? []).length, 3);
+  // Two capacity dots, one per converged configuration, on rows named by their labels.
+  assert.is(svgPoints(svg, 'capacity (recipe SLO)').length, 2);
+  assert.match(svg, />c01 seqs8 note=a,b<\/text>/);
+  // Each interval is a bar labelled with its ends; an open end says so.
+  assert.match(svg, />9\.5–11<\/text>/);
+  assert.match(svg, />12–open<\/text>/);
   assert.equal([...html.matchAll(/<a href="([^"]*)"/g)].map((m) => m[1]), ['runs/r%201/report.html', 'report.csv']);
   assert.is(runReportHref('/s', '/s'), null);
   assert.is(runReportHref('/s', null), null);

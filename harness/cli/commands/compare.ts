@@ -107,7 +107,7 @@ export const compareCommand = verb({
       const { entries, rejected } = readIndexLines(indexFile);
       for (const r of rejected) say(`index line not used: ${indexFile}:${r.line}: ${r.reason}`);
       const files = historyPaths(dirname(resolve(indexFile)));
-      writeOut(files.svg, historySvg(entries));
+      writeOut(files.svg, await historySvg(entries));
       const md = historyMarkdown(entries, files.svgRel);
       writeOut(files.md, md);
       say(`history of ${entries.length} run(s) → ${files.md}, ${files.svg}`);
