@@ -26,6 +26,8 @@ export interface PooledInterval {
   lowQps: number;
   highQps: number;
   probes: number;
+  /** How many of the earlier nights were pooled (see poolableNights). */
+  nights: number;
 }
 
 /** A confirming probe's statistical decision at one rate. */
@@ -115,8 +117,10 @@ export interface Reference {
   nights: number;
   /** Open above because the search held at its maximum (not because no fail was decided). */
   heldAtSearchMax: boolean;
-  /** How capacity and interval were obtained: one run's, the medians of nights', or every night's probes pooled. */
+  /** How capacity and interval were obtained: one run's, the medians of nights', or the nights' probes pooled. */
   basis: 'run' | 'median' | 'pooled';
+  /** With basis 'pooled': how many of the nights were pooled. */
+  pooledNights?: number;
 }
 
 const median = (xs: number[]): number => {
@@ -156,13 +160,22 @@ export function referenceOfHistory(runs: RunEvidence[], minHistory: number, pool
     nights: runs.length,
     heldAtSearchMax: runs.every((r) => r.outcome === 'at-least-max'),
     basis: closed ? 'pooled' : 'median',
+    ...(closed ? { pooledNights: pooled.nights } : {}),
   };
 }
 
-/** The probes of earlier nights to pool, or null with fewer than two nights or when any night lacks their counts (then medians are used). */
-export function poolableProbes(runs: RunEvidence[]): ProbeCounts[] | null {
-  if (runs.length < 2 || runs.some((r) => !r.probes?.length)) return null;
-  return runs.flatMap((r) => r.probes!);
+/**
+ * The earlier nights to pool and their probes: those whose own interval holds the median of the
+ * nights' estimates (a night the host spoiled measures a capacity far from the others, and pooled
+ * it would drag the reference along), when two or more such nights kept their probe counts. Null
+ * otherwise: the medians are used.
+ */
+export function poolableNights(runs: RunEvidence[]): { runs: RunEvidence[]; probes: ProbeCounts[] } | null {
+  if (runs.length < 2) return null;
+  const m = median(runs.map((r) => r.estimateQps));
+  const agreeing = runs.filter((r) => r.lowQps <= m && m <= r.highQps);
+  if (agreeing.length < 2 || agreeing.some((r) => !r.probes?.length)) return null;
+  return { runs: agreeing, probes: agreeing.flatMap((r) => r.probes!) };
 }
 
 export type GateVerdict = 'pass' | 'regression' | 'inconclusive' | 'refused' | 'new';
@@ -235,7 +248,7 @@ export function decideConfig(candidate: RunEvidence, reference: Reference | null
   const against =
     ref.kind === 'run'
       ? `baseline ${ref.runIds[0]} ${q(ref.capacityQps)} QPS [${q(ref.lowQps)}, ${q(ref.highQps)}]`
-      : `${ref.basis === 'pooled' ? `the pooled probes of ${ref.nights} earlier nights` : `the median of ${ref.nights} earlier nights`} ${q(ref.capacityQps)} QPS [${q(ref.lowQps)}, ${q(ref.highQps)}]`;
+      : `${ref.basis === 'pooled' ? `the pooled probes of ${ref.pooledNights !== ref.nights ? `${ref.pooledNights} of ` : ''}${ref.nights} earlier nights` : `the median of ${ref.nights} earlier nights`} ${q(ref.capacityQps)} QPS [${q(ref.lowQps)}, ${q(ref.highQps)}]`;
   const widened = allowedDrop > opts.maxDrop ? ` (the allowed ${pct(opts.maxDrop)} widened to ${pct(allowedDrop)}: ${opts.noiseSigmas}× the ${pct(ref.noiseFrac!)} spread of earlier nights)` : '';
 
   if (ref.capacityQps <= 0 && ref.lowQps <= 0) return { ...base, ...figures, verdict: 'pass', reason: `${against} passed at no rate (capacity below its search minimum): no drop below it can be measured` };

@@ -10,7 +10,7 @@ import {
   decideConfig,
   gateResult,
   historyFor,
-  poolableProbes,
+  poolableNights,
   referenceOfHistory,
   referenceOfRun,
   refusalOf,
@@ -265,7 +265,7 @@ test('a reference open above because no fail was decided is no pass for an equal
 test('an unchanged night against pooled earlier nights is asked to hold at 95% of their estimate, and a decided pass there passes', () => {
   // Each night's own interval is ~25% wide; the nights' probes pooled pin the capacity to 41.5–44.5.
   const nights = [42, 44, 43].map((c) => run(c * 0.88, c * 1.1, { estimateQps: c, intervalSource: 'interval' }));
-  const ref = referenceOfHistory(nights, 3, { estimateQps: 43, lowQps: 41.5, highQps: 44.5, probes: 24 })!;
+  const ref = referenceOfHistory(nights, 3, { estimateQps: 43, lowQps: 41.5, highQps: 44.5, probes: 24, nights: 3 })!;
   assert.is(ref.basis, 'pooled');
   assert.equal([ref.capacityQps, ref.lowQps, ref.highQps], [43, 41.5, 44.5]);
   const tonight = () => run(36, 47, { estimateQps: 42, intervalSource: 'interval' });
@@ -311,17 +311,24 @@ test('the spread of earlier nights does not widen the allowed drop for a candida
   assert.ok(decideConfig(run(17.3, 17.7), ref, opts()).allowedDrop! > 0.2);
 });
 
-test('earlier nights are pooled only when there are two or more and every one kept its probe counts', () => {
+test('earlier nights are pooled when two or more agree and kept their probe counts; a night the host spoiled is left out', () => {
   const counts = (qps: number) => [{ qps, durationS: 20, parts: [{ name: 'fluidity', observed: 400, misses: 2, tau: 1.5, allowedFraction: 0.01 }] }];
-  const a = run(40, 44, { probes: counts(40) });
-  const b = run(41, 45, { probes: counts(42) });
-  assert.is(poolableProbes([a]), null);
-  assert.is(poolableProbes([a, run(40, 44)]), null, 'a night from before probe counts were kept');
-  assert.equal(poolableProbes([a, b])!.map((p) => p.qps), [40, 42]);
+  const a = run(40, 44, { estimateQps: 42, probes: counts(40) });
+  const b = run(41, 45, { estimateQps: 43, probes: counts(42) });
+  assert.is(poolableNights([a]), null);
+  assert.is(poolableNights([a, run(40, 44, { estimateQps: 42 })]), null, 'a night from before probe counts were kept');
+  assert.equal(poolableNights([a, b])!.probes.map((p) => p.qps), [40, 42]);
+  // A night measured at 10 QPS on a saturated host: its interval misses the nights' median (42).
+  const spoiled = run(0, 10.4, { estimateQps: 10.3, probes: counts(10) });
+  const c = run(39, 44, { estimateQps: 41.5, probes: counts(41) });
+  const pool = poolableNights([a, spoiled, b, c])!;
+  assert.equal(pool.runs, [a, b, c]);
+  const ref = referenceOfHistory([a, spoiled, b, c], 3, { estimateQps: 42, lowQps: 40.5, highQps: 43.5, probes: 3, nights: pool.runs.length })!;
+  assert.match(decideConfig(run(30, 48, { estimateQps: 41, intervalSource: 'interval' }), ref, opts()).reason, 'the pooled probes of 3 of 4 earlier nights 42 QPS [40.5, 43.5]');
   // A pooled interval open on a side is no better than the medians.
-  const open = referenceOfHistory([a, b], 3, { estimateQps: 42, lowQps: 0, highQps: 46, probes: 2 })!;
+  const open = referenceOfHistory([a, b], 3, { estimateQps: 42, lowQps: 0, highQps: 46, probes: 2, nights: 2 })!;
   assert.is(open.basis, 'median');
-  assert.is(open.capacityQps, 40.5);
+  assert.is(open.capacityQps, 42.5);
 });
 
 test("probe counts are read from capacity.json's probe rows: valid probes with statistics parts only", () => {

@@ -21,7 +21,7 @@ import {
   decideConfig,
   gateResult,
   historyFor,
-  poolableProbes,
+  poolableNights,
   referenceOfHistory,
   referenceOfRun,
   refusalOf,
@@ -144,8 +144,8 @@ export const compareCommand = verb({
 
     const decide = (cand: RunEvidence): ConfigDecision => {
       const history = indexFile ? historyFor(cand, indexRuns, nights) : [];
-      const pool = poolableProbes(history);
-      const fromHistory = referenceOfHistory(history, opts.minHistory, pool ? pooledInterval(pool) : null);
+      const pool = poolableNights(history);
+      const fromHistory = referenceOfHistory(history, opts.minHistory, pool ? pooledInterval(pool.probes, pool.runs.length) : null);
       // Several baselines are matched by configuration; one that differs only by its SLO is matched too, and refused by the decision.
       const base = baselineRuns.length === 1 ? baselineRuns[0] : (baselineRuns.find((b) => b.config === cand.config) ?? baselineRuns.find((b) => configWithoutSlo(b.config) === configWithoutSlo(cand.config)) ?? null);
       let reference: Reference | null = fromHistory;
@@ -210,10 +210,10 @@ export const compareCommand = verb({
 });
 
 /** Earlier nights' probes pooled into one estimate and interval (the method of each run's own interval). */
-function pooledInterval(probes: ProbeCounts[]): PooledInterval | null {
+function pooledInterval(probes: ProbeCounts[], nights: number): PooledInterval | null {
   const i = capacityInterval(probes);
   if (i.estimateQps === null) return null;
-  return { estimateQps: i.estimateQps, lowQps: i.loQps ?? 0, highQps: i.hiQps ?? Infinity, probes: i.probesUsed };
+  return { estimateQps: i.estimateQps, lowQps: i.loQps ?? 0, highQps: i.hiQps ?? Infinity, probes: i.probesUsed, nights };
 }
 
 /** When a new configuration differs from earlier nights only by its SLO, it says so and names them. */
