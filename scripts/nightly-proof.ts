@@ -83,7 +83,7 @@ function runOnce(kind: (typeof kinds)[number]): void {
   const t0 = performance.now();
   const before = finished(kind.dir).length;
   // A busy shared host can spoil the prefill profile (the run refuses it, exit 2): such a night is
-  // tried again after a pause, up to eight times, and counted.
+  // tried again after a pause, up to thirty times (a saturated shared host can refuse many in a row), and counted.
   let runs: string[] = [];
   for (let attempt = 1; ; attempt++) {
     const r = spawnSync(process.execPath, [CLI, 'run', kind.recipe, '--out', kind.dir], { encoding: 'utf8' });
@@ -94,8 +94,8 @@ function runOnce(kind: (typeof kinds)[number]): void {
     process.stderr.write(`${kind.label}: fluidcap run exited ${r.status} without a converged night (attempt ${attempt}): ${spoiled ?? (r.stderr.trim().split('\n').pop() ?? '').slice(0, 300)}\n`);
     if (spoiled) refusedNights++;
     else retried++;
-    if (attempt === 8) throw new Error(`${kind.label}: fluidcap run ${kind.recipe} failed eight times`);
-    spawnSync('sleep', ['20']);
+    if (attempt === 30) throw new Error(`${kind.label}: fluidcap run ${kind.recipe} failed thirty times`);
+    spawnSync('sleep', ['30']);
   }
   wall[kind.key].push((performance.now() - t0) / 1000);
   const cap = JSON.parse(readFileSync(runPaths(runs[runs.length - 1]).capacity, 'utf8')) as { capacityQps: number; bracket: { passQps: number | null; failQps: number | null }; outcome: string };

@@ -117,7 +117,9 @@ if (sweep) {
 for (const recipe of recipes) {
   say(`run ${recipe} → ${nightDir}`);
   const r = await fluidcap(['run', recipe, '--out', nightDir, ...hostArgs]);
-  for (const line of r.stdout.split('\n').filter((l) => /^(capacity|bracket|results):/.test(l))) say(`${path.basename(recipe)}: ${line}`);
+  // The run's result lines: the estimate with its interval ("capacity 41.3 QPS, 95% interval
+  // 35.2–41.7, …"; "capacity: …" in runs without one), the bracket and where the results are.
+  for (const line of r.stdout.split('\n').filter((l) => /^(capacity[ :]|highest passing probe:|bracket:|results:)/.test(l))) say(`${path.basename(recipe)}: ${line}`);
   if (r.exitCode !== 0) say(`${path.basename(recipe)} exited ${r.exitCode}; judged below as refused when it left a run directory`);
 }
 
@@ -170,7 +172,9 @@ if ([0, 4, 5, 6].includes(judged.exitCode)) {
   const q = (x) => (x === null || x === undefined ? '∞' : `${+x.toPrecision(4)}`);
   for (const d of gate.decisions) {
     const c = d.candidate;
-    process.stdout.write(`capacity ${q(c.estimateQps)} QPS [${q(c.lowQps)}, ${q(c.highQps)}] ${c.runId} (${c.runDir})\n`);
+    const source = c.intervalSource === 'interval' ? '95% interval' : c.intervalSource === 'decided-bracket' ? 'decided bracket' : 'search bracket';
+    const confirmed = c.confirmations?.length ? ` after ${c.confirmations.length} confirming probe(s)` : '';
+    process.stdout.write(`capacity ${q(c.estimateQps)} QPS, ${source} ${q(c.lowQps)}–${q(c.highQps)}${confirmed}: ${c.runId} (${c.runDir})\n`);
     process.stdout.write(`${(d.verdict === 'inconclusive' ? 'undecided' : d.verdict).padEnd(12)} ${d.config}: ${d.reason}\n`);
   }
   for (const x of gate.rejectedIndexLines ?? []) process.stdout.write(`index line not used: ${x}\n`);
