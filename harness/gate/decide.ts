@@ -165,15 +165,15 @@ export function referenceOfHistory(runs: RunEvidence[], minHistory: number, pool
 }
 
 /**
- * The earlier nights to pool and their probes: those whose own interval holds the median of the
- * nights' estimates (a night the host spoiled measures a capacity far from the others, and pooled
- * it would drag the reference along), when two or more such nights kept their probe counts. Null
- * otherwise: the medians are used.
+ * The earlier nights to pool and their probes: those whose own interval overlaps the intervals of
+ * at least half of the other nights (a night the host spoiled measures a capacity far from the
+ * others, and pooled it would drag the reference along), when two or more such nights kept their
+ * probe counts. Null otherwise: the medians are used.
  */
 export function poolableNights(runs: RunEvidence[]): { runs: RunEvidence[]; probes: ProbeCounts[] } | null {
   if (runs.length < 2) return null;
-  const m = median(runs.map((r) => r.estimateQps));
-  const agreeing = runs.filter((r) => r.lowQps <= m && m <= r.highQps);
+  const overlap = (a: RunEvidence, b: RunEvidence) => a.lowQps <= b.highQps && b.lowQps <= a.highQps;
+  const agreeing = runs.filter((r) => 2 * runs.filter((o) => o !== r && overlap(r, o)).length >= runs.length - 1);
   if (agreeing.length < 2 || agreeing.some((r) => !r.probes?.length)) return null;
   return { runs: agreeing, probes: agreeing.flatMap((r) => r.probes!) };
 }

@@ -318,8 +318,11 @@ test('earlier nights are pooled when two or more agree and kept their probe coun
   assert.is(poolableNights([a]), null);
   assert.is(poolableNights([a, run(40, 44, { estimateQps: 42 })]), null, 'a night from before probe counts were kept');
   assert.equal(poolableNights([a, b])!.probes.map((p) => p.qps), [40, 42]);
-  // A night measured at 10 QPS on a saturated host: its interval misses the nights' median (42).
+  // Two nights whose intervals overlap are pooled, even when one misses the other's estimate.
+  assert.is(poolableNights([run(35.2, 41.7, { estimateQps: 41.3, probes: counts(40) }), run(40.4, 45.2, { estimateQps: 43, probes: counts(42) })])!.runs.length, 2);
+  // A night measured at 10 QPS on a saturated host: its interval overlaps no other night's.
   const spoiled = run(0, 10.4, { estimateQps: 10.3, probes: counts(10) });
+  assert.is(poolableNights([a, spoiled]), null, 'two nights that disagree: neither is trusted over the other');
   const c = run(39, 44, { estimateQps: 41.5, probes: counts(41) });
   const pool = poolableNights([a, spoiled, b, c])!;
   assert.equal(pool.runs, [a, b, c]);
