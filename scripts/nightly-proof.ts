@@ -13,7 +13,7 @@
 // Finished runs under --out are reused, so `--phase runs` can start early and `--phase judge` later;
 // a night's confirming probes are kept in its run directory, so judging it again reuses them.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
@@ -131,13 +131,18 @@ interface Row {
 }
 const rows: Row[] = [];
 const tJudge = performance.now();
+// A night judged again reuses its confirming probes: its compare wall time is the longest one seen.
+const wallsFile = join(out, 'compare-walls.json');
+const walls: Record<string, number> = existsSync(wallsFile) ? JSON.parse(readFileSync(wallsFile, 'utf8')) : {};
 for (const kind of kinds) {
   // The first unchanged night is every other night's first history: it is not judged itself.
   const dirs = finished(kind.dir).slice(kind.key === 'unchanged' ? 1 : 0, kind.want(nights));
   dirs.forEach((dir, i) => {
     const t0 = performance.now();
     const r = spawnSync(process.execPath, [CLI, 'compare', dir, '--index', unchangedIndex, '--max-drop', values['max-drop'], '--confirm-budget', values['confirm-budget'], '--json'], { encoding: 'utf8' });
-    const wallS = (performance.now() - t0) / 1000;
+    const wallS = Math.max((performance.now() - t0) / 1000, walls[dir] ?? 0);
+    walls[dir] = wallS;
+    writeFileSync(wallsFile, JSON.stringify(walls, null, 1));
     let verdict = '?';
     let capacity = '?';
     let reference = '—';
