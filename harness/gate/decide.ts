@@ -7,8 +7,9 @@
 // estimate fell by more than three times the allowed drop, whatever the confidence. It passes
 // when its interval's low end holds the pass line: within the allowed drop of the reference's
 // estimate and within twice it of the reference's high end. Earlier nights are one reference,
-// their probes pooled. Anything between is undecided: the decision names the rates whose confirming probes on the candidate would settle
-// it, and an answer still undecided after them is its own verdict (exit 6), never a pass. Runs
+// their probes pooled. Anything between is undecided: the decision names the rates whose
+// confirming probes on the candidate would settle it, and an answer still undecided after them is
+// its own verdict (exit 6), never a pass. Runs
 // measured under different SLOs are never compared; a run whose search did not converge is
 // refused with its reason. Pure.
 
