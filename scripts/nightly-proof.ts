@@ -1,5 +1,5 @@
 // nice -n 10 npx tsx scripts/nightly-proof.ts [--out .tmp/nightly-proof] [--nights 5] [--phase all|runs|judge]
-//   [--max-drop 0.05] [--confirm-budget 120]
+//   [--max-drop 0.05] [--confirm-budget 180]
 // Can the nightly gate pass a real drop? On the simulated engine with the README's own recipe
 // (recipes/quickstart.yaml, unmodified), one first night and `--nights` unchanged nights; and
 // `--nights` nights each with the candidate's engine 10% and 30% slower (the sim's timeScale 1.1
@@ -10,15 +10,17 @@
 // nights only, confirming probes on the candidate when the answer is open), and the script prints
 // one row per night and the counts: regressions among unchanged nights (goal 0), 30% nights caught
 // (exit 4, goal all), 10% nights caught or undecided (exit 4 or 6, goal all; exit 0 never).
-// Finished runs under --out are reused, so `--phase runs` can start early and `--phase judge` later.
+// Finished runs under --out are reused, so `--phase runs` can start early and `--phase judge` later;
+// a night's confirming probes are kept in its run directory, so judging it again reuses them.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
 import { findRunDirs } from '../harness/runDir/resultsIndex.ts';
 import { readManifest } from '../harness/runDir/read.ts';
 import { runPaths } from '../harness/runDir/layout.ts';
+import { readConfirmations } from '../harness/gate/confirm.ts';
 
 const { values } = parseArgs({
   options: {
@@ -26,7 +28,7 @@ const { values } = parseArgs({
     nights: { type: 'string', default: '5' },
     phase: { type: 'string', default: 'all' },
     'max-drop': { type: 'string', default: '0.05' },
-    'confirm-budget': { type: 'string', default: '120' },
+    'confirm-budget': { type: 'string', default: '180' },
   },
 });
 const out = resolve(values.out);
@@ -81,7 +83,7 @@ function runOnce(kind: (typeof kinds)[number]): void {
   const t0 = performance.now();
   const before = finished(kind.dir).length;
   // A busy shared host can spoil the prefill profile (the run refuses it, exit 2): such a night is
-  // tried again after a pause, up to eight times, and counted.
+  // tried again after a pause, up to thirty times (a saturated shared host can refuse many in a row), and counted.
   let runs: string[] = [];
   for (let attempt = 1; ; attempt++) {
     const r = spawnSync(process.execPath, [CLI, 'run', kind.recipe, '--out', kind.dir], { encoding: 'utf8' });
@@ -92,8 +94,8 @@ function runOnce(kind: (typeof kinds)[number]): void {
     process.stderr.write(`${kind.label}: fluidcap run exited ${r.status} without a converged night (attempt ${attempt}): ${spoiled ?? (r.stderr.trim().split('\n').pop() ?? '').slice(0, 300)}\n`);
     if (spoiled) refusedNights++;
     else retried++;
-    if (attempt === 8) throw new Error(`${kind.label}: fluidcap run ${kind.recipe} failed eight times`);
-    spawnSync('sleep', ['20']);
+    if (attempt === 30) throw new Error(`${kind.label}: fluidcap run ${kind.recipe} failed thirty times`);
+    spawnSync('sleep', ['30']);
   }
   wall[kind.key].push((performance.now() - t0) / 1000);
   const cap = JSON.parse(readFileSync(runPaths(runs[runs.length - 1]).capacity, 'utf8')) as { capacityQps: number; bracket: { passQps: number | null; failQps: number | null }; outcome: string };
@@ -118,42 +120,59 @@ interface Row {
   kind: string;
   night: number;
   capacity: string;
+  reference: string;
   exit: number | null;
   verdict: string;
   confirmations: string;
+  confirmLoadS: number;
+  runWallS: number;
   wallS: number;
   reason: string;
 }
 const rows: Row[] = [];
 const tJudge = performance.now();
+// A night judged again reuses its confirming probes: its compare wall time is the longest one seen.
+const wallsFile = join(out, 'compare-walls.json');
+const walls: Record<string, number> = existsSync(wallsFile) ? JSON.parse(readFileSync(wallsFile, 'utf8')) : {};
 for (const kind of kinds) {
   // The first unchanged night is every other night's first history: it is not judged itself.
   const dirs = finished(kind.dir).slice(kind.key === 'unchanged' ? 1 : 0, kind.want(nights));
   dirs.forEach((dir, i) => {
     const t0 = performance.now();
     const r = spawnSync(process.execPath, [CLI, 'compare', dir, '--index', unchangedIndex, '--max-drop', values['max-drop'], '--confirm-budget', values['confirm-budget'], '--json'], { encoding: 'utf8' });
-    const wallS = (performance.now() - t0) / 1000;
+    const wallS = Math.max((performance.now() - t0) / 1000, walls[dir] ?? 0);
+    walls[dir] = wallS;
+    writeFileSync(wallsFile, JSON.stringify(walls, null, 1));
     let verdict = '?';
     let capacity = '?';
+    let reference = '—';
     let confirmations = '';
     let reason = r.stderr.trim().split('\n').pop() ?? '';
     try {
       const d = JSON.parse(r.stdout).gate.decisions[0];
       verdict = d.verdict === 'inconclusive' ? 'undecided' : d.verdict;
-      capacity = `${d.candidate.estimateQps} [${d.candidate.lowQps}, ${d.candidate.highQps ?? '∞'}] (${d.candidate.intervalSource})`;
+      const own = JSON.parse(readFileSync(runPaths(dir).capacity, 'utf8')) as { interval?: { estimateQps: number | null; loQps: number | null; hiQps: number | null } };
+      const n = (x: number | null | undefined) => (x === null || x === undefined ? '∞' : x.toFixed(1));
+      // The night's own interval, then the candidate's after confirming probes when they moved it.
+      capacity = `${n(own.interval?.estimateQps)} [${n(own.interval?.loQps)}, ${n(own.interval?.hiQps)}]`;
+      const after = `[${n(d.candidate.lowQps)}, ${n(d.candidate.highQps)}]`;
+      if (after !== `[${n(own.interval?.loQps)}, ${n(own.interval?.hiQps)}]`) capacity += ` → ${after}`;
+      if (d.reference) reference = `${n(d.reference.capacityQps)} [${n(d.reference.lowQps)}, ${n(d.reference.highQps)}] ${d.reference.basis} of ${d.reference.nights}`;
       confirmations = (d.candidate.confirmations ?? []).map((c: { qps: number; decision: string; confidence: number | null }) => `${c.qps} ${c.decision}${c.confidence !== null ? ` ${(c.confidence * 100).toFixed(0)}%` : ''}`).join(', ');
       reason = d.reason;
     } catch {
       // compare printed no JSON (exit 2): its last stderr line is the reason
     }
-    rows.push({ kind: kind.label, night: i + 1, capacity, exit: r.status, verdict, confirmations, wallS, reason });
+    const m = readManifest(runPaths(dir).manifest) as { startedAt?: string; endedAt?: string } | null;
+    const runWallS = m?.startedAt && m.endedAt ? (Date.parse(m.endedAt) - Date.parse(m.startedAt)) / 1000 : NaN;
+    rows.push({ kind: kind.label, night: i + 1, capacity, reference, exit: r.status, verdict, confirmations, confirmLoadS: readConfirmations(dir).loadS, runWallS, wallS, reason });
     process.stderr.write(`${kind.label} night ${i + 1}: exit ${r.status} ${verdict} in ${wallS.toFixed(0)} s\n`);
   });
 }
 
-console.log('| night | capacity QPS [interval] | exit | verdict | confirming probes | compare wall s |');
-console.log('|---|---|--:|---|---|--:|');
-for (const r of rows) console.log(`| ${r.kind} ${r.night} | ${r.capacity} | ${r.exit} | ${r.verdict} | ${r.confirmations || '—'} | ${r.wallS.toFixed(0)} |`);
+console.log('| night | arm | capacity QPS [95% interval] (→ after confirming) | reference QPS [interval] | verdict | exit | confirming probes | confirm load-s | run wall s | compare wall s |');
+console.log('|--:|---|---|---|---|--:|---|--:|--:|--:|');
+for (const r of rows) console.log(`| ${r.night} | ${r.kind} | ${r.capacity} | ${r.reference} | ${r.verdict} | ${r.exit} | ${r.confirmations || '—'} | ${r.confirmLoadS.toFixed(0)} | ${r.runWallS.toFixed(0)} | ${r.wallS.toFixed(0)} |`);
 console.log('');
 for (const r of rows) console.log(`- ${r.kind} ${r.night}: ${r.reason}`);
 const of = (label: string) => rows.filter((r) => r.kind === label);

@@ -20,7 +20,7 @@
 //   recipes: [recipes/a.yaml, recipes/b.yaml]  # optional: recipes run one after another
 //   maxDrop: 0.05                     # optional: largest allowed capacity drop (default 5%)
 //   confirm: true                     # optional: rerun a regressed or undecided configuration before failing (default true)
-//   confirmBudget: 120                # optional: load-seconds of confirming probes per undecided configuration (default 120; 0: none)
+//   confirmBudget: 180                # optional: load-seconds of confirming probes per undecided configuration (default 180; 0: none)
 //   outputs: results/nightly/gate     # optional: where gate.xml, gate.prom and gate.md go (default <results>/gate)
 import { $, argv, fs, path, YAML } from 'zx';
 
@@ -89,7 +89,9 @@ const maxDrop = raw.maxDrop ?? 0.05;
 if (typeof maxDrop !== 'number' || !(maxDrop >= 0 && maxDrop < 1)) problems.push(`maxDrop: must be a fraction >= 0 and < 1 (0.05 = 5%), got ${JSON.stringify(raw.maxDrop)}`);
 const confirm = raw.confirm ?? true;
 if (typeof confirm !== 'boolean') problems.push(`confirm: must be true or false, got ${JSON.stringify(raw.confirm)}`);
-const confirmBudget = raw.confirmBudget ?? 120;
+// A pass near a flat knee needs thousands of requests (~620 × the clustering time τ at 95% of the
+// capacity; τ ≈ 5 on the quickstart): two thirds of 180 s at ~40 QPS covers that.
+const confirmBudget = raw.confirmBudget ?? 180;
 if (typeof confirmBudget !== 'number' || !(confirmBudget >= 0 && confirmBudget <= 86400)) problems.push(`confirmBudget: must be load-seconds from 0 to 86400, got ${JSON.stringify(raw.confirmBudget)}`);
 if (problems.length) die(problems.map((p) => `${configFile}: ${p}`).join('\n'));
 
@@ -117,7 +119,9 @@ if (sweep) {
 for (const recipe of recipes) {
   say(`run ${recipe} → ${nightDir}`);
   const r = await fluidcap(['run', recipe, '--out', nightDir, ...hostArgs]);
-  for (const line of r.stdout.split('\n').filter((l) => /^(capacity|bracket|results):/.test(l))) say(`${path.basename(recipe)}: ${line}`);
+  // The run's result lines: the estimate with its interval ("capacity 41.3 QPS, 95% interval
+  // 35.2–41.7, …"; "capacity: …" in runs without one), the bracket and where the results are.
+  for (const line of r.stdout.split('\n').filter((l) => /^(capacity[ :]|highest passing probe:|bracket:|results:)/.test(l))) say(`${path.basename(recipe)}: ${line}`);
   if (r.exitCode !== 0) say(`${path.basename(recipe)} exited ${r.exitCode}; judged below as refused when it left a run directory`);
 }
 
@@ -170,7 +174,9 @@ if ([0, 4, 5, 6].includes(judged.exitCode)) {
   const q = (x) => (x === null || x === undefined ? '∞' : `${+x.toPrecision(4)}`);
   for (const d of gate.decisions) {
     const c = d.candidate;
-    process.stdout.write(`capacity ${q(c.estimateQps)} QPS [${q(c.lowQps)}, ${q(c.highQps)}] ${c.runId} (${c.runDir})\n`);
+    const source = c.intervalSource === 'interval' ? '95% interval' : c.intervalSource === 'decided-bracket' ? 'decided bracket' : 'search bracket';
+    const confirmed = c.confirmations?.length ? ` after ${c.confirmations.length} confirming probe(s)` : '';
+    process.stdout.write(`capacity ${q(c.estimateQps)} QPS, ${source} ${q(c.lowQps)}–${q(c.highQps)}${confirmed}: ${c.runId} (${c.runDir})\n`);
     process.stdout.write(`${(d.verdict === 'inconclusive' ? 'undecided' : d.verdict).padEnd(12)} ${d.config}: ${d.reason}\n`);
   }
   for (const x of gate.rejectedIndexLines ?? []) process.stdout.write(`index line not used: ${x}\n`);

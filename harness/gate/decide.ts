@@ -5,13 +5,32 @@
 // intervals shows a drop beyond the allowed one (outside the noise of earlier nights when there
 // are enough, resting on confident verdicts when probes carry confidences), or when its point
 // estimate fell by more than three times the allowed drop, whatever the confidence. It passes
-// only when even the least favourable reading is within the allowed drop. Anything between is
-// undecided: the decision names the rates whose confirming probes on the candidate would settle
-// it, and an answer still undecided after them is its own verdict (exit 6), never a pass. Runs
+// when its interval's low end holds the pass line: within the allowed drop of the reference's
+// estimate and within twice it of the reference's high end. Earlier nights are one reference,
+// their probes pooled. Anything between is undecided: the decision names the rates whose
+// confirming probes on the candidate would settle it, and an answer still undecided after them is
+// its own verdict (exit 6), never a pass. Runs
 // measured under different SLOs are never compared; a run whose search did not converge is
 // refused with its reason. Pure.
 
 export type IntervalSource = 'interval' | 'decided-bracket' | 'bracket';
+
+/** One probe's counts per SLO entry (capacity.json's statistics.parts): what pooling needs. */
+export interface ProbeCounts {
+  qps: number;
+  durationS: number;
+  parts: { name: string; observed: number; misses: number; tau: number; allowedFraction: number }[];
+}
+
+/** An estimate and 95% interval from earlier nights' probes pooled (capacity/interval.ts on all of them). */
+export interface PooledInterval {
+  estimateQps: number;
+  lowQps: number;
+  highQps: number;
+  probes: number;
+  /** How many of the earlier nights were pooled (see poolableNights). */
+  nights: number;
+}
 
 /** A confirming probe's statistical decision at one rate. */
 export interface Confirmation {
@@ -53,6 +72,8 @@ export interface RunEvidence {
   qpsPerUsdPerHour: number | null;
   usdPerMillionOutputTokens: number | null;
   startedAt: string | null;
+  /** Each valid probe's counts (absent or empty in runs that predate them): earlier nights are pooled from them. */
+  probes?: ProbeCounts[];
 }
 
 export interface GateOptions {
@@ -98,6 +119,10 @@ export interface Reference {
   nights: number;
   /** Open above because the search held at its maximum (not because no fail was decided). */
   heldAtSearchMax: boolean;
+  /** How capacity and interval were obtained: one run's, the medians of nights', or the nights' probes pooled. */
+  basis: 'run' | 'median' | 'pooled';
+  /** With basis 'pooled': how many of the nights were pooled. */
+  pooledNights?: number;
 }
 
 const median = (xs: number[]): number => {
@@ -108,31 +133,51 @@ const median = (xs: number[]): number => {
 
 /** A reference from one baseline run. */
 export function referenceOfRun(run: RunEvidence): Reference {
-  return { kind: 'run', runIds: [run.runId], slo: run.slo, capacityQps: run.estimateQps, lowQps: run.lowQps, highQps: run.highQps, lowConfidence: run.lowConfidence, noiseFrac: null, nights: 1, heldAtSearchMax: run.outcome === 'at-least-max' };
+  return { kind: 'run', runIds: [run.runId], slo: run.slo, capacityQps: run.estimateQps, lowQps: run.lowQps, highQps: run.highQps, lowConfidence: run.lowConfidence, noiseFrac: null, nights: 1, heldAtSearchMax: run.outcome === 'at-least-max', basis: 'run' };
 }
 
 /**
- * A reference from earlier nights (refused runs already left out): the medians of their capacities
- * and bracket ends, and their spread as the noise once there are `minHistory` of them. Null when empty.
+ * A reference from earlier nights (refused runs already left out), and their spread as the noise
+ * once there are `minHistory` of them. Its capacity and interval are those of every night's probes
+ * pooled (`pooled`, computed by the caller with capacity/interval.ts) when that interval is closed:
+ * several nights of requests pin the unchanged engine's capacity far closer than one night does.
+ * Otherwise the medians of the nights' estimates and interval ends. Null when empty.
  */
-export function referenceOfHistory(runs: RunEvidence[], minHistory: number): Reference | null {
+export function referenceOfHistory(runs: RunEvidence[], minHistory: number, pooled: PooledInterval | null = null): Reference | null {
   if (runs.length === 0) return null;
-  if (runs.length === 1) return referenceOfRun(runs[0]);
+  if (runs.length === 1 && pooled === null) return referenceOfRun(runs[0]);
   const caps = runs.map((r) => r.estimateQps);
   const m = median(caps);
   const mad = median(caps.map((c) => Math.abs(c - m)));
+  const closed = pooled !== null && pooled.lowQps > 0 && Number.isFinite(pooled.highQps) && pooled.lowQps <= pooled.estimateQps && pooled.estimateQps <= pooled.highQps;
   return {
     kind: 'history',
     runIds: runs.map((r) => r.runId),
     slo: runs[0].slo,
-    capacityQps: m,
-    lowQps: median(runs.map((r) => r.lowQps)),
-    highQps: median(runs.map((r) => r.highQps)),
+    capacityQps: closed ? pooled.estimateQps : m,
+    lowQps: closed ? pooled.lowQps : median(runs.map((r) => r.lowQps)),
+    highQps: closed ? pooled.highQps : median(runs.map((r) => r.highQps)),
     lowConfidence: null,
     noiseFrac: runs.length >= minHistory && m > 0 ? (1.4826 * mad) / m : null,
     nights: runs.length,
     heldAtSearchMax: runs.every((r) => r.outcome === 'at-least-max'),
+    basis: closed ? 'pooled' : 'median',
+    ...(closed ? { pooledNights: pooled.nights } : {}),
   };
+}
+
+/**
+ * The earlier nights to pool and their probes: those whose own interval overlaps the intervals of
+ * at least half of the other nights (a night the host spoiled measures a capacity far from the
+ * others, and pooled it would drag the reference along), when two or more such nights kept their
+ * probe counts. Null otherwise: the medians are used.
+ */
+export function poolableNights(runs: RunEvidence[]): { runs: RunEvidence[]; probes: ProbeCounts[] } | null {
+  if (runs.length < 2) return null;
+  const overlap = (a: RunEvidence, b: RunEvidence) => a.lowQps <= b.highQps && b.lowQps <= a.highQps;
+  const agreeing = runs.filter((r) => 2 * runs.filter((o) => o !== r && overlap(r, o)).length >= runs.length - 1);
+  if (agreeing.length < 2 || agreeing.some((r) => !r.probes?.length)) return null;
+  return { runs: agreeing, probes: agreeing.flatMap((r) => r.probes!) };
 }
 
 export type GateVerdict = 'pass' | 'regression' | 'inconclusive' | 'refused' | 'new';
@@ -194,12 +239,18 @@ export function decideConfig(candidate: RunEvidence, reference: Reference | null
   // Smallest drop: candidate at the top of its interval, reference at the bottom of its own.
   const minDrop = ref.lowQps > 0 ? 1 - candidate.highQps / ref.lowQps : null;
   const maxDrop = Number.isFinite(ref.highQps) && ref.highQps > 0 ? 1 - candidate.lowQps / ref.highQps : null;
-  const noiseDrop = ref.noiseFrac !== null ? opts.noiseSigmas * ref.noiseFrac : 0;
+  // The spread of earlier nights widens the allowed drop only for a candidate without an interval:
+  // an interval already carries its night's sampling noise, which is most of that spread, and
+  // counting it twice let a 10% drop through a 5% gate.
+  const noiseDrop = ref.noiseFrac !== null && candidate.intervalSource !== 'interval' ? opts.noiseSigmas * ref.noiseFrac : 0;
   const allowedDrop = Math.max(opts.maxDrop, noiseDrop);
   const claimConfidence = candidate.highConfidence !== null || ref.lowConfidence !== null ? (candidate.highConfidence ?? 1) * (ref.lowConfidence ?? 1) : null;
   const figures = { pointDrop, minDrop, maxDrop, allowedDrop, claimConfidence };
   const cand = `${candidate.runId} ${q(candidate.estimateQps)} QPS [${q(candidate.lowQps)}, ${q(candidate.highQps)}]${sourceNote(candidate.intervalSource)}${confirmedNote(candidate)}`;
-  const against = ref.kind === 'run' ? `baseline ${ref.runIds[0]} ${q(ref.capacityQps)} QPS [${q(ref.lowQps)}, ${q(ref.highQps)}]` : `the median of ${ref.nights} earlier nights ${q(ref.capacityQps)} QPS [${q(ref.lowQps)}, ${q(ref.highQps)}]`;
+  const against =
+    ref.kind === 'run'
+      ? `baseline ${ref.runIds[0]} ${q(ref.capacityQps)} QPS [${q(ref.lowQps)}, ${q(ref.highQps)}]`
+      : `${ref.basis === 'pooled' ? `the pooled probes of ${ref.pooledNights !== ref.nights ? `${ref.pooledNights} of ` : ''}${ref.nights} earlier nights` : `the median of ${ref.nights} earlier nights`} ${q(ref.capacityQps)} QPS [${q(ref.lowQps)}, ${q(ref.highQps)}]`;
   const widened = allowedDrop > opts.maxDrop ? ` (the allowed ${pct(opts.maxDrop)} widened to ${pct(allowedDrop)}: ${opts.noiseSigmas}× the ${pct(ref.noiseFrac!)} spread of earlier nights)` : '';
 
   if (ref.capacityQps <= 0 && ref.lowQps <= 0) return { ...base, ...figures, verdict: 'pass', reason: `${against} passed at no rate (capacity below its search minimum): no drop below it can be measured` };
@@ -208,10 +259,16 @@ export function decideConfig(candidate: RunEvidence, reference: Reference | null
     const sure = claimConfidence !== null && claimConfidence < opts.minConfidence ? ` (the verdicts it rests on are only ${pct(claimConfidence)} confident)` : '';
     return { ...base, ...figures, verdict: 'regression', reason: `${cand} is ${pct(pointDrop)} below ${against}, more than 3× the allowed ${pct(opts.maxDrop)}: never a pass${sure}` };
   }
+  // The line a candidate passes at: it holds at (1 − allowed) × the reference's estimate (the
+  // question the gate asks), and at (1 − 2·allowed) × the reference's high end (so the reference's
+  // own uncertainty lets no drop of twice the allowed one or more through). Asking the candidate
+  // to hold at (1 − allowed) × the high end instead is asking it to beat the unchanged engine
+  // whenever the reference's interval is wider than the allowed drop: an unchanged night never passed.
+  const passLine = Number.isFinite(ref.highQps) ? Math.max((1 - allowedDrop) * ref.capacityQps, (1 - 2 * allowedDrop) * ref.highQps) : null;
   // The rates that would settle an open answer: a decided pass at the first lifts the candidate's
-  // low end to where even the reference's high end allows it; a decided fail at the second drops
-  // its high end below where even the reference's low end forbids it.
-  const passAt = Number.isFinite(ref.highQps) ? rateUp((1 - allowedDrop) * ref.highQps) : null;
+  // low end to the pass line; a decided fail at the second drops its high end below where even
+  // the reference's low end forbids it.
+  const passAt = passLine !== null ? rateUp(passLine) : null;
   const failAt = ref.lowQps > 0 ? rateDown((1 - allowedDrop) * ref.lowQps) : null;
   const inside = (x: number | null): x is number => x !== null && x > candidate.lowQps && x < candidate.highQps;
   const confirmRates = (): ConfirmRate[] => {
@@ -254,6 +311,16 @@ export function decideConfig(candidate: RunEvidence, reference: Reference | null
   if (maxDrop <= allowedDrop + 1e-9) {
     const most = maxDrop <= 0 ? 'no drop' : `at most ${pct(maxDrop)} drop`;
     return { ...base, ...figures, verdict: 'pass', reason: `${cand} against ${against}: ${most}, within the allowed ${pct(allowedDrop)}${widened}` };
+  }
+  if (passLine !== null && candidate.lowQps >= passLine - 1e-9) {
+    const belowEstimate = 1 - candidate.lowQps / ref.capacityQps;
+    const most = belowEstimate <= 0 ? 'no drop from its estimate' : `at most ${pct(belowEstimate)} below its estimate`;
+    return {
+      ...base,
+      ...figures,
+      verdict: 'pass',
+      reason: `${cand} holds at ${q(passLine)} QPS against ${against}: ${most} (allowed ${pct(allowedDrop)}) and at most ${pct(maxDrop)} below its high end (allowed ${pct(2 * allowedDrop)})${widened}`,
+    };
   }
   const why =
     minDrop !== null && minDrop > opts.maxDrop + 1e-9

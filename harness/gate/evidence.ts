@@ -6,7 +6,7 @@
 import type { RunCore } from '../report/loadRun.ts';
 import type { IndexEntry } from '../runDir/resultsIndex.ts';
 import { sloKey } from '../runDir/configKey.ts';
-import type { Confirmation, IntervalSource, RunEvidence } from './decide.ts';
+import type { Confirmation, IntervalSource, ProbeCounts, RunEvidence } from './decide.ts';
 
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 const obj = (v: unknown): Record<string, unknown> => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
@@ -91,6 +91,26 @@ export function probeDecisionsOf(rawCapacity: unknown, runDir: string): Confirma
 }
 
 /**
+ * Each valid probe's counts per SLO entry (what capacity/interval.ts pools), from a capacity.json's
+ * probe rows; probes archived without counts, and invalid ones, give none.
+ */
+export function probeCountsOf(rawCapacity: unknown): ProbeCounts[] {
+  const c = obj(rawCapacity);
+  const probes = Array.isArray(c.probes) ? c.probes.map(obj) : [];
+  return probes.flatMap((p): ProbeCounts[] => {
+    const qps = num(p.qps);
+    const parts = obj(p.statistics).parts;
+    if (qps === null || p.valid === false || !Array.isArray(parts)) return [];
+    const counts = parts.map(obj).flatMap((e) => {
+      const [observed, misses, tau, allowedFraction] = [num(e.observed), num(e.misses), num(e.tau), num(e.allowedFraction)];
+      if (typeof e.name !== 'string' || observed === null || misses === null || tau === null || allowedFraction === null) return [];
+      return [{ name: e.name, observed, misses, tau, allowedFraction }];
+    });
+    return counts.length ? [{ qps, durationS: num(p.durationS) ?? 0, parts: counts }] : [];
+  });
+}
+
+/**
  * How sure the probes at the bracket's ends are of their side: capacity.json's
  * `bracketStatistics` when present (an end's statistical decision, or the confidence of its
  * leaning, taken as 1 − that when it leans the other way), else `bracketConfidence`, else the
@@ -156,6 +176,7 @@ export function evidenceOfRun(core: RunCore, rawCapacity: unknown, config: strin
     qpsPerUsdPerHour: c.cost?.qpsPerUsdPerHour ?? null,
     usdPerMillionOutputTokens: c.cost?.usdPerMillionOutputTokens ?? null,
     startedAt: m?.startedAt ?? null,
+    probes: probeCountsOf(rawCapacity),
   };
 }
 

@@ -269,6 +269,38 @@ test('shipped examples under results/examples never enter an index', () => {
   assert.throws(() => appendToIndex(folder, join(folder, 'copied')), /shipped example/);
 });
 
+test('earlier nights with probe counts are pooled: the reference interval is narrower than any night\'s, and the candidate is asked to hold at 95% of its estimate', () => {
+  const folder = join(tmp, 'pooled');
+  // Three unchanged nights probing around a knee near 42 QPS, each with its own ~20% wide interval.
+  const probe = (qps: number, observed: number, misses: number, tau: number) => ({ index: 0, qps, passed: misses / observed <= 0.01, valid: true, durationS: observed / qps, statistics: { decision: 'undecided', confidence: 0.5, leaning: 'pass', evidence: '', parts: [{ name: 'fluidity', observed, misses, tau, allowedFraction: 0.01 }] } });
+  const nightly = (day: number) =>
+    fakeRun({
+      day,
+      pass: 40,
+      fail: 44,
+      dir: folder,
+      extra: {
+        interval: { estimateQps: 42, loQps: 37, hiQps: 45.5, open: 'none' },
+        probes: [probe(32, 500, 0, 1), probe(40, 800, 4, 3), probe(44, 800, 14, 4), probe(48, 300, 30, 6)],
+      },
+    });
+  [21, 22, 23].forEach(nightly);
+  assert.is(cli('--reindex', folder).code, 0);
+  const cand = fakeRun({ day: 24, pass: 40, fail: 44, dir: join(tmp, 'pooled-tonight'), extra: { interval: { estimateQps: 41, loQps: 35, hiQps: 46, open: 'none' } } });
+  const r = cli(cand, '--index', join(folder, 'index.jsonl'), '--json');
+  assert.is(r.code, 6, r.out + r.err);
+  const d = JSON.parse(r.out).gate.decisions[0];
+  assert.is(d.reference.basis, 'pooled');
+  assert.ok(d.reference.highQps - d.reference.lowQps < 45.5 - 37, `pooled [${d.reference.lowQps}, ${d.reference.highQps}] narrower than one night's [37, 45.5]`);
+  assert.ok(d.reference.lowQps < d.reference.capacityQps && d.reference.capacityQps < d.reference.highQps);
+  assert.match(d.reason, 'the pooled probes of 3 earlier nights');
+  // The pass line: 95% of the pooled estimate or 90% of the pooled high end, whichever is higher.
+  const line = Math.max(0.95 * d.reference.capacityQps, 0.9 * d.reference.highQps);
+  const passAt = d.confirm.find((c: { settles: string }) => c.settles === 'pass').qps;
+  assert.ok(passAt >= line && passAt < line + 0.011, `pass probe at ${passAt} QPS, the line ${line}`);
+  assert.ok(passAt < 0.95 * d.reference.highQps, 'below where 95% of the high end would put it');
+});
+
 test('scripts/nightly.mjs --help prints its usage and exits 0', () => {
   const r = spawnSync(process.execPath, [join(ROOT, 'node_modules', 'zx', 'build', 'cli.js'), join(ROOT, 'scripts', 'nightly.mjs'), '--help'], { cwd: ROOT, encoding: 'utf8' });
   assert.is(r.status, 0, r.stderr);

@@ -10,12 +10,13 @@ import {
   decideConfig,
   gateResult,
   historyFor,
+  poolableNights,
   referenceOfHistory,
   referenceOfRun,
   refusalOf,
   type RunEvidence,
 } from '../../harness/gate/decide.ts';
-import { bracketConfidenceOf, bracketOf, intervalOf, withConfirmations } from '../../harness/gate/evidence.ts';
+import { bracketConfidenceOf, bracketOf, intervalOf, probeCountsOf, withConfirmations } from '../../harness/gate/evidence.ts';
 
 let seq = 0;
 const run = (lowQps: number, highQps: number, over: Partial<RunEvidence> = {}): RunEvidence => ({
@@ -110,7 +111,7 @@ test('the spread of earlier nights widens the allowed drop; quiet nights do not'
   assert.match(within.reason, 'widened to 22.2%');
   assert.ok(Math.abs(within.allowedDrop! - 3 * ref.noiseFrac!) < 1e-12);
   // A bracket straddling the widened allowance is inconclusive and says it is within the noise.
-  const edge = decideConfig(run(15.7, 17.5, { estimateQps: 17.2 }), ref, opts());
+  const edge = decideConfig(run(15.4, 17.5, { estimateQps: 17.2 }), ref, opts());
   assert.is(edge.verdict, 'inconclusive');
   assert.match(edge.reason, 'within the measured noise');
   const quiet = referenceOfHistory([20, 20, 20.25, 20, 19.75].map((c) => run(c, c * 1.0125)), 3)!;
@@ -216,14 +217,15 @@ test('overlapping intervals around the allowed drop: undecided (exit 6), naming 
   const d = decideConfig(run(36, 44, { estimateQps: 40, intervalSource: 'interval' }), ref, opts());
   assert.is(d.verdict, 'inconclusive');
   assert.is(gateResult([d], opts()).exitCode, 6);
-  // A pass at 95% of the reference's high end settles a pass; a fail below 95% of its low end, a regression.
-  // The point estimate (−7%) leans to a regression, so that rate comes first.
-  assert.equal(d.confirm, [{ qps: 37.99, settles: 'regression' }, { qps: 43.7, settles: 'pass' }]);
+  // A pass at the pass line settles a pass: 90% of the reference's high end (41.4) here, above 95%
+  // of its estimate (40.85); a fail below 95% of its low end, a regression. The point estimate
+  // (−7%) leans to a regression, so that rate comes first.
+  assert.equal(d.confirm, [{ qps: 37.99, settles: 'regression' }, { qps: 41.4, settles: 'pass' }]);
   // Confirming probes fold in: a decided fail at 37.99 QPS makes it a regression...
   const failed = withConfirmations(run(36, 44, { estimateQps: 40, intervalSource: 'interval' }), [{ qps: 37.99, decision: 'fail', confidence: 0.97, runDir: '/c' }], 0.9);
   assert.is(decideConfig(failed, ref, opts()).verdict, 'regression');
-  // ...a decided pass at 43.7 a pass; an undecided probe changes nothing.
-  const passed = withConfirmations(run(36, 44, { estimateQps: 40, intervalSource: 'interval' }), [{ qps: 43.7, decision: 'pass', confidence: 0.96, runDir: '/c' }], 0.9);
+  // ...a decided pass at 41.4 a pass; an undecided probe changes nothing.
+  const passed = withConfirmations(run(36, 44, { estimateQps: 40, intervalSource: 'interval' }), [{ qps: 41.4, decision: 'pass', confidence: 0.96, runDir: '/c' }], 0.9);
   assert.is(decideConfig(passed, ref, opts()).verdict, 'pass');
   const open = withConfirmations(run(36, 44, { estimateQps: 40, intervalSource: 'interval' }), [{ qps: 37.99, decision: 'undecided', confidence: 0.7, runDir: '/c' }], 0.9);
   assert.is(decideConfig(open, ref, opts()).verdict, 'inconclusive');
@@ -258,6 +260,92 @@ test('a reference open above because no fail was decided is no pass for an equal
   assert.match(d.reason, 'no fail of it was decided');
   const atMax = run(64, Infinity, { outcome: 'at-least-max' });
   assert.is(decideConfig(run(64, Infinity, { outcome: 'at-least-max' }), referenceOfRun(atMax), opts()).verdict, 'pass');
+});
+
+test('an unchanged night against pooled earlier nights is asked to hold at 95% of their estimate, and a decided pass there passes', () => {
+  // Each night's own interval is ~25% wide; the nights' probes pooled pin the capacity to 41.5–44.5.
+  const nights = [42, 44, 43].map((c) => run(c * 0.88, c * 1.1, { estimateQps: c, intervalSource: 'interval' }));
+  const ref = referenceOfHistory(nights, 3, { estimateQps: 43, lowQps: 41.5, highQps: 44.5, probes: 24, nights: 3 })!;
+  assert.is(ref.basis, 'pooled');
+  assert.equal([ref.capacityQps, ref.lowQps, ref.highQps], [43, 41.5, 44.5]);
+  const tonight = () => run(36, 47, { estimateQps: 42, intervalSource: 'interval' });
+  const d = decideConfig(tonight(), ref, opts());
+  assert.is(d.verdict, 'inconclusive');
+  assert.match(d.reason, 'the pooled probes of 3 earlier nights 43 QPS [41.5, 44.5]');
+  // The likelier side first: a pass at 95% of 43 (above 90% of 44.5), then a fail at 95% of 41.5.
+  assert.equal(d.confirm, [{ qps: 40.85, settles: 'pass' }, { qps: 39.42, settles: 'regression' }]);
+  const passed = decideConfig(withConfirmations(tonight(), [{ qps: 40.85, decision: 'pass', confidence: 0.96, runDir: '/c' }], 0.9), ref, opts());
+  assert.is(passed.verdict, 'pass');
+  assert.match(passed.reason, 'holds at 40.85 QPS');
+  assert.is(gateResult([passed], opts()).exitCode, 0);
+  // A decided fail at the pass line is no regression: only a fail below 95% of the low end is.
+  const missed = decideConfig(withConfirmations(tonight(), [{ qps: 40.85, decision: 'fail', confidence: 0.96, runDir: '/c' }], 0.9), ref, opts());
+  assert.is(missed.verdict, 'inconclusive');
+  assert.equal(missed.confirm, [{ qps: 39.42, settles: 'regression' }]);
+  const failed = decideConfig(withConfirmations(tonight(), [{ qps: 39.42, decision: 'fail', confidence: 0.96, runDir: '/c' }], 0.9), ref, opts());
+  assert.is(failed.verdict, 'regression');
+});
+
+test('the pass line never lets a drop of twice the allowed one through a wide reference', () => {
+  // The reference's estimate is 43 but its interval reaches 50: a candidate holding at 95% of 43
+  // may still be 18% below the reference's capacity. It must hold at 90% of 50 = 45.
+  const ref = referenceOfRun(run(36, 50, { estimateQps: 43, intervalSource: 'interval' }));
+  const below = decideConfig(run(44.9, 46, { estimateQps: 45.5, intervalSource: 'interval' }), ref, opts());
+  assert.is(below.verdict, 'inconclusive');
+  assert.equal(below.confirm, [{ qps: 45, settles: 'pass' }]);
+  const at = decideConfig(run(45, 46, { estimateQps: 45.5, intervalSource: 'interval' }), ref, opts());
+  assert.is(at.verdict, 'pass');
+  assert.match(at.reason, 'at most 10% below its high end (allowed 10%)');
+});
+
+test('the spread of earlier nights does not widen the allowed drop for a candidate with an interval (it carries that noise)', () => {
+  const noisy = [20, 22, 18, 21, 19].map((c) => run(c * 0.95, c * 1.05, { estimateQps: c, intervalSource: 'interval' }));
+  const ref = referenceOfHistory(noisy, 3)!;
+  assert.is(ref.basis, 'median');
+  assert.ok(3 * ref.noiseFrac! > 0.2, 'three robust sds of the nights: 22%');
+  // 12.5% below: passed as noise before, although its own interval says it lies 11.5–13.5% down.
+  const d = decideConfig(run(17.3, 17.7, { estimateQps: 17.5, intervalSource: 'interval' }), ref, opts());
+  assert.is(d.verdict, 'regression');
+  assert.is(d.allowedDrop, 0.05);
+  // A bracket without an interval still gets the widening.
+  assert.ok(decideConfig(run(17.3, 17.7), ref, opts()).allowedDrop! > 0.2);
+});
+
+test('earlier nights are pooled when two or more agree and kept their probe counts; a night the host spoiled is left out', () => {
+  const counts = (qps: number) => [{ qps, durationS: 20, parts: [{ name: 'fluidity', observed: 400, misses: 2, tau: 1.5, allowedFraction: 0.01 }] }];
+  const a = run(40, 44, { estimateQps: 42, probes: counts(40) });
+  const b = run(41, 45, { estimateQps: 43, probes: counts(42) });
+  assert.is(poolableNights([a]), null);
+  assert.is(poolableNights([a, run(40, 44, { estimateQps: 42 })]), null, 'a night from before probe counts were kept');
+  assert.equal(poolableNights([a, b])!.probes.map((p) => p.qps), [40, 42]);
+  // Two nights whose intervals overlap are pooled, even when one misses the other's estimate.
+  assert.is(poolableNights([run(35.2, 41.7, { estimateQps: 41.3, probes: counts(40) }), run(40.4, 45.2, { estimateQps: 43, probes: counts(42) })])!.runs.length, 2);
+  // A night measured at 10 QPS on a saturated host: its interval overlaps no other night's.
+  const spoiled = run(0, 10.4, { estimateQps: 10.3, probes: counts(10) });
+  assert.is(poolableNights([a, spoiled]), null, 'two nights that disagree: neither is trusted over the other');
+  const c = run(39, 44, { estimateQps: 41.5, probes: counts(41) });
+  const pool = poolableNights([a, spoiled, b, c])!;
+  assert.equal(pool.runs, [a, b, c]);
+  const ref = referenceOfHistory([a, spoiled, b, c], 3, { estimateQps: 42, lowQps: 40.5, highQps: 43.5, probes: 3, nights: pool.runs.length })!;
+  assert.match(decideConfig(run(30, 48, { estimateQps: 41, intervalSource: 'interval' }), ref, opts()).reason, 'the pooled probes of 3 of 4 earlier nights 42 QPS [40.5, 43.5]');
+  // A pooled interval open on a side is no better than the medians.
+  const open = referenceOfHistory([a, b], 3, { estimateQps: 42, lowQps: 0, highQps: 46, probes: 2, nights: 2 })!;
+  assert.is(open.basis, 'median');
+  assert.is(open.capacityQps, 42.5);
+});
+
+test("probe counts are read from capacity.json's probe rows: valid probes with statistics parts only", () => {
+  const part = { name: 'fluidity', observed: 540, misses: 1, tau: 4.87, allowedFraction: 0.01 };
+  const raw = {
+    probes: [
+      { qps: 40, valid: true, durationS: 25.8, statistics: { decision: 'undecided', parts: [part] } },
+      { qps: 44, valid: false, durationS: 25.6, statistics: { decision: 'undecided', parts: [part] } },
+      { qps: 48, valid: true, durationS: 18, statistics: { decision: 'fail' } },
+      { qps: 42, valid: true, durationS: 3, statistics: { decision: 'fail', parts: [{ name: 'fluidity', observed: 'many' }] } },
+    ],
+  };
+  assert.equal(probeCountsOf(raw), [{ qps: 40, durationS: 25.8, parts: [part] }]);
+  assert.equal(probeCountsOf({}), []);
 });
 
 test.run();

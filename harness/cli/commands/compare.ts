@@ -15,7 +15,24 @@ import { readRunCore } from '../../report/loadRun.ts';
 import { compareRuns, formatComparison, runRowOf, type RunRow } from '../../report/compareRuns.ts';
 import { historyPaths, readIndexLines, rebuildIndex } from '../../runDir/resultsIndex.ts';
 import { configWithoutSlo } from '../../runDir/configKey.ts';
-import { DEFAULT_GATE, combineByConfig, decideConfig, gateResult, historyFor, referenceOfHistory, referenceOfRun, refusalOf, type ConfigDecision, type GateOptions, type Reference, type RunEvidence } from '../../gate/decide.ts';
+import {
+  DEFAULT_GATE,
+  combineByConfig,
+  decideConfig,
+  gateResult,
+  historyFor,
+  poolableNights,
+  referenceOfHistory,
+  referenceOfRun,
+  refusalOf,
+  type ConfigDecision,
+  type GateOptions,
+  type PooledInterval,
+  type ProbeCounts,
+  type Reference,
+  type RunEvidence,
+} from '../../gate/decide.ts';
+import { capacityInterval } from '../../capacity/interval.ts';
 import { readCandidate, readEvidence, readIndexEvidence } from '../../gate/load.ts';
 import { confirmAt, readConfirmations, type RunPinned } from '../../gate/confirm.ts';
 import { withConfirmations } from '../../gate/evidence.ts';
@@ -127,7 +144,8 @@ export const compareCommand = verb({
 
     const decide = (cand: RunEvidence): ConfigDecision => {
       const history = indexFile ? historyFor(cand, indexRuns, nights) : [];
-      const fromHistory = referenceOfHistory(history, opts.minHistory);
+      const pool = poolableNights(history);
+      const fromHistory = referenceOfHistory(history, opts.minHistory, pool ? pooledInterval(pool.probes, pool.runs.length) : null);
       // Several baselines are matched by configuration; one that differs only by its SLO is matched too, and refused by the decision.
       const base = baselineRuns.length === 1 ? baselineRuns[0] : (baselineRuns.find((b) => b.config === cand.config) ?? baselineRuns.find((b) => configWithoutSlo(b.config) === configWithoutSlo(cand.config)) ?? null);
       let reference: Reference | null = fromHistory;
@@ -150,7 +168,9 @@ export const compareCommand = verb({
         const next = d.confirm.filter((r) => !tried.has(r.qps));
         if (next.length === 0) break;
         const rate = next[0];
-        const durationS = (confirmBudget - spent) / next.length;
+        // The likelier side is probed first and gets two thirds of what is left: a pass near the
+        // knee needs thousands of requests (its misses cluster), and a pass probe runs its whole length.
+        const durationS = next.length > 1 ? ((confirmBudget - spent) * 2) / 3 : confirmBudget - spent;
         say(`${cand.runId}: undecided; confirming probe at ${rate.qps} QPS for ${Math.round(durationS)} s (a decided ${rate.settles === 'pass' ? 'pass' : 'fail'} there settles ${rate.settles === 'pass' ? 'a pass' : 'a regression'})`);
         const got = await confirmAt(cand.runDir, rate.qps, durationS, runPinned);
         if (got.problem) {
@@ -188,6 +208,13 @@ export const compareCommand = verb({
     if (gate.exitCode !== 0) setExit(gate.exitCode);
   },
 });
+
+/** Earlier nights' probes pooled into one estimate and interval (the method of each run's own interval). */
+function pooledInterval(probes: ProbeCounts[], nights: number): PooledInterval | null {
+  const i = capacityInterval(probes);
+  if (i.estimateQps === null) return null;
+  return { estimateQps: i.estimateQps, lowQps: i.loQps ?? 0, highQps: i.hiQps ?? Infinity, probes: i.probesUsed, nights };
+}
 
 /** When a new configuration differs from earlier nights only by its SLO, it says so and names them. */
 function otherSloNote(cand: RunEvidence, indexRuns: RunEvidence[]): string {
