@@ -91,11 +91,14 @@ export const DEFAULT_GATE: GateOptions = { maxDrop: 0.05, minConfidence: 0.9, no
 
 /** Search outcomes whose bracket is a measurement; the others did not converge. */
 const MEASURED = new Set(['converged', 'below-min', 'at-least-max']);
+/** Outcomes of a search that stopped before its tolerance (load budget or probe count spent): a
+ *  measurement when the run states its interval, which carries how unsure the capacity still is. */
+const MEASURED_WITH_INTERVAL = new Set(['budget', 'max-probes']);
 
 /** Why a run cannot be compared, or null when it can. */
 export function refusalOf(run: RunEvidence): string | null {
   if (run.status !== null && run.status !== 'completed') return `run ${run.runId} did not complete (status ${run.status}${run.reason ? `: ${run.reason}` : ''})`;
-  if (run.outcome !== null && !MEASURED.has(run.outcome)) {
+  if (run.outcome !== null && !MEASURED.has(run.outcome) && !(MEASURED_WITH_INTERVAL.has(run.outcome) && run.intervalSource === 'interval')) {
     return `the search of ${run.runId} did not converge (${run.outcome}${run.reason ? `: ${run.reason}` : ''})`;
   }
   // A search bracket must hold the capacity it reports; an interval its estimate (confirming probes may move both ends).

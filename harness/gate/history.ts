@@ -6,7 +6,8 @@ import { renderChart } from '../report/charts/render.ts';
 import { PALETTE } from '../report/charts/style.ts';
 import type { IndexEntry } from '../runDir/resultsIndex.ts';
 
-const MEASURED = new Set(['converged', 'below-min', 'at-least-max']);
+// A search stopped by its load budget or probe count still drew its capacity with an interval.
+const MEASURED = new Set(['converged', 'below-min', 'at-least-max', 'budget', 'max-probes']);
 const DAY_MS = 86_400_000;
 
 /** Whether an index entry's capacity is a measurement the history may draw. */

@@ -82,6 +82,10 @@ test('runs whose search did not converge, or did not complete, are refused with 
   // Searches that ended at a bound are measurements.
   assert.is(refusalOf(run(0, 1, { outcome: 'below-min', capacityQps: 0 })), null);
   assert.is(refusalOf(run(64, Infinity, { outcome: 'at-least-max' })), null);
+  // A search stopped by its load budget or probe count is a measurement when its interval says how unsure it is.
+  assert.is(refusalOf(run(38, 44, { outcome: 'budget', intervalSource: 'interval' })), null);
+  assert.is(refusalOf(run(38, 44, { outcome: 'max-probes', intervalSource: 'interval' })), null);
+  assert.match(refusalOf(run(38, 44, { outcome: 'budget', intervalSource: 'bracket' }))!, 'did not converge (budget');
 });
 
 test('below-min candidates regress against a working baseline; a baseline that passed nowhere cannot be dropped below', () => {
