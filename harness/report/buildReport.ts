@@ -759,7 +759,7 @@ function methodSection(d: RunReportData): Block[] {
           warm.length ? ` (${[...new Set(warm)].join(', ')} requests)` : '',
           ' are sent but excluded from every metric and verdict.',
           ...(c.warmupFraction !== null && d.probes.some((p) => p.planned !== null && p.warmupRequests !== null && p.warmupRequests > Math.floor(c.warmupFraction! * p.planned))
-            ? [' Probes near the knee (after the search’s first fail) also begin with arrivals at their rate that are not judged, until the engine’s queue is stationary or a bound is reached (each probe’s summary.json says which, and when), so a queue has built before the measured requests; their counts include those.']
+            ? [' Probes near the knee (after the search’s first fail) also begin with arrivals at their rate that are not judged, until the engine’s queue is stationary or a bound is reached (each probe’s summary says which, and when), so a queue has built before the measured requests; their counts include those.']
             : []),
         ],
   );

@@ -83,7 +83,7 @@ test('vidur-fig6 (the paper\u2019s Fig. 6): the best QPS per $/hour for each tra
     assert.ok(Math.abs(Number(r[3]) - Number(ranking[0][9])) < 1e-12);
   }
   const svg = readFileSync(join(outcome.dir, 'best-by-trace.svg'), 'utf8');
-  assert.is((svg.match(/<circle [^>]*data-s="0"/g) ?? []).length, 3, 'one best mark per trace');
+  assert.is(svgPoints(svg, 'best').length, 3, 'one best mark per trace');
   const claims = fieldRows(readFileSync(join(outcome.dir, 'claims.csv'), 'utf8'));
   const q = (t: string) => Number(best.find((r) => r[1] === t)![3]);
   const order = claims.find((r) => r[2] === 'qpsPerUsd.chatAboveArxiv')!;

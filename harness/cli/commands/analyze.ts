@@ -71,7 +71,7 @@ export const analyzeCommand = verb({
       .option('arrivals', { type: 'string', describe: "which arrival of a token is measured: engine (emitted, with or without text) or visible (its text seen); default: the run's, else engine" })
       .option('percentile-method', { type: 'string', default: 'nearest-rank', describe: 'nearest-rank | linear (exact, stated in the output)' })
       .option('capacity', { type: 'boolean', default: false, describe: 'also print the capacity these probes support under the SLO, its bracket, and which rates would need probing (and why)' })
-      .option('json', { type: 'boolean', default: false, describe: 'print {"requests":[...],"summary":{...}}: one object per request as in timelines.jsonl (README "Results layout"); with --capacity, summary.capacity' }),
+      .option('json', { type: 'boolean', default: false, describe: 'print {"requests":[...],"summary":{...}}: one object per request as in the run’s timelines (README "Results layout"); with --capacity, summary.capacity' }),
   handler: async (argv, setExit) => {
     if (!(PERCENTILE_METHODS as readonly string[]).includes(argv.percentileMethod)) {
       throw new UserError(`--percentile-method must be one of ${PERCENTILE_METHODS.join(', ')}, got ${describeValue(argv.percentileMethod)}`);
