@@ -9,12 +9,12 @@
 // at. Skips (with a line saying so) when chromium is not installed, unless FLUIDCAP_E2E=require.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { execFile } from 'node:child_process';
-import { accessSync, constants, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { writeSyntheticRun } from './syntheticRun.ts';
+import { findChromium, runChromium as chromium } from './chromiumSupport.ts';
 import { writeReports } from '../../harness/report/write.ts';
 import { historySvg } from '../../harness/gate/history.ts';
 import type { IndexEntry } from '../../harness/runDir/resultsIndex.ts';
@@ -28,48 +28,6 @@ import type { RankedRow } from '../../harness/twin/twinSweepRank.ts';
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const ARTIFACTS = join(ROOT, '.tmp', 'artifacts');
 const WIDTHS = [1400, 800] as const;
-
-function findChromium(): string | null {
-  const names = process.env.FLUIDCAP_CHROMIUM ? [process.env.FLUIDCAP_CHROMIUM] : ['chromium', 'chromium-browser', 'google-chrome'];
-  for (const name of names) {
-    const candidates = name.includes('/') ? [name] : (process.env.PATH ?? '').split(delimiter).map((d) => join(d, name));
-    for (const c of candidates) {
-      try {
-        accessSync(c, constants.X_OK);
-        return c;
-      } catch {
-        // not here
-      }
-    }
-  }
-  return null;
-}
-
-// Flags of a browser that touches nothing but the file it is given.
-const FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--hide-scrollbars',
-  '--enable-logging=stderr',
-  '--log-level=0',
-];
-
-function chromium(bin: string, args: string[]): Promise<{ stdout: string; stderr: string }> {
-  const profile = mkdtempSync(join(tmpdir(), 'fluidcap-chromium-'));
-  return new Promise((res, rej) => {
-    execFile(bin, [...FLAGS, `--user-data-dir=${profile}`, ...args], { timeout: 120_000, maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
-      rmSync(profile, { recursive: true, force: true });
-      if (err) rej(new Error(`${bin} failed: ${err.message}\n${stderr.slice(-2000)}`));
-      else res({ stdout, stderr });
-    });
-  });
-}
 
 // Installed first in <head>, so nothing the page does later escapes it.
 const WATCH = `<script>

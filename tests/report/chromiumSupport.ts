@@ -1,6 +1,5 @@
 // Headless Chromium for page tests: where it is, and a run of it that touches nothing but the
-// file it is given (a fresh profile each time, no network, no GPU). The same flags as
-// chromium.test.ts uses for the run report.
+// file it is given (a fresh profile each time, no network, no GPU), for every page test.
 import { execFile } from 'node:child_process';
 import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -66,7 +66,8 @@ export async function syntheticSweep(): Promise<SweepOutcome & { root: string }>
   return { ...(await runSweep({ sweepFile: join(dir, 'sweep.yaml'), outDir: join(dir, 'out'), log: () => {}, runOne: syntheticRunOne })), root: dir };
 }
 
-const TWIN_BASE = `name: tw-base
+/** The base recipe of the small twin sweeps (the simulated Llama-3-8B on an H100, a short workload). */
+export const twinBaseYaml = (maxQps = 128) => `name: tw-base
 target:
   engine: sim
   model: llama-3-8b
@@ -82,7 +83,7 @@ workload:
   seed: 5
 profile: { promptLengths: [256, 1024, 2048], repeats: 2 }
 search:
-  qps: { start: 4, min: 0.5, max: 128 }
+  qps: { start: 4, min: 0.5, max: ${maxQps} }
   tolerance: 0.1
   maxProbes: 8
   probe: { requests: 60, minDuration: 5s, duration: 60s, warmup: 10% }
@@ -97,7 +98,7 @@ slo:
  */
 export async function smallTwinSweep(top = 2, log: (line: string) => void = () => {}): Promise<TwinSweepOutcome & { sweepFile: string; root: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'fluidcap-twin-page-'));
-  writeFileSync(join(dir, 'base.yaml'), TWIN_BASE);
+  writeFileSync(join(dir, 'base.yaml'), twinBaseYaml());
   const sweepFile = join(dir, 'sweep.yaml');
   writeFileSync(sweepFile, 'name: tw\nrecipe: base.yaml\nmatrix:\n  gpuProfile: [a100-sxm-80gb, h100-sxm-80gb]\n  model: [llama-3-8b, llama-2-70b]\n  scheduler: [vllm, sarathi]\n  maxNumSeqs: [64, 128]\n');
   mkdirSync(join(dir, 'out'));

@@ -17,31 +17,9 @@ import { loadGpuProfile } from '../../harness/catalog/gpus.ts';
 import { findModel } from '../../harness/catalog/models.ts';
 import { UserError } from '../../harness/util/errors.ts';
 import { fluidcap } from '../pipeline/support.ts';
+import { twinBaseYaml } from './pageFixtures.ts';
 
-const BASE = `name: tw-base
-target:
-  engine: sim
-  model: llama-3-8b
-  gpuProfile: h100-sxm-80gb
-  engineArgs: { maxNumSeqs: 64, maxModelLen: 4096, maxNumBatchedTokens: 4096, chunkSize: 512 }
-  sim: { scheduler: vllm, timeScale: 1 }
-workload:
-  api: completions
-  lengths:
-    prompt: { dist: uniform, min: 256, max: 1024 }
-    output: { dist: uniform, min: 32, max: 96 }
-  arrivals: { process: poisson }
-  seed: 5
-profile: { promptLengths: [256, 1024, 2048], repeats: 2 }
-search:
-  qps: { start: 4, min: 0.5, max: 64 }
-  tolerance: 0.1
-  maxProbes: 8
-  probe: { requests: 60, minDuration: 5s, duration: 60s, warmup: 10% }
-slo:
-  ttft: { percentile: 90, max: 2s }
-  tbt: { percentile: 99, max: 200ms }
-`;
+const BASE = twinBaseYaml(64);
 
 const SWEEP = `name: tw
 recipe: base.yaml
