@@ -375,6 +375,7 @@ export function searchPathChart(d: RunReportData): Chart | null {
     xLabel: 'probe (in the order run)',
     yLabel: 'request rate (QPS)',
     xScale: 'linear',
+    xWhole: true,
     series: [
       { name: 'order', legend: 'order of the probes', kind: 'line' as const, color: '#afb8c1', points: probes.map((p): [number, number] => [p.index, p.qps]) },
       group('pass', PASS, (p) => p.valid !== false && p.passed === true),

@@ -63,6 +63,8 @@ export interface Chart {
   yScale?: 'linear' | 'log';
   /** When set, y values are indices into these names (a chart of categories such as SLO definitions). */
   yCategories?: string[];
+  /** x values are whole numbers (probe numbers): ticks only at integers. */
+  xWhole?: boolean;
   series: ChartSeries[];
   hLines: { y: number; label: string }[];
   vLines: { x: number; label: string }[];

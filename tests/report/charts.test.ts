@@ -91,6 +91,17 @@ test('capacity under each SLO definition is drawn, not only tabled', () => {
   assert.equal(chartRows(c).filter((r) => r.layer === 'label' && r.y === 'schedulingDelay').map((r) => r.text), ['not measured']);
 });
 
+test('the search path counts probes: its x axis has ticks at whole probe numbers only', async () => {
+  const c = chart('The search, probe by probe');
+  const x = layer(chartSpec(c) as Json, 'line')!.encoding.x as Json;
+  assert.equal([x.axis.format, x.axis.tickMinStep], ['d', 1]);
+  // Drawn, the probe axis (three probes) labels 1, 2 and 3 and nothing between them.
+  const svg = (await renderChart(c, { fluid: false })).svg;
+  const axis = svg.slice(svg.indexOf("X-axis titled 'probe"), svg.indexOf("Y-axis titled"));
+  const labels = [...axis.matchAll(/>([\d.]+)<\/text>/g)].map((m) => m[1]);
+  assert.equal(labels, ['1', '2', '3']);
+});
+
 test('a log y axis draws zeros on its floor as their own mark, and the caption says so', async () => {
   const c: Chart = { title: 'miss', xLabel: 'x', yLabel: 'y', xScale: 'log', yScale: 'log', hLines: [], vLines: [], description: 'd', series: [{ name: 'a', kind: 'line', dots: true, color: '#000', points: [[1, 0.001], [2, 0]] }] };
   const zero = chartRows(c).find((r) => r.x === 2)!;
