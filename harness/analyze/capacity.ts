@@ -9,7 +9,8 @@
 // Pure: probe verdicts and statuses in, the answer out.
 import type { Slo } from '../metrics/slo.ts';
 import { perSloResults, sloDefinitions, stoppingSloSource, type SloDefinition } from '../capacity/perSloSearch.ts';
-import { briefValidity, nameSlos } from '../capacity/consoleLines.ts';
+import { briefValidity } from '../capacity/consoleLines.ts';
+import { nameSlos } from '../metrics/sloBrief.ts';
 import { capacityInterval, describeInterval, type CapacityInterval, type EntryEvidence } from '../capacity/interval.ts';
 
 export { stoppingSloSource };

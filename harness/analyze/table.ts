@@ -2,7 +2,8 @@
 // statistical decision as columns), then a line only for a probe with more to say. Pure: returns lines.
 import type { RequestSummary } from '../metrics/summary.ts';
 import type { ProbeStatistics } from '../runDir/schema.ts';
-import { earlyStopBrief, nameSlos, briefValidity } from '../capacity/consoleLines.ts';
+import { briefValidity } from '../capacity/consoleLines.ts';
+import { earlyStopBrief, nameSlos } from '../metrics/sloBrief.ts';
 import type { SloDefinition } from '../capacity/perSloSearch.ts';
 
 /** What the probe's own summary said about its verdict (absent for a loose file). */

@@ -3,6 +3,7 @@
 // spelled out once, at the start, under the short name its recipe entry has (fluidity, ttft, tbt,
 // …: the name capacity.json's perSlo uses); every later line uses that name. The full texts stay
 // in summary.json. Pure: summaries in, lines out.
+import { earlyStopBrief } from '../metrics/sloBrief.ts';
 import type { ProbeSummary } from '../runDir/schema.ts';
 import type { SloDefinition } from './perSloSearch.ts';
 
@@ -12,32 +13,6 @@ export const LINE_BUDGET = 160;
 /** One line per SLO definition, printed once: `SLO fluidity = { tbtDeadline: 50ms, … }`. */
 export function sloLegend(defs: readonly SloDefinition[]): string[] {
   return defs.map((d) => `SLO ${d.name} = ${d.source.startsWith(`${d.name}: `) ? d.source.slice(d.name.length + 2) : d.source}`);
-}
-
-/** `text` with every quoted SLO source (`SLO "<source>"` or `"<source>"`) replaced by its short name. */
-export function nameSlos(text: string, defs: readonly SloDefinition[]): string {
-  let out = text;
-  for (const d of defs) out = out.split(`${d.name} "${d.source}"`).join(d.name).split(`SLO "${d.source}"`).join(d.name).split(`"${d.source}"`).join(d.name);
-  return out;
-}
-
-const nameOf = (source: string, defs: readonly SloDefinition[]) => defs.find((d) => d.source === source)?.name ?? 'the SLO';
-
-/**
- * An early-stop reason (earlyStop.ts) in a few words: which SLO can no longer pass and by how
- * much. Unknown wording falls back to the reason with its SLO named.
- */
-export function earlyStopBrief(reason: string, defs: readonly SloDefinition[]): string {
-  const parts: string[] = [];
-  const certain = /SLO "(.*?)" can no longer pass: (\d+) failing (requests|token gaps) already exceed the (\d+) allowed/.exec(reason);
-  const diverges = /queueing diverges: the backlog grew from (\d+) to (\d+) requests and the median TTFT from (\S+) to (\S+) s.*?SLO "(.*?)" allows/.exec(reason);
-  if (certain) parts.push(`${nameOf(certain[1], defs)} cannot pass (${certain[2]} failing ${certain[3] === 'requests' ? '' : 'gaps '}> ${certain[4]} allowed)`);
-  else if (diverges) parts.push(`${nameOf(diverges[5], defs)} cannot pass, the queue grows (${diverges[1]}→${diverges[2]} waiting)`);
-  // A run stops a probe only once the sequential test has decided fail too (makeProbeStop), so
-  // that half is said only when it is all the reason holds.
-  const decided = /decided (fail|pass) after (\d+) requests/.exec(reason);
-  if (parts.length === 0 && decided) parts.push(`decided ${decided[1]} at ${decided[2]} req`);
-  return parts.length > 0 ? parts.join(', ') : nameSlos(reason, defs);
 }
 
 const CLIENT_FIX = 'free cores (search.probe.workers) or widen search.probe.clientTolerance';

@@ -8,7 +8,8 @@ import type { ReportProbe, RunReportData } from './runData.ts';
 import type { ProbeStatistics } from '../runDir/schema.ts';
 import { NONE, fmtChange, fmtNum, fmtPct, fmtSci, fmtSeconds, fmtUsd } from './format.ts';
 import { predictPrefillS } from '../metrics/prefill.ts';
-import type { Slo } from '../metrics/slo.ts';
+import { SLO_NAMES, type Slo } from '../metrics/slo.ts';
+import { earlyStopBrief } from '../metrics/sloBrief.ts';
 import { RUN_FILES } from '../runDir/layout.ts';
 import { aroundCapacitySection, engineOverTimeCharts, latencySection, probeStatus, tokenAccountingSection } from './loadSections.ts';
 import { CAPACITY_COLOR, PALETTE, VERDICT_COLOR } from './charts/style.ts';
@@ -265,7 +266,8 @@ function probeSection(d: RunReportData): Block[] {
     p.statistics ? shortDecision(p.statistics) : NONE,
     p.requests === null ? NONE : `${p.requests}${p.planned ? ` / ${p.planned}` : ''}`,
     fmtSeconds(p.durationS),
-    fmtSloValue(slo, p.sloValue),
+    // A probe stopped early has no SLO value: what its summary holds counts the cancelled requests (fluidity 0).
+    p.earlyStop ? 'stopped early' : fmtSloValue(slo, p.sloValue),
     fmtNum(p.goodputQps, 3),
   ]);
   const columns = ['#', 'rate (QPS)', 'verdict', 'statistical decision', 'requests (evaluated / planned)', 'duration', `SLO value (${label})`, 'goodput (QPS)'];
@@ -281,7 +283,9 @@ function probeSection(d: RunReportData): Block[] {
   );
   if (stopped.length > 0) {
     out.push(para('Stopped early (the numbers in brackets refer to the table):'));
-    out.push({ kind: 'list', items: stopped.map((p) => [`[${noteOf(p)}] probe ${p.index} at ${fmtNum(p.qps)} QPS: ${p.earlyStop}`]) });
+    // Each SLO by its short name, as the console says it; the full reason stays in the CSV's earlyStop column.
+    const defs = SLO_NAMES.flatMap((name) => (slo[name] ? [{ name, source: slo[name].source }] : []));
+    out.push({ kind: 'list', items: stopped.map((p) => [`[${noteOf(p)}] probe ${p.index} at ${fmtNum(p.qps)} QPS: ${earlyStopBrief(p.earlyStop!, defs)}`]) });
   }
   out.push(heading(3, 'Latency and timing of each probe'));
   out.push(

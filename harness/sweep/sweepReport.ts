@@ -141,12 +141,6 @@ const CAPACITY = '#8250df';
 const INTERVAL = '#8c959f';
 const PALETTE = ['#8250df', '#0969da', '#bf8700', '#1a7f37', '#cf222e', '#57606a', '#e16f24', '#1b7c83'];
 
-// A configuration's place on the charts' x axis: its number in the sweep (the id's cNN).
-function numberOf(r: SweepRow, i: number): number {
-  const m = /^c(\d+)/.exec(r.id);
-  return m ? Number(m[1]) : i + 1;
-}
-
 function capacityChart(rows: readonly SweepRow[]): Chart {
   const labels = configLabels(rows);
   const withCap = rows.filter((r) => converged(r));
@@ -218,26 +212,32 @@ export function knobChart(rows: readonly SweepRow[]): Chart | null {
 }
 
 function perSloChart(rows: readonly SweepRow[], slos: readonly string[]): Chart {
+  // One row per configuration with a capacity under some definition, named by its short label as
+  // in capacityChart; one dot per definition on its row.
+  const labels = configLabels(rows);
+  const drawn = rows.filter((r) => slos.some((slo) => capacityUnder(r, slo) !== null));
   return {
     title: 'Capacity under each SLO definition',
-    xLabel: 'configuration (cNN in the table below)',
-    yLabel: 'capacity (QPS)',
+    xLabel: 'capacity (QPS)',
+    yLabel: '',
     xScale: 'linear',
+    yCategories: drawn.map((r) => labels.get(r.id) ?? r.id),
     series: slos.map((slo, k) => ({
       name: slo === RECIPE_SLO ? 'recipe SLO' : slo,
       kind: 'points' as const,
       color: PALETTE[k % PALETTE.length],
-      points: rows.flatMap((r, i) => {
+      points: drawn.flatMap((r, y) => {
         const q = capacityUnder(r, slo);
-        return q === null ? [] : [[numberOf(r, i), q] as [number, number]];
+        return q === null ? [] : [[q, y] as [number, number]];
       }),
     })).filter((series) => series.points.length > 0),
     hLines: [],
     vLines: [],
     description:
       'Each colour is one SLO definition (the table below gives its thresholds): the same probes of each run judged under it. ' +
-      'A stricter definition sits lower; where the colours of a configuration spread far apart, the choice of SLO decides its capacity more than the configuration does. ' +
+      'A stricter definition sits further left; where the dots of a configuration spread far apart, the choice of SLO decides its capacity more than the configuration does. ' +
       'Two definitions with the same capacity draw one dot over the other (the table has every value); a definition no run could judge has no colour.',
+    howToRead: 'One row per configuration that has a capacity under some definition (its label as in the tables); failed, interrupted and invalid runs have no row.',
   };
 }
 
@@ -272,7 +272,7 @@ export function sweepBlocks(name: string, rows: SweepRow[]): Block[] {
     ),
   );
 
-  out.push(heading(2, 'Capacity of each configuration'));
+  out.push(heading(2, 'Configurations'));
   if (rows.some(converged)) {
     out.push({ kind: 'chart', chart: capacityChart(rows) });
     const byKnob = knobChart(rows);
@@ -314,7 +314,7 @@ export function sweepBlocks(name: string, rows: SweepRow[]): Block[] {
     ),
   );
   if (slos.length > 1) {
-    out.push(heading(2, 'Capacity under each SLO definition'));
+    out.push(heading(2, 'SLO definitions compared'));
     if (rows.some(converged)) out.push({ kind: 'chart', chart: perSloChart(rows, slos) });
     out.push(
       table(

@@ -3,7 +3,8 @@
 // and the fix in words. The reasons are the texts earlyStop.ts and the client check write.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { LINE_BUDGET, briefValidity, earlyStopBrief, probeLine, sloLegend } from '../../harness/capacity/consoleLines.ts';
+import { LINE_BUDGET, briefValidity, probeLine, sloLegend } from '../../harness/capacity/consoleLines.ts';
+import { earlyStopBrief } from '../../harness/metrics/sloBrief.ts';
 import { sloDefinitions } from '../../harness/capacity/perSloSearch.ts';
 import type { ProbeSummary } from '../../harness/runDir/schema.ts';
 import type { Slo } from '../../harness/metrics/slo.ts';

@@ -116,7 +116,7 @@ export function writeSyntheticRun(dir: string, opts: SyntheticRunOptions = {}): 
   mkdirSync(dir, { recursive: true });
   const probes = [
     { index: 1, qps: 2, passed: true, fluidP99: 0.97, ttftP99: 0.2, earlyStop: null, baselinePass: { fluidity: true, 'ttft+tbt': true } },
-    { index: 2, qps: 4, passed: false, fluidP99: 0.61, ttftP99: 1.5, earlyStop: 'SLO "fluidity p99 >= 0.9 | <late>" can no longer pass: 9 failing requests already exceed the 8 allowed of 864 (nearest-rank percentile)', baselinePass: { fluidity: false, 'ttft+tbt': false } },
+    { index: 2, qps: 4, passed: false, fluidP99: 0.61, ttftP99: 1.5, earlyStop: `SLO "${SLO.fluidity.source}" can no longer pass: 9 failing requests already exceed the 8 allowed of 864 (nearest-rank percentile)`, baselinePass: { fluidity: false, 'ttft+tbt': false } },
     { index: 3, qps: 3, passed: true, fluidP99: 0.93, ttftP99: 0.9, earlyStop: null, baselinePass: { fluidity: true, 'ttft+tbt': false } },
   ];
   const capacity = {

@@ -4,7 +4,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { svgPoints } from '../support/svgMarks.ts';
-import { bestConfigurations, runReportHref, sweepCsv, sweepHtml, sweepMarkdown, sweepSummaryLines, RECIPE_SLO, type CapacitySummary, type SweepRow } from '../../harness/sweep/sweepReport.ts';
+import { bestConfigurations, runReportHref, sweepBlocks, sweepCsv, sweepHtml, sweepMarkdown, sweepSummaryLines, RECIPE_SLO, type CapacitySummary, type SweepRow } from '../../harness/sweep/sweepReport.ts';
 import { configLabels } from '../../harness/sweep/expand.ts';
 
 function cap(capacityQps: number, usdPerHour: number | null, baselines: Record<string, number | null>, outcome = 'converged'): CapacitySummary {
@@ -124,6 +124,25 @@ test('console summary: one line per configuration by its label, its interval, an
     '  c04 seqs8 note=a,b: failed: why',
     'best under the recipe SLO: c02 seqs8 note=a,b (14 QPS); most QPS per $/h: c05 seqs8 note=a,b',
   ]);
+});
+
+test('no section heading repeats a chart title; capacity under each SLO definition has a row per configuration by its label', () => {
+  const blocks = sweepBlocks('s', rows);
+  const headings = blocks.flatMap((b) => (b.kind === 'heading' ? [b.text] : []));
+  const charts = blocks.flatMap((b) => (b.kind === 'chart' ? [b.chart] : []));
+  assert.equal(charts.map((c) => c.title), ['Capacity of each configuration', 'Capacity under each SLO definition']);
+  for (const c of charts) assert.not.ok(headings.includes(c.title), `heading repeats the chart title "${c.title}"`);
+  const perSlo = charts[1];
+  // Configurations are categories (their short labels), not numbers on a linear axis; capacity is the x axis.
+  assert.equal(perSlo.yCategories, ['c01 seqs8 note=a,b', 'c02 seqs8 note=a,b']);
+  assert.is(perSlo.xLabel, 'capacity (QPS)');
+  // One colour per definition, one dot per configuration it could judge: [capacity, row].
+  assert.equal(perSlo.series.map((x) => [x.name, x.points]), [
+    ['recipe SLO', [[10, 0], [14, 1]]],
+    ['ttft+tbt', [[12, 0], [6, 1]]],
+    ['tpot', [[9, 0]]],
+  ]);
+  assert.is(new Set(perSlo.series.map((x) => x.color)).size, 3);
 });
 
 test.run();
