@@ -109,7 +109,7 @@ interface Check {
 const paperData = parsePaperNumbers(JSON.parse(readFileSync(PAPER_NUMBERS, 'utf8')), PAPER_NUMBERS);
 const paper = (figure: string, context: ClaimContext, facts: OurValues = {}) => figurePaper(paperData, figure, context, facts);
 const metronPaper = (figure: string) => paper(figure, { trace: 'arxiv-4k', onHosts: false }, { ...metronFacts('arxiv-4k'), requests: 8 });
-const SETUP = ['Engine: fluidcap\u2019s simulated engine (a local process) from recipes/papers/metron-vllm-sim.yaml: Llama-3-8B on one H100, at time scale 0.5 (every modelled duration × 0.5).'];
+const SETUP = ['Engine: fluidcap\u2019s simulated engine (a local process) from recipes/papers/metron-vllm-sim.yaml: Llama-3-8B on one H100.'];
 
 // A request streaming one token every `gapS`, with a `stallS` pause after its `stallAt`-th token.
 function record(id: string, startS: number, tokens: number, gapS: number, stallAt = -1, stallS = 0): TimelineRecord {
