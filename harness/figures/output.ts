@@ -2,7 +2,7 @@
 // Vega-Lite spec, the paper's printed values and claims beside ours (claims.csv and the README), and
 // one HTML page that shows it all. Pure: text in, file names and text out (charts drawn by report/charts/).
 import type { Block, Chart } from '../report/doc.ts';
-import { heading, para, table } from '../report/doc.ts';
+import { heading, para } from '../report/doc.ts';
 import { renderChart } from '../report/charts/render.ts';
 import { renderPage } from '../report/html.ts';
 import { toCsv } from '../report/csv.ts';
@@ -47,11 +47,14 @@ export async function drawFigure(a: FigureArtifacts): Promise<FigureArtifacts> {
     ...charts.map((c): Block => ({ kind: 'chart', chart: c.chart })),
     heading(2, 'The paper\u2019s values and claims beside ours'),
     para(`${verdictCounts(a.claims)} (${CLAIMS_FILE} has every row).`),
-    table(
-      ['id', 'quantity', 'paper', 'ours', 'verdict', 'why'],
-      a.claims.map((r) => [r.id, r.quantity, r.paper, r.oursText, r.verdict, r.reason]),
-      [false, false, false, false, false, false],
-    ),
+    {
+      kind: 'table',
+      columns: ['id', 'quantity', 'paper', 'ours', 'verdict', 'why'],
+      rows: a.claims.map((r) => [r.id, r.quantity, r.paper, r.oursText, r.verdict, r.reason]),
+      numeric: [false, false, false, false, false, false],
+      // An id (M-11a) broken at its hyphen reads as two; it is short, so it keeps its line in a narrow window.
+      nowrap: [true, false, false, false, false, false],
+    },
     heading(2, 'How these numbers were made'),
     { kind: 'list', items: a.notes.map((n) => [n]) },
     para('Each chart\u2019s points are in its CSV file, and its Vega-Lite spec (data inline) beside it.'),
