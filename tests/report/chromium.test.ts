@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { writeSyntheticRun } from './syntheticRun.ts';
-import { findChromium, runChromium as chromium } from './chromiumSupport.ts';
+import { checkInChromium, findChromium, PAGE_CSP, runChromium as chromium } from './chromiumSupport.ts';
 import { writeReports } from '../../harness/report/write.ts';
 import { historySvg } from '../../harness/gate/history.ts';
 import type { IndexEntry } from '../../harness/runDir/resultsIndex.ts';
@@ -29,14 +29,6 @@ const ROOT = resolve(import.meta.dirname, '..', '..');
 const ARTIFACTS = join(ROOT, '.tmp', 'artifacts');
 const WIDTHS = [1400, 800] as const;
 
-// Installed first in <head>, so nothing the page does later escapes it.
-const WATCH = `<script>
-window.__problems = [];
-addEventListener('error', (e) => __problems.push('error: ' + (e.message || (e.target && (e.target.src || e.target.href)) || e.type)), true);
-addEventListener('unhandledrejection', (e) => __problems.push('unhandled rejection: ' + e.reason));
-addEventListener('securitypolicyviolation', (e) => __problems.push('blocked: ' + e.violatedDirective + ' ' + e.blockedURI));
-for (const k of ['error', 'warn']) { const orig = console[k]; console[k] = (...a) => { __problems.push(k + ': ' + a.join(' ')); orig.apply(console, a); }; }
-</script>`;
 
 // Runs once the page has loaded and the events queued by loading (CSP reports) were delivered;
 // sizes are the drawn ones. A mark is inside its chart when its box lies within the chart's box.
@@ -139,20 +131,8 @@ if (!bin) {
   const historyFile = join(tmp, 'history.svg');
   const checks = new Map<string, Check>();
 
-  // A page forbids scripts and fetches; its copy allows its own inline scripts and nothing else.
-  const csp = `content="default-src 'none'; style-src 'unsafe-inline'"`;
   async function checkInBrowser(page: string, where: string, name: string, width: number): Promise<{ check: Check; stderr: string }> {
-    const instrumented = page
-      .replace(csp, `content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'"`)
-      .replace('<head>', `<head>\n${WATCH}`)
-      .replace('</body>', `${CHECK}\n</body>`);
-    const file = join(where, name);
-    writeFileSync(file, instrumented);
-    const { stdout, stderr } = await chromium(bin!, [`--window-size=${width},900`, '--virtual-time-budget=10000', '--dump-dom', pathToFileURL(file).href]);
-    const m = /<pre id="fluidcap-check">([^<]*)<\/pre>/.exec(stdout);
-    assert.ok(m, `the check script wrote no result; chromium said:\n${stderr.slice(-2000)}`);
-    const json = m![1].replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
-    return { check: JSON.parse(json) as Check, stderr };
+    return checkInChromium<Check>(bin!, page, join(where, name), width, CHECK);
   }
 
   // What every page must satisfy at every width: marks inside their charts, nothing wider than the window, no error, nothing fetched.
@@ -184,7 +164,7 @@ if (!bin) {
   for (const width of WIDTHS) {
     test(`report.html at ${width} px: every chart's marks inside it, the interval band, early-stopped marks, log axes and binned cells; nothing wider than the window`, async () => {
       const html = readFileSync(join(dir, 'report.html'), 'utf8');
-      assert.ok(html.includes(csp), 'report.html carries no Content-Security-Policy');
+      assert.ok(html.includes(PAGE_CSP), 'report.html carries no Content-Security-Policy');
       const r = await checkInBrowser(html, dir, `report.checked-${width}.html`, width);
       const c = r.check;
       checks.set(`report-${width}`, c);

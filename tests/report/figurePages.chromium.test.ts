@@ -15,7 +15,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { findChromium, runChromium } from './chromiumSupport.ts';
+import { checkInChromium, findChromium, runChromium } from './chromiumSupport.ts';
 import { drawFigure, FIGURE_PAGE, type FigureArtifacts } from '../../harness/figures/output.ts';
 import { figurePaper, parsePaperNumbers, type ClaimContext, type OurValues } from '../../harness/figures/paperNumbers.ts';
 import { metronFacts, PAPER_TBT_DEADLINE_S } from '../../harness/figures/metronFacts.ts';
@@ -33,16 +33,7 @@ const ROOT = resolve(import.meta.dirname, '..', '..');
 const ARTIFACTS = join(ROOT, '.tmp', 'artifacts');
 const PAPER_NUMBERS = join(ROOT, 'harness', 'figures', 'paperNumbers.json');
 const WIDTHS = [1400, 800] as const;
-const CSP = `content="default-src 'none'; style-src 'unsafe-inline'"`;
 
-// Installed first in <head>, so nothing the page does later escapes it.
-const WATCH = `<script>
-window.__problems = [];
-addEventListener('error', (e) => __problems.push('error: ' + (e.message || (e.target && (e.target.src || e.target.href)) || e.type)), true);
-addEventListener('unhandledrejection', (e) => __problems.push('unhandled rejection: ' + e.reason));
-addEventListener('securitypolicyviolation', (e) => __problems.push('blocked: ' + e.violatedDirective + ' ' + e.blockedURI));
-for (const k of ['error', 'warn', 'log', 'info']) { const orig = console[k]; console[k] = (...a) => { __problems.push(k + ': ' + a.join(' ')); orig.apply(console, a); }; }
-</script>`;
 
 // Runs once the page has loaded; sizes are the drawn ones. A mark is inside its chart when its box lies within the chart's box.
 const CHECK = `<script>
@@ -243,26 +234,10 @@ const FIGURES: { name: string; build: () => FigureArtifacts; marks: Record<strin
 ];
 
 async function checkPage(bin: string, page: string, width: number): Promise<Check> {
-  const html = readFileSync(page, 'utf8');
-  assert.ok(html.includes(CSP), `${page} carries no Content-Security-Policy`);
-  const copy = page.replace(/\.html$/, `.checked-${width}.html`);
-  writeFileSync(
-    copy,
-    html
-      .replace(CSP, `content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'"`)
-      .replace('<head>', `<head>\n${WATCH}`)
-      .replace('</body>', `${CHECK}\n</body>`),
-  );
-  try {
-    const { stdout, stderr } = await runChromium(bin, [`--window-size=${width},900`, '--virtual-time-budget=10000', '--dump-dom', pathToFileURL(copy).href]);
-    const m = /<pre id="fluidcap-check">([^<]*)<\/pre>/.exec(stdout);
-    assert.ok(m, `the check script wrote no result; chromium said:\n${stderr.slice(-2000)}`);
-    // Chromium's own console log (CSP violations and the like) says nothing about the page either.
-    assert.equal(stderr.split('\n').filter((l) => /CONSOLE/.test(l) && l.includes('.checked-')), [], `${page} @ ${width}: chromium logged`);
-    return JSON.parse(m![1].replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&')) as Check;
-  } finally {
-    rmSync(copy, { force: true });
-  }
+  const { check, stderr } = await checkInChromium<Check>(bin, readFileSync(page, 'utf8'), page.replace(/\.html$/, `.checked-${width}.html`), width, CHECK);
+  // Chromium's own console log (CSP violations and the like) says nothing about the page either.
+  assert.equal(stderr.split('\n').filter((l) => /CONSOLE/.test(l) && l.includes('.checked-')), [], `${page} @ ${width}: chromium logged`);
+  return check;
 }
 
 const bin = findChromium();

@@ -11,20 +11,13 @@ import * as assert from 'uvu/assert';
 import { existsSync, lstatSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { findChromium, runChromium } from './chromiumSupport.ts';
+import { checkInChromium, findChromium, runChromium } from './chromiumSupport.ts';
 import { smallTwinSweep, syntheticSweep } from '../sweep/pageFixtures.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const ARTIFACTS = join(ROOT, '.tmp', 'artifacts');
 const WIDTHS = [1400, 800] as const;
 
-// Installed first in <head>, so nothing the page does later escapes it.
-const WATCH = `<script>
-window.__problems = [];
-addEventListener('error', (e) => __problems.push('error: ' + (e.message || (e.target && (e.target.src || e.target.href)) || e.type)), true);
-addEventListener('securitypolicyviolation', (e) => __problems.push('blocked: ' + e.violatedDirective + ' ' + e.blockedURI));
-for (const k of ['error', 'warn']) { const orig = console[k]; console[k] = (...a) => { __problems.push(k + ': ' + a.join(' ')); orig.apply(console, a); }; }
-</script>`;
 
 // The chart marks are what report/charts/ draws: points (each labelled "<series>: x, y"), line
 // marks, and interval bars (rule marks of the range layer), inside the chart's <svg data-chart>.
@@ -73,28 +66,10 @@ interface Check {
   resources: string[];
 }
 
-const CSP = `content="default-src 'none'; style-src 'unsafe-inline'"`;
 
 /** Loads an instrumented copy of `page` (beside it, so its relative links resolve the same) at `width` px. */
 async function checkPage(bin: string, page: string, width: number): Promise<Check> {
-  const html = readFileSync(page, 'utf8');
-  assert.ok(html.includes(CSP), `${page} carries no Content-Security-Policy`);
-  const copy = join(dirname(page), `.checked-${width}.html`);
-  writeFileSync(
-    copy,
-    html
-      .replace(CSP, `content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'"`)
-      .replace('<head>', `<head>\n${WATCH}`)
-      .replace('</body>', `${CHECK}\n</body>`),
-  );
-  try {
-    const { stdout, stderr } = await runChromium(bin, [`--window-size=${width},900`, '--virtual-time-budget=10000', '--dump-dom', pathToFileURL(copy).href]);
-    const m = /<pre id="fluidcap-check">([^<]*)<\/pre>/.exec(stdout);
-    assert.ok(m, `the check script wrote no result; chromium said:\n${stderr.slice(-2000)}`);
-    return JSON.parse(m![1].replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&')) as Check;
-  } finally {
-    rmSync(copy, { force: true });
-  }
+  return (await checkInChromium<Check>(bin, readFileSync(page, 'utf8'), join(dirname(page), `.checked-${width}.html`), width, CHECK)).check;
 }
 
 function assertFits(c: Check, what: string): void {
