@@ -160,6 +160,7 @@ export function metronFig3(input: Fig3Input): FigureArtifacts {
     xLabel: `system (${input.systems.map((s, i) => `${i + 1} = ${s.label}`).join(', ')})`,
     yLabel: 'tokens per second',
     xScale: 'linear',
+    xWhole: true,
     series: [metric('1 / mean TPOT', '#1a7f37', (r) => r.byTpot), metric('1 / TBT p99', '#bc4c00', (r) => r.byTbtP99), metric('fluid token rate (P99 ≥ 0.9)', '#8250df', (r) => r.fluid)],
     hLines: [],
     vLines: [],

@@ -270,6 +270,7 @@ function capacityChart<S extends { label: string; key: string }, D extends { sho
     xLabel: `SLO (${slos.map((d, i) => `${i + 1} ${d.short}`).join(', ')})`,
     yLabel: 'capacity (QPS)',
     xScale: 'linear',
+    xWhole: true,
     series: systems.map((s) => ({
       name: s.label,
       kind: 'points' as const,

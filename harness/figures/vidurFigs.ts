@@ -217,6 +217,7 @@ export function vidurFig6(input: VidurFig6Input): FigureArtifacts {
     xLabel: `trace (${input.traces.map((t, i) => `${i + 1} = ${t.trace}`).join(', ')})`,
     yLabel: 'QPS per $/hour',
     xScale: 'linear',
+    xWhole: true,
     series: [series('best', PALETTE[0], (t) => `${t}.best.qpsPerUsdPerHour`), series('best on A100', PALETTE[1], (t) => `${t}.a100.best.qpsPerUsdPerHour`), series('best on H100', PALETTE[2], (t) => `${t}.h100.best.qpsPerUsdPerHour`)],
     hLines: [],
     vLines: [],

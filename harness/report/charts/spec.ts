@@ -125,7 +125,8 @@ export function chartSpec(chart: Chart): Json {
       : null;
 
   const xScale = { type: chart.xScale === 'log' ? 'log' : 'linear', ...(chart.xScale === 'log' ? {} : { zero: false }), nice: chart.xScale !== 'log' };
-  const x = { field: 'x', type: 'quantitative', title: chart.xLabel, scale: xScale, axis: { grid: true, tickCount: faceted ? 4 : 8, ...(chart.xWhole ? { tickMinStep: 1, format: 'd' } : {}) } };
+  // Whole-number axes (probe numbers, numbered systems) keep their end marks off the frame.
+  const x = { field: 'x', type: 'quantitative', title: chart.xLabel, scale: chart.xWhole ? { ...xScale, padding: 16 } : xScale, axis: { grid: true, tickCount: faceted ? 4 : 8, ...(chart.xWhole ? { tickMinStep: 1, format: 'd' } : {}) } };
   const y = chart.yCategories
     ? { field: 'y', type: 'nominal', title: chart.yLabel || null, sort: chart.yCategories, axis: { labelLimit: 220 } }
     : { field: 'y', type: 'quantitative', title: chart.yLabel, scale: chart.yScale === 'log' ? { type: 'log' } : includeZero(chart) ? { zero: true } : { zero: false, padding: 8 }, axis: { grid: true, tickCount: faceted ? 4 : 6 } };
