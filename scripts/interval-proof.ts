@@ -54,6 +54,8 @@ const { values } = parseArgs({
     'same-seed': { type: 'boolean', default: false },
     // The run's search without its warm-up near the knee (capacity/runPlan.ts kneeWarmupS).
     'no-knee-warmup': { type: 'boolean', default: false },
+    // A rate probed again replays its first sample, as runs did before each repeat drew its own.
+    'replay-repeats': { type: 'boolean', default: false },
     from: { type: 'string' },
   },
 });
@@ -117,7 +119,7 @@ const saved: Record<string, { capacity: number; probes: Probe[] }> = values.from
 const toSave: typeof saved = {};
 
 function search(c: Config, method: Method, seed: number): SearchResult {
-  const key = `${c.recipe.name}:${method}${method.startsWith('run') ? `:budget-${budgetOf(c, method)}` : ''}:${seed}:${values['warmup-s']}${values['same-seed'] ? '' : ':per-probe'}${values['no-knee-warmup'] ? '' : ':knee'}`;
+  const key = `${c.recipe.name}:${method}${method.startsWith('run') ? `:budget-${budgetOf(c, method)}` : ''}:${seed}:${values['warmup-s']}${values['same-seed'] ? '' : ':per-probe'}${values['no-knee-warmup'] ? '' : ':knee'}${values['replay-repeats'] ? '' : ':repeats'}`;
   const hit = saved[key];
   if (hit) {
     const interval = capacityInterval(hit.probes.map((p) => ({ qps: p.qps, durationS: p.durationS, parts: p.statistics.parts ?? [] })), ivOptions);
@@ -151,7 +153,7 @@ function searchNow(c: Config, method: Method, seed: number): SearchResult {
       return { capacity: d.capacityQps, loadS: probes.reduce((t, p) => t + p.durationS, 0), probes, interval };
     }
     const kneeS = method !== 'metron-1000' && !values['no-knee-warmup'] ? kneeWarmupS(verdicts) : 0;
-    const p = probeOnce(c, method, d.qps, probeSeed({ seed, probeSeeds: values['same-seed'] ? 'workload' : 'per-rate' }, d.qps), kneeS);
+    const p = probeOnce(c, method, d.qps, probeSeed({ seed, probeSeeds: values['same-seed'] ? 'workload' : 'per-rate' }, d.qps, values['replay-repeats'] ? 0 : probes.filter((p) => p.qps === d.qps).length), kneeS);
     probes.push(p);
     // The old search and Metron's bracket on verdicts alone; the interval search reads the evidence too.
     const evidence = method.startsWith('run') ? { evidence: { qps: p.qps, durationS: p.durationS, parts: p.statistics.parts ?? [] } } : {};

@@ -54,6 +54,8 @@ export interface ProbeStepInput {
   prompts?: PromptSetup;
   /** Most seconds of arrivals at the probe's rate before its measured requests, not judged (runPlan.ts kneeWarmupS, kneeWarmup.ts). */
   warmupS?: number;
+  /** Probes at this rate this run has finished before (each draws its own sample: runPlan.ts probeSeed). */
+  repeat?: number;
 }
 
 /** Runs and judges one probe; never throws for request failures (they count against the SLO). */
@@ -68,7 +70,7 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
     rateQps: qps,
     requests: load.requests,
     durationS: load.durationS,
-    seed: probeSeed(plan, qps),
+    seed: probeSeed(plan, qps, input.repeat ?? 0),
     maxContextTokens: plan.maxContextTokens,
     trace: plan.trace ?? undefined,
     idPrefix: String(index).padStart(2, '0'),

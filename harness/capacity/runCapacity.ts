@@ -447,6 +447,7 @@ async function search(
       log: opts.log,
       prompts,
       warmupS,
+      repeat: summaries.filter((s) => s.qps === qps).length,
       onProgress: (p) => opts.progress?.update({ done: p.ended, total: p.planned, elapsedS: p.elapsedS }),
     });
     if (summary.interrupted) {

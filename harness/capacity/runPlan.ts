@@ -243,8 +243,11 @@ function withListenAddress(argv: readonly string[], host: string, port: number):
  * same way, and an interval fitted across the probes cannot see that (docs/verdicts.md); a seed per
  * rate makes the probes independent samples while a run, its resume and its twin stay reproducible.
  */
-export function probeSeed(plan: Pick<RunPlan, 'seed' | 'probeSeeds'>, qps: number): number {
-  return plan.probeSeeds === 'per-rate' ? deriveSeed(plan.seed, `probe at ${qps}`) : plan.seed;
+export function probeSeed(plan: Pick<RunPlan, 'seed' | 'probeSeeds'>, qps: number, repeat = 0): number {
+  if (plan.probeSeeds !== 'per-rate') return plan.seed;
+  // A rate probed again draws a new sample: a replay of the same arrivals and prompts would bring
+  // no new evidence, yet the interval would count it as independent and narrow on it.
+  return deriveSeed(plan.seed, repeat === 0 ? `probe at ${qps}` : `probe at ${qps} #${repeat + 1}`);
 }
 
 /** The most seconds of arrivals a probe near the knee sends before its measured requests, unless the recipe says (search.kneeWarmupMax). */

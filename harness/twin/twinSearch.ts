@@ -98,7 +98,8 @@ export function runTwinSearch(input: TwinSearchInput): TwinSearchResult {
     const verdicts: ProbeVerdict[] = probes.map((p) => ({ qps: p.qps, passed: p.passed, valid: true, evidence: { qps: p.qps, durationS: p.durationS, parts: p.parts } }));
     decision = nextProbe(plan.search, verdicts);
     if (decision.done) break;
-    const probe = runTwinProbe({ ...input, fit, earlyStop }, probes.length + 1, decision.qps, kneeWarmupS(verdicts, plan.probe.kneeWarmupMaxS ?? KNEE_WARMUP_S));
+    const qps = decision.qps;
+    const probe = runTwinProbe({ ...input, fit, earlyStop }, probes.length + 1, qps, kneeWarmupS(verdicts, plan.probe.kneeWarmupMaxS ?? KNEE_WARMUP_S), probes.filter((p) => p.qps === qps).length);
     probes.push(probe);
     input.onProbe?.(probe);
   }
@@ -123,7 +124,7 @@ export function plannedRequests(probe: RunPlan['probe'], qps: number): number {
 }
 
 /** One probe at `qps`, planned and judged as the real search would plan and judge it. */
-export function runTwinProbe(input: TwinSearchInput & { fit: PrefillFit; earlyStop: boolean }, index: number, qps: number, warmupS = 0): TwinProbe {
+export function runTwinProbe(input: TwinSearchInput & { fit: PrefillFit; earlyStop: boolean }, index: number, qps: number, warmupS = 0, repeat = 0): TwinProbe {
   const { plan } = input;
   const load = probeLoad(plan.probe, qps, warmupS);
   const probePlan = planProbe({
@@ -131,7 +132,7 @@ export function runTwinProbe(input: TwinSearchInput & { fit: PrefillFit; earlySt
     rateQps: qps,
     requests: load.requests,
     durationS: load.durationS,
-    seed: probeSeed(plan, qps),
+    seed: probeSeed(plan, qps, repeat),
     maxContextTokens: plan.maxContextTokens,
     trace: input.trace,
     idPrefix: String(index).padStart(2, '0'),

@@ -62,6 +62,21 @@ test('each twin probe draws its own sample, seeded from the recipe seed and its 
   const own = at(plan);
   assert.equal(own, at({ ...plan, probeSeeds: 'workload', seed: probeSeed(plan, 30) }));
   assert.not.equal(own.ttftS, at({ ...plan, probeSeeds: 'workload' }).ttftS, 'the probe replayed the workload seed');
+  // A rate probed again draws a new sample; its first probe keeps the seed runs always gave it.
+  assert.is.not(probeSeed(plan, 30, 1), probeSeed(plan, 30));
+  assert.is.not(probeSeed(plan, 30, 2), probeSeed(plan, 30, 1));
+  const again = runTwinProbe({ plan, workload: recipe.workload, engine, fit, earlyStop: false }, 2, 30, 0, 1);
+  assert.not.equal(again.ttftS, own.ttftS, 'the repeat replayed the first sample');
+});
+
+test('a search that probes a rate again gives each repeat its own sample', () => {
+  // A tight tolerance and a long budget make the interval search come back to rates it probed.
+  const r = rehearse({ ...recipe, search: { ...recipe.search, tolerance: 0.01, budget: 400, maxProbes: 20 } });
+  const byRate = new Map<number, typeof r.probes>();
+  for (const p of r.probes) byRate.set(p.qps, [...(byRate.get(p.qps) ?? []), p]);
+  const repeated = [...byRate.values()].filter((ps) => ps.length > 1);
+  assert.ok(repeated.length > 0, 'no rate was probed twice: the test needs a search that repeats one');
+  for (const ps of repeated) assert.is(new Set(ps.map((p) => JSON.stringify(p.ttftS))).size, ps.length, `repeats at ${ps[0].qps} QPS replayed one sample`);
 });
 
 test('after the first fail, twin probes start with the knee warm-up at their rate; before it, none', () => {
