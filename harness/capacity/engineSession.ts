@@ -1,5 +1,6 @@
 // Brings up the engine a run plan names, whichever way it is launched (local child process,
-// container on a host through Docker over SSH or the local socket, or an existing endpoint), and
+// container on a host through Docker over SSH or the local socket, a process on a host over SSH,
+// or an existing endpoint), and
 // gives the pipeline one shape to use and release.
 import { startLocalSim } from '../provision/localProcess.ts';
 import { launchEngine, type Engine, type EngineExit } from '../provision/launcher.ts';

@@ -205,7 +205,7 @@ export async function runCapacity(opts: RunOptions): Promise<RunOutcome> {
   const lock = acquireRunLock(opened.runDir, opts.log);
   try {
     const engine = opened.plan.engine;
-    opts.onStart?.({ runDir: opened.runDir, runId: opened.manifest.runId, containerHost: engine.kind === 'container' ? engine.host : null });
+    opts.onStart?.({ runDir: opened.runDir, runId: opened.manifest.runId, containerHost: engine.kind === 'container' || engine.kind === 'process' ? engine.host : null });
     return await runOpened(opts, opened, now);
   } finally {
     lock.release();

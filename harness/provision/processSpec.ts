@@ -4,10 +4,12 @@
 // the host's own path, the Hugging Face cache is the host's, GPUs are CUDA_VISIBLE_DEVICES.
 // Pure, but for the one read renderContainerSpec does (llamacpp.modelFileEnv).
 //
-// Interface (stable): `renderProcessSpec(target, opts) → ProcessSpec`, `processCommandLine(spec, prefix)`.
+// Interface (stable): `renderProcessSpec(target, opts) → ProcessSpec`, `processCommandLine(spec, prefix)`,
+// `formatProcessCommand(spec)` (the equivalent shell line).
 import { UserError, describeValue } from '../util/errors.ts';
 import { renderContainerSpec, type ContainerSpec, type RenderOptions } from './containerSpec.ts';
 import type { TargetSpec } from './targetSpec.ts';
+import { shellQuoteVisible } from '../util/shellQuote.ts';
 
 /** Everything needed to start one engine process, as data. */
 export interface ProcessSpec extends Omit<ContainerSpec, 'runtime' | 'image' | 'mounts' | 'ipcMode' | 'shmSizeBytes' | 'networkMode'> {
@@ -64,4 +66,16 @@ export function renderProcessSpec(target: TargetSpec, opts: RenderOptions): Proc
 /** The whole argv that starts the engine: the caller's launcher prefix (srun ...), the command, the adapter's flags. */
 export function processCommandLine(spec: Pick<ProcessSpec, 'command' | 'argv'>, prefix: readonly string[] = []): string[] {
   return [...prefix, ...spec.command, ...spec.argv];
+}
+
+/**
+ * The equivalent command on the host, for people reading a dry run (never executed; the launch
+ * passes the environment on stdin and keeps a state directory): a POSIX shell line, secrets by
+ * name (`HF_TOKEN="$HF_TOKEN"`), `~/` left unquoted so the shell expands it.
+ */
+export function formatProcessCommand(spec: Pick<ProcessSpec, 'env' | 'secretEnv' | 'command' | 'argv'>, prefix: readonly string[] = []): string {
+  const word = (w: string) => (w.startsWith('~/') ? `~/${shellQuoteVisible(w.slice(2))}` : shellQuoteVisible(w));
+  const env = Object.entries(spec.env).map(([k, v]) => `${k}=${word(v)}`);
+  const secrets = spec.secretEnv.map((s) => `${s.name}="$${s.fromEnv}"`);
+  return ['env', ...env, ...secrets, 'setsid', ...processCommandLine(spec, prefix).map(word)].join(' ');
 }
