@@ -206,7 +206,7 @@ function checkEngineRules(t: BaseTarget, ctx: z.RefinementCtx): void {
   }
   if (t.process !== undefined && t.process !== null && Array.isArray(t.process.command)) {
     const program = t.process.command[0];
-    const problem = typeof program === 'string' ? programProblem(program) : null;
+    const problem = typeof program === 'string' && program !== '' ? programProblem(program) : null;
     if (problem) issue(['process', 'command', 0], program, problem);
     t.process.command.forEach((w, i) => {
       if (typeof w === 'string' && w.includes('\0')) issue(['process', 'command', i], w, 'must not contain a NUL character');
