@@ -40,7 +40,11 @@ export interface LaunchOptions {
    * GPU and file checks are skipped.
    */
   launcherPrefix?: string[];
-  /** Runtime process only: where the engine listens as reached from here (default: the host's address). */
+  /**
+   * Runtime process only: the address the engine listens on as the SSH host reaches it (a compute
+   * node's name behind a launcher prefix). Default: the host itself. Load goes to it directly, or
+   * with `access: ssh-tunnel` through the host, readiness included.
+   */
   engineAddress?: string;
   /** Runtime process only: the state root on the host (default processState.ts DEFAULT_STATE_ROOT). */
   stateRoot?: string;

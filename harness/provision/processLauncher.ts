@@ -20,6 +20,7 @@ import { waitReady } from './readiness.ts';
 import { teardownOnSignals } from './signals.ts';
 import { EngineLaunchError, type Engine, type EngineFacts, type LaunchOptions, type StopReport } from './engineTypes.ts';
 import { realLaunchDeps, type LaunchDeps } from './launchDeps.ts';
+import type { SshTunnel } from './sshTunnel.ts';
 import { engineHttp } from './engineHttp.ts';
 import { secretValues } from './secretValues.ts';
 import { describeRuntime, runtimeMismatch } from './engineRuntime.ts';
@@ -158,7 +159,15 @@ export async function launchProcessEngine(spec: ProcessSpec, host: Host, opts: L
     if (stopping) exits.expectExit();
 
     const directUrl = `http://${opts.engineAddress ?? handle.address}:${spec.port}`;
-    const ready = await waitReady(directUrl, { deadlineS: spec.readyTimeoutS, signal: opts.signal, ...paths }, {
+    const conn = handle.connection;
+    // Through a tunnel the engine is reached as the host reaches it: readiness goes that way too
+    // (behind a launcher prefix the engine's machine may not be reachable from here at all).
+    const tunnelled = access === 'ssh-tunnel' && conn !== null;
+    let sshTunnel: SshTunnel | null = null;
+    // Registered as soon as it is open, so teardown closes it even if the launch fails later.
+    if (tunnelled) acquired.tunnel = sshTunnel = await deps.openTunnel(conn, spec.port, opts.engineAddress ?? '127.0.0.1');
+    const readyUrl = sshTunnel?.baseUrl ?? directUrl;
+    const ready = await waitReady(readyUrl, { deadlineS: spec.readyTimeoutS, signal: opts.signal, ...paths }, {
       get: deps.httpGet,
       nowS: deps.nowS,
       sleep: deps.sleep,
@@ -166,17 +175,16 @@ export async function launchProcessEngine(spec: ProcessSpec, host: Host, opts: L
     });
     if (!ready.ready) throw withCommandHint(startupFailure(ready, exits.observed(), relay.tail(), names), exits.observed(), spec, prefix);
     log(`${spec.name} ready after ${ready.timeToReadyS.toFixed(2)} s`);
-    const runtime = await readRuntimeAfterStart(spec, serverLogPath, directUrl, deps);
+    const runtime = await readRuntimeAfterStart(spec, serverLogPath, readyUrl, deps);
     log(`${spec.name} runs: ${describeRuntime(runtime)}`);
     const mismatch = runtimeMismatch(spec.basis, runtime);
     if (mismatch) throw new UserError(`${spec.name} on ${host.name} (command ${command.join(' ')}): ${mismatch}. Nothing was measured.`);
 
     let baseUrl = directUrl;
     let tunnel: EngineFacts['tunnel'] = null;
-    const conn = handle.connection;
-    if (access === 'ssh-tunnel' && conn) {
-      const open = async () => (acquired.tunnel = await deps.openTunnel(conn, spec.port));
-      const measured = await openMeasuredTunnel(open, directUrl, paths.healthPath, deps.keepAliveLatencyMs);
+    if (sshTunnel !== null) {
+      const opened = sshTunnel;
+      const measured = await openMeasuredTunnel(async () => opened, directUrl, paths.healthPath, deps.keepAliveLatencyMs);
       baseUrl = measured.tunnel.baseUrl;
       tunnel = measured.facts;
       log(describeTunnel(tunnel, { localPort: measured.tunnel.localPort, hostName: host.name, port: spec.port, path: paths.healthPath }));

@@ -34,6 +34,25 @@ function groupAlive(pgid: number): boolean {
   }
 }
 
+/** Processes whose group id is pgid (from /proc, the e2e host being this machine). */
+function groupMembers(pgid: number): number[] {
+  return readdirSync('/proc').filter((d) => /^\d+$/.test(d)).filter((d) => {
+    try {
+      return readFileSync(`/proc/${d}/stat`, 'utf8').split(') ').pop()!.split(' ')[2] === String(pgid);
+    } catch {
+      return false;
+    }
+  }).map(Number);
+}
+
+function environOf(pid: number): string[] {
+  try {
+    return readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+  } catch {
+    return [];
+  }
+}
+
 async function complete(baseUrl: string, model: string, prompt = 'once upon a time') {
   const res = await fetch(`${baseUrl}/v1/completions`, {
     method: 'POST',
@@ -85,10 +104,17 @@ if (env) {
     assert.match(readFileSync(engine.serverLogPath, 'utf8'), /fluidcap sim: listening on http:\/\//, 'engine output relayed into server.log');
   });
 
-  test('a crash mid-run is reported once with its exit code and last log lines; teardown leaves no process', async () => {
+  test('behind a launcher prefix and an SSH tunnel: a crash mid-run is reported once with its exit code; teardown leaves no process', async () => {
     const runId = `e2e-${process.pid}-crash`;
-    const engine = await launchEngine(simSpec(runId, await freePort(), { sim: { timeScale: 0.1, faults: { crashAfter: 1 } } }), host, { runDir: join(runDir, 'b'), stateRoot });
+    // `env VAR=1` stands where srun would: a program that runs the rest of the argv.
+    const prefix = ['env', 'FLUIDCAP_E2E_PREFIX=1'];
+    const engine = await launchEngine(simSpec(runId, await freePort(), { sim: { timeScale: 0.1, faults: { crashAfter: 1 } } }), host, {
+      runDir: join(runDir, 'b'), stateRoot, launcherPrefix: prefix, access: 'ssh-tunnel', engineAddress: '127.0.0.1',
+    });
     const pgid = engine.facts.process!.pgid;
+    assert.equal(engine.facts.process!.argv.slice(0, 2 + SIM_COMMAND.length), [...prefix, ...SIM_COMMAND]);
+    assert.ok(groupMembers(pgid).some((pid) => environOf(pid).includes('FLUIDCAP_E2E_PREFIX=1')), 'the engine ran behind the prefix');
+    assert.ok(engine.facts.tunnel !== null && engine.baseUrl.startsWith('http://127.0.0.1:') && !engine.baseUrl.endsWith(`:${engine.facts.process!.argv[engine.facts.process!.argv.indexOf('--port') + 1]}`), engine.baseUrl);
     const exits: EngineExit[] = [];
     const exited = new Promise<void>((r) => engine.onExit((e) => (exits.push(e), r())));
     try {
