@@ -14,8 +14,7 @@ import { llamaEnv } from './llamacppSupport.ts';
 import { targetSchema, type TargetInput } from '../../harness/provision/targetSpec.ts';
 import { renderProcessSpec } from '../../harness/provision/processSpec.ts';
 import { launchEngine, EngineLaunchError, type EngineExit } from '../../harness/provision/launcher.ts';
-import { openHost } from '../../harness/provision/hostHandle.ts';
-import { stopLeftoverProcesses } from '../../harness/provision/processHost.ts';
+import { cleanLeftovers } from '../../harness/provision/cleanLeftovers.ts';
 import { parseLabels } from '../../harness/provision/processState.ts';
 import { UserError } from '../../harness/util/errors.ts';
 
@@ -150,18 +149,18 @@ if (env) {
     assert.not.ok(existsSync(join(stateRoot, runId)), 'nothing left in the state root');
   });
 
-  test('leftovers: the clean path finds a running engine by its state directory and stops its group', async () => {
+  test('leftovers: fluidcap clean finds a running engine by its state directory and stops its group (a host without Docker: processes only)', async () => {
     const runId = `e2e-${process.pid}-left`;
     const engine = await launchEngine(simSpec(runId, await freePort()), host, { runDir: join(runDir, 'e'), stateRoot });
     const pgid = engine.facts.process!.pgid;
-    const handle = await openHost(host, {}, { docker: false });
     try {
-      const report = await stopLeftoverProcesses(handle, { root: stateRoot, graceS: 5 });
-      assert.equal(report.removed, [`${runId} (process group ${pgid})`]);
-      assert.equal(report.remaining, []);
+      const [result] = await cleanLeftovers(null, { extraHosts: [host], stateRoot });
+      assert.equal(result, {
+        host: 'e2e', removed: [`${runId} (process group ${pgid})`], remaining: [], error: null,
+        containersSkipped: 'no Docker socket at /nonexistent/docker.sock', refusedStateEntries: [],
+      });
       assert.not.ok(groupAlive(pgid), `no process left in group ${pgid}`);
     } finally {
-      await handle.close();
       await engine.stop();
     }
     assert.equal(readdirSync(stateRoot), [], 'state root empty');
