@@ -74,15 +74,17 @@ export async function openHost(host: Host, opts: ConnectOptions = {}, need: { do
   const checkDocker = need.docker ?? true;
   if (host.local) {
     const docker = localDocker(host.docker.socket);
-    if (checkDocker) try {
-      await docker.ping();
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      throw new InfraError(
-        code === 'EACCES'
-          ? `no permission to use the local Docker socket ${host.docker.socket} (add this user to the docker group)`
-          : `cannot reach the local Docker daemon at ${host.docker.socket}: ${(err as Error).message} (is dockerd running?)`,
-      );
+    if (checkDocker) {
+      try {
+        await docker.ping();
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        throw new InfraError(
+          code === 'EACCES'
+            ? `no permission to use the local Docker socket ${host.docker.socket} (add this user to the docker group)`
+            : `cannot reach the local Docker daemon at ${host.docker.socket}: ${(err as Error).message} (is dockerd running?)`,
+        );
+      }
     }
     return {
       host,
@@ -98,12 +100,14 @@ export async function openHost(host: Host, opts: ConnectOptions = {}, need: { do
   }
   const conn = await connectHost(host as InventoryHost, opts);
   const docker = dockerFor(conn);
-  if (checkDocker) try {
-    await docker.ping();
-  } catch (err) {
-    const message = await explainDockerFailure(conn, host.docker.socket, err as Error);
-    await conn.close();
-    throw new InfraError(message, { cause: err, host: host.name });
+  if (checkDocker) {
+    try {
+      await docker.ping();
+    } catch (err) {
+      const message = await explainDockerFailure(conn, host.docker.socket, err as Error);
+      await conn.close();
+      throw new InfraError(message, { cause: err, host: host.name });
+    }
   }
   let homeDir: string | undefined;
   return {

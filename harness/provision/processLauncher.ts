@@ -75,6 +75,7 @@ export async function launchProcessEngine(spec: ProcessSpec, host: Host, opts: L
       return tearDown(acquired, {
         ...names,
         runId: spec.runId,
+        runsAs: 'process',
         reconnectTimeoutS: opts.reconnectTimeoutS ?? 60,
         reconnect: () => deps.openHost(host, { ...opts.connect, acceptNewHostKey: false, readyTimeoutS: 5 }, noDocker),
         removeRunContainers: async (h) => {
@@ -146,12 +147,20 @@ export async function launchProcessEngine(spec: ProcessSpec, host: Host, opts: L
       },
     };
     log(`following ${spec.name}'s log over its ${via}`);
-    // The follower ends once the group's leader has exited; then the exit file says how.
+    // The follower ends once the group's leader has exited; then the exit file says how. It also
+    // ends when its own connection drops while the engine runs: then the group is polled instead.
     const waited = follow.ended.then(async () => {
-      if (handle.connection !== null && !handle.connection.isOpen()) throw new Error('connection closed');
-      const r = await handle.exec(...splitArgv(exitCodeScript(dir)), { timeoutS: 10 });
-      const code = Number.parseInt(r.stdout.trim(), 10);
-      return Number.isInteger(code) ? { StatusCode: code } : {};
+      for (;;) {
+        if (handle.connection !== null && !handle.connection.isOpen()) throw new Error('connection closed');
+        const r = await handle.exec(...splitArgv(exitCodeScript(dir, pgid)), { timeoutS: 10 });
+        const out = r.stdout.trim();
+        if (out !== 'running') {
+          const code = Number.parseInt(out, 10);
+          return Number.isInteger(code) ? { StatusCode: code } : {};
+        }
+        if (stopping) return {};
+        await deps.sleep(2);
+      }
     });
     const logsAtExit = { ended: follow.ended.then(() => relay.catchUp()), tail: () => relay.tail() };
     const exits = watchExit({ waited, inspect: async () => null, logs: logsAtExit, lost: handle.lost, ...names, runsAs: 'process' }, deps);

@@ -68,8 +68,9 @@ echo "stopped $pg$killed"`;
 // Follows engine.log from its first byte until the group leader $2 has exited.
 const FOLLOW = 'exec tail -c +1 -f --pid="$2" -- "$1/engine.log"';
 
-// The engine's exit code once it ended on its own; nothing while it runs or when it was killed.
-const EXIT_CODE = 'cat -- "$1/exit" 2>/dev/null; true';
+// The engine's exit code once it ended on its own, else `running` while its group has a process,
+// else nothing (the group was killed with its leader).
+const EXIT_CODE = 'if [ -s "$1/exit" ]; then cat -- "$1/exit"; elif kill -0 -"$2" 2>/dev/null; then echo running; fi; true';
 
 // Before anything starts: can the program run, can each file be read. Prints `program ok` or
 // `program missing|not-executable`, then `file N ok|unreadable` for each file argument.
@@ -92,6 +93,6 @@ const sh = (script: string, args: readonly string[]) => ['sh', '-c', script, SCR
 export const startScript = (stateDir: string, labelsJson: string, argv: readonly string[]) => sh(START, [stateDir, labelsJson, ...argv]);
 export const stopScript = (stateDir: string, graceS: number) => sh(STOP, [stateDir, String(Math.max(0, Math.ceil(graceS)))]);
 export const followScript = (stateDir: string, leaderPid: number) => sh(FOLLOW, [stateDir, String(leaderPid)]);
-export const exitCodeScript = (stateDir: string) => sh(EXIT_CODE, [stateDir]);
+export const exitCodeScript = (stateDir: string, pgid: number) => sh(EXIT_CODE, [stateDir, String(pgid)]);
 export const checkScript = (program: string, files: readonly string[]) => sh(CHECK, [program, ...files]);
 export const listScript = (root: string) => sh(LIST, [root]);

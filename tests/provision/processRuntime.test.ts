@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRng } from '../../harness/util/rng.ts';
 import { shellJoin, shellQuote } from '../../harness/util/shellQuote.ts';
-import { startScript, stopScript, checkScript, listScript } from '../../harness/provision/processScripts.ts';
+import { startScript, stopScript, checkScript, listScript, exitCodeScript } from '../../harness/provision/processScripts.ts';
 import { envLines, formatLabels, parseLabels, parsePid, parseStopOutcome, stateDirOf, stateEntries } from '../../harness/provision/processState.ts';
 import { targetSchema } from '../../harness/provision/targetSpec.ts';
 import { renderContainerSpec } from '../../harness/provision/containerSpec.ts';
@@ -108,10 +108,20 @@ test('stop script: an engine ignoring SIGTERM is killed after the grace; a group
   const r = startLocally(dir, '{}', ['sh', '-c', 'trap "" TERM; while :; do sleep 1; done'], '');
   const pgid = parsePid(r.stdout)!;
   assert.ok(groupAlive(pgid));
+  const exitCode = (d: string, g: number) => execFileSync('/bin/sh', ['-c', shellJoin(exitCodeScript(d, g))], { encoding: 'utf8' }).trim();
+  assert.is(exitCode(dir, pgid), 'running');
   const t0 = performance.now();
   assert.equal(stop(dir, 1), { kind: 'stopped', pgid, killed: true });
   assert.ok(performance.now() - t0 >= 1000, 'waited for the grace before SIGKILL');
   assert.not.ok(groupAlive(pgid));
+
+  // An engine that ends on its own leaves its exit code; its group is then gone.
+  const ends = join(work, 'state', 'ends');
+  const e = startLocally(ends, '{}', ['sh', '-c', 'exit 3'], '');
+  const endsPgid = parsePid(e.stdout)!;
+  await until(() => existsSync(join(ends, 'exit')), 'exit file written');
+  assert.is(exitCode(ends, endsPgid), '3');
+  assert.equal(stop(ends, 1), { kind: 'gone', pgid: endsPgid });
 
   // Someone else's group under the id a stale pid file names.
   const other = spawn('sleep', ['30'], { detached: true, stdio: 'ignore' });
