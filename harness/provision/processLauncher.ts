@@ -116,7 +116,10 @@ export async function launchProcessEngine(spec: ProcessSpec, host: Host, opts: L
     await checkProgramAndFiles(handle, spec, prefix, command[0], tilde);
     // A leftover of this same run (an earlier attempt) is ours to stop.
     stateDir = dir;
-    await stopStateDir(handle, dir, 2);
+    const leftover = await stopStateDir(handle, dir, 2);
+    if (leftover.kind === 'remaining') {
+      throw new InfraError(`an earlier engine of run ${spec.runId} on ${host.name} (process group ${leftover.pgid}, ${dir}) survived SIGKILL; it cannot be replaced`, { host: host.name });
+    }
     if (prefix.length === 0 && (await handle.portTaken(spec.port))) {
       throw new UserError(`port ${spec.port} on host ${host.name} is already taken (another server or a leftover engine listens there); stop it or choose another target.port`);
     }

@@ -69,12 +69,19 @@ if (env) {
   const simSpec = (runId: string, port: number, extra: Partial<TargetInput> = {}) =>
     renderProcessSpec(targetSchema.parse({ engine: 'sim', runtime: 'process', process: { command: SIM_COMMAND }, model: 'tiny', port, sim: { timeScale: 0.1 }, readyTimeout: '90s', ...extra }), { runId });
 
-  test('sim as a process over SSH (no Docker socket on the host): ready, requests, labels, teardown kills the whole group', async () => {
+  test('sim as a process over SSH (no Docker socket on the host): ready, requests, labels, a secret only in its environment, teardown kills the whole group', async () => {
     const runId = `e2e-${process.pid}-proc`;
     const lines: string[] = [];
-    const engine = await launchEngine(simSpec(runId, await freePort()), host, { runDir: join(runDir, 'a'), stateRoot, log: (l) => lines.push(l) });
+    const canary = `canary-${process.pid}-${runId.length}`;
+    const spec = simSpec(runId, await freePort(), { secrets: { E2E_SECRET: 'E2E_SECRET_SOURCE' } });
+    const engine = await launchEngine(spec, host, { runDir: join(runDir, 'a'), stateRoot, log: (l) => lines.push(l), env: { E2E_SECRET_SOURCE: canary } });
     const pgid = engine.facts.process!.pgid;
     try {
+      const members = groupMembers(pgid);
+      assert.ok(members.some((pid) => environOf(pid).includes(`E2E_SECRET=${canary}`)), 'the secret reached the engine');
+      for (const pid of members) assert.not.ok(readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(canary), 'never on a command line');
+      const stateFiles = readdirSync(join(stateRoot, runId)).map((f) => readFileSync(join(stateRoot, runId, f), 'utf8')).join('\n');
+      assert.not.ok(`${stateFiles}${JSON.stringify(engine.facts)}${lines.join('\n')}`.includes(canary), 'nor in the state directory, the facts or the log lines');
       assert.is(engine.facts.runtime, 'process');
       assert.equal(engine.facts.models, ['tiny']);
       assert.ok(groupAlive(pgid), 'the process group runs');
@@ -101,6 +108,7 @@ if (env) {
     assert.not.ok(groupAlive(pgid), `no process left in group ${pgid}`);
     assert.not.ok(existsSync(join(stateRoot, runId)), 'state directory removed');
     assert.match(readFileSync(engine.serverLogPath, 'utf8'), /fluidcap sim: listening on http:\/\//, 'engine output relayed into server.log');
+    assert.not.ok(readFileSync(engine.serverLogPath, 'utf8').includes(canary));
   });
 
   test('behind a launcher prefix and an SSH tunnel: a crash mid-run is reported once with its exit code; teardown leaves no process', async () => {
