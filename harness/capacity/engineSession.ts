@@ -1,8 +1,9 @@
 // Brings up the engine a run plan names, whichever way it is launched (local child process,
-// container on a host through Docker over SSH or the local socket, or an existing endpoint), and
+// container on a host through Docker over SSH or the local socket, a process on a host over SSH,
+// or an existing endpoint), and
 // gives the pipeline one shape to use and release.
 import { startLocalSim } from '../provision/localProcess.ts';
-import { launchEngine, type Engine, type EngineExit } from '../provision/launcher.ts';
+import { launchEngine, type Engine, type EngineExit, type LaunchOptions } from '../provision/launcher.ts';
 import { resolveHosts, type Inventory } from '../provision/inventory.ts';
 import type { ConnectOptions } from '../provision/sshConnection.ts';
 import type { RunPlan } from './runPlan.ts';
@@ -26,8 +27,12 @@ export interface EngineSession {
   stop(): Promise<{ verified: boolean; problems: string[] }>;
 }
 
+/** For an engine with runtime process: what the caller (the Slurm launcher) puts around its start (LaunchOptions). */
+export type ProcessLaunch = Pick<LaunchOptions, 'launcherPrefix' | 'engineAddress' | 'stateRoot'>;
+
 export interface SessionOptions {
   runDir: string;
+  processLaunch?: ProcessLaunch;
   inventory?: Inventory;
   connect?: ConnectOptions;
   log: (line: string) => void;
@@ -71,6 +76,7 @@ export async function startEngineSession(plan: RunPlan, opts: SessionOptions): P
     connect: opts.connect,
     access: plan.session.access,
     gpuIdle: plan.session.gpuIdle,
+    ...(launch.kind === 'process' ? opts.processLaunch : {}),
   });
   const servedModel = plan.session.requestedModel ?? engine.facts.models[0] ?? plan.servedModel;
   return {

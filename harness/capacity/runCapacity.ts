@@ -20,7 +20,7 @@ import type { CapacityIntervalJson, CapacityJson, FitFile, JournalLine, Manifest
 import { KNEE_WARMUP_S, kneeWarmupS, type RunPlan } from './runPlan.ts';
 import type { KneeWarmupRecord } from '../load/kneeWarmup.ts';
 import { loadRunRecipe, newRunId, resolveRun } from './resolveRun.ts';
-import { startEngineSession, type EngineSession } from './engineSession.ts';
+import { startEngineSession, type EngineSession, type ProcessLaunch } from './engineSession.ts';
 import { runProfile } from './profiler.ts';
 import { engineGone, plannedRequests, probeOutcome, runProbeStep } from './probeStep.ts';
 import { checkFinishedProbes, reclaimProbes } from './resume.ts';
@@ -51,6 +51,8 @@ export interface RunOptions {
   progress?: Progress;
   /** Overrides recipe.search.earlyStop (the early-stop comparison script runs both). */
   earlyStop?: boolean;
+  /** How an engine with runtime process is started (a launcher prefix such as srun, where it listens); engineSession.ts. */
+  processLaunch?: ProcessLaunch;
   /** `fluidcap profile`: stop after the prefill fit (no search, no capacity.json). */
   profileOnly?: boolean;
   /** A rehearsal's bracket (`run --rehearse`): the search's first probes go there instead of doubling up from qps.start. */
@@ -205,7 +207,7 @@ export async function runCapacity(opts: RunOptions): Promise<RunOutcome> {
   const lock = acquireRunLock(opened.runDir, opts.log);
   try {
     const engine = opened.plan.engine;
-    opts.onStart?.({ runDir: opened.runDir, runId: opened.manifest.runId, containerHost: engine.kind === 'container' ? engine.host : null });
+    opts.onStart?.({ runDir: opened.runDir, runId: opened.manifest.runId, containerHost: engine.kind === 'container' || engine.kind === 'process' ? engine.host : null });
     return await runOpened(opts, opened, now);
   } finally {
     lock.release();
@@ -237,7 +239,7 @@ async function runOpened(opts: RunOptions, opened: OpenedRun, now: () => Date): 
   const engineUp = { sinceMs: 0, totalS: manifest.engineUpS };
   try {
     opts.progress?.phase('provision', `starting ${manifest.recipe.target.engine}`);
-    session = await startEngineSession(plan, { runDir, inventory: opts.inventory, connect: opts.connect, log, signal: opts.signal });
+    session = await startEngineSession(plan, { runDir, inventory: opts.inventory, connect: opts.connect, log, signal: opts.signal, processLaunch: opts.processLaunch });
     engineUp.sinceMs = performance.now();
     journal.append({ type: 'engine-ready', baseUrl: session.baseUrl, timeToReadyS: session.timeToReadyS, engine: manifest.recipe.target.engine });
     saveManifest({ host: session.facts });
