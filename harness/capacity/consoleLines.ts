@@ -80,9 +80,10 @@ export type ProbeLineFacts = Pick<
   'index' | 'qps' | 'interrupted' | 'valid' | 'passed' | 'requests' | 'durationS' | 'earlyStop' | 'engineDied' | 'tokenDrift' | 'client' | 'validity' | 'clientErrorEffect'
 > & { kneeWarmup?: ProbeSummary['kneeWarmup'] } & { metrics: Pick<ProbeSummary['metrics'], 'ttftS' | 'tbtS'>; slo: Pick<ProbeSummary['slo'], 'results'> };
 
-// How long the knee warm-up lasted and why it ended: the queue was stationary, or the bound came first.
+// How long the knee warm-up lasted; when the bound came before the queue was stationary, that too
+// (the usual end, a stationary queue, goes unsaid to keep the line short).
 function warmupWords(k: ProbeSummary['kneeWarmup'] | undefined, plannedS: number | undefined): string {
-  if (k) return ` (${k.endS.toFixed(1)} s warm-up, ${k.reason === 'stationary' ? 'queue stationary' : `its ${k.maxS} s bound`})`;
+  if (k) return ` (${k.endS.toFixed(1)} s warm-up${k.reason === 'stationary' ? '' : `, its ${k.maxS} s bound`})`;
   return plannedS ? ` (${plannedS} s warm-up)` : '';
 }
 
