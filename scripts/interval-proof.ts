@@ -60,6 +60,8 @@ const { values } = parseArgs({
     'same-seed': { type: 'boolean', default: false },
     // The run's search without its warm-up near the knee: --warmup none.
     'no-knee-warmup': { type: 'boolean', default: false },
+    // Constants of the rule that ends the knee warm-up, replacing load/kneeWarmup.ts's (JSON, e.g. '{"z":2}').
+    'knee-rule': { type: 'string' },
     from: { type: 'string' },
   },
 });
@@ -85,6 +87,7 @@ interface Probe {
 }
 
 const warmupMode = values['no-knee-warmup'] ? 'none' : warmupModeOf(values.warmup);
+const kneeRule = kneeRuleOf(warmupMode, values['knee-rule']);
 
 function probeOnce(c: Config, method: Method, qps: number, seed: number, kneeS: number): Probe {
   if (method === 'metron-1000') {
@@ -95,7 +98,7 @@ function probeOnce(c: Config, method: Method, qps: number, seed: number, kneeS: 
     return { qps, passed: evaluateSlo(judged, c.slo).passed, durationS, statistics: probeDecision(judged, c.slo, DEFAULT_DECISION, judged.length) };
   }
   // As runs probe, by the twin's probe (capacity/probeStep.ts's plan, knee warm-up, decided early stop and judgement).
-  const p = runTwinProbe({ plan: { ...c.runPlan, seed, probeSeeds: 'workload' }, workload: c.recipe.workload, engine: c.engine, fit: c.fit, earlyStop: true, kneeRule: kneeRuleOf(warmupMode) }, 1, qps, kneeS);
+  const p = runTwinProbe({ plan: { ...c.runPlan, seed, probeSeeds: 'workload' }, workload: c.recipe.workload, engine: c.engine, fit: c.fit, earlyStop: true, kneeRule }, 1, qps, kneeS);
   return { qps, passed: p.passed, durationS: p.durationS, statistics: { parts: p.parts }, kneeWarmup: p.kneeWarmup };
 }
 

@@ -88,9 +88,13 @@ export function warmupModeOf(text: string | undefined, flag = '--warmup'): Warmu
   throw new Error(`${flag}: expected stationary, fixed or none, got ${JSON.stringify(text)}`);
 }
 
-/** The rule that ends a knee warm-up in `mode`: runs' (load/kneeWarmup.ts), or one never stationary for 'fixed'. */
-export function kneeRuleOf(mode: WarmupMode): StationaryRule {
-  return mode === 'fixed' ? { ...stationaryRule(), minWindows: Infinity } : stationaryRule();
+/**
+ * The rule that ends a knee warm-up in `mode`: runs' (load/kneeWarmup.ts) with any of its constants
+ * replaced by `overrides` (a JSON object, the proofs' `--knee-rule`), or one never stationary for 'fixed'.
+ */
+export function kneeRuleOf(mode: WarmupMode, overrides?: string): StationaryRule {
+  const rule: StationaryRule = { ...stationaryRule(), ...(overrides ? (JSON.parse(overrides) as Partial<StationaryRule>) : {}) };
+  return mode === 'fixed' ? { ...rule, minWindows: Infinity } : rule;
 }
 
 /** The bound of a knee warm-up: `--warmup-s` when given, else the recipe's search.kneeWarmupMax; 0 for 'none'. */
@@ -99,8 +103,8 @@ export function kneeBoundS(c: Config, mode: WarmupMode, warmupS: string | undefi
 }
 
 /** The knee warm-up of a probe in `mode` (null without one), as capacity/runPlan.ts plans it for runs. */
-export function kneePlanOf(mode: WarmupMode, load: ProbeLoad, plannedRequests: number, warmupS: number, warmupFraction: number): KneeWarmupPlan | null {
-  return mode === 'none' ? null : kneeWarmupPlanOf(load, plannedRequests, warmupS, warmupFraction, kneeRuleOf(mode));
+export function kneePlanOf(mode: WarmupMode, rule: StationaryRule, load: ProbeLoad, plannedRequests: number, warmupS: number, warmupFraction: number): KneeWarmupPlan | null {
+  return mode === 'none' ? null : kneeWarmupPlanOf(load, plannedRequests, warmupS, warmupFraction, rule);
 }
 
 export type { KneeWarmupRecord };

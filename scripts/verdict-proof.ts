@@ -55,9 +55,12 @@ const { values } = parseArgs({
     'warmup-s': { type: 'string' },
     // The wrong-decision probes' rates (pass side, fail side) instead of the grid's.
     'knee-qps': { type: 'string' },
+    // Constants of the rule that ends the knee warm-up, replacing load/kneeWarmup.ts's (JSON, e.g. '{"z":2}').
+    'knee-rule': { type: 'string' },
   },
 });
 const warmupMode = warmupModeOf(values.warmup ?? (values['warmup-s'] !== undefined ? 'fixed' : 'stationary'));
+const kneeRule = kneeRuleOf(warmupMode, values['knee-rule']);
 // The decision's defaults, with any flag given overriding them (runs do not decide this way yet:
 // this script measures the method before it replaces the nearest-rank verdict).
 const paramsFor = (_recipe: Recipe): DecisionParams => ({
@@ -99,7 +102,7 @@ function probeOnce(c: Config, method: Method, qps: number, seed: number, kneeS: 
   if (method === 'nearest-rank') {
     // As runs probe (the twin's probe): the nearest-rank verdict, an early stop only on a certain
     // fail that the sequential test has also decided, the statistical decision recorded beside it.
-    const p = runTwinProbe({ plan: { ...c.runPlan, seed, probeSeeds: 'workload' }, workload: c.recipe.workload, engine: c.engine, fit: c.fit, earlyStop: true, kneeRule: kneeRuleOf(warmupMode) }, 1, qps, kneeS);
+    const p = runTwinProbe({ plan: { ...c.runPlan, seed, probeSeeds: 'workload' }, workload: c.recipe.workload, engine: c.engine, fit: c.fit, earlyStop: true, kneeRule }, 1, qps, kneeS);
     if (process.env.DEBUG_STATS) log(`    ${qps} QPS ${p.passed ? 'pass' : 'fail'}${p.earlyStop ? ' (stopped)' : ''} ${p.durationS.toFixed(1)} s: ${p.decision}`);
     return { qps, verdict: p.passed ? 'pass' : 'fail', requests: p.requests, durationS: p.durationS, statistics: { decision: p.decision }, kneeWarmup: p.kneeWarmup };
   }
@@ -109,7 +112,7 @@ function probeOnce(c: Config, method: Method, qps: number, seed: number, kneeS: 
   const kneeRequests = kneeS > 0 ? Math.ceil(qps * kneeS) : 0;
   const load: ProbeLoad = { requests: Math.ceil(base * params.maxExtension) + kneeRequests, durationS: c.probe.durationLimitS + kneeS, kneeRequests };
   const planned = plan(c, qps, load.requests, seed, load.durationS);
-  const knee = kneePlanOf(warmupMode, load, planned.length, kneeS, c.probe.warmupFraction);
+  const knee = kneePlanOf(warmupMode, kneeRule, load, planned.length, kneeS, c.probe.warmupFraction);
   const minRequests = Math.min(base, planned.length - Math.min(planned.length, kneeRequests)) - skip;
   const hookFor = (requests: typeof planned, warmup: number) => makeDecisionStop(c.slo, { requests, warmupRequests: warmup, rateQps: qps, fit: c.fit, minRequests }, params);
   // Without a knee warm-up the hook judges from the start; with one, from the requests after it.
@@ -192,8 +195,9 @@ for (const file of values.recipes!.split(',')) {
     return [Math.min(...z.map((x) => x[0])), Math.max(...z.map((x) => x[1]))];
   })();
   const kneeQps = values['knee-qps']?.split(',').map(Number);
-  const passSide = kneeQps ? { qps: kneeQps[0], ratio: NaN } : ([...gt.grid].reverse().find((g) => g.ratio <= zoneLo) ?? null);
-  const failSide = kneeQps ? { qps: kneeQps[1], ratio: NaN } : (gt.grid.find((g) => g.ratio >= zoneHi) ?? null);
+  // 0 for a side skips it.
+  const passSide = kneeQps ? (kneeQps[0] > 0 ? { qps: kneeQps[0], ratio: NaN } : null) : ([...gt.grid].reverse().find((g) => g.ratio <= zoneLo) ?? null);
+  const failSide = kneeQps ? (kneeQps[1] > 0 ? { qps: kneeQps[1], ratio: NaN } : null) : (gt.grid.find((g) => g.ratio >= zoneHi) ?? null);
   // Each seed's probe at the rate as the decision probe and as the run's probe, both with the knee warm-up.
   const kneeS = kneeBoundS(c, warmupMode, values['warmup-s']);
   const tally = (qps: number) => {
@@ -215,7 +219,7 @@ for (const file of values.recipes!.split(',')) {
       runLoadS += r.durationS;
     }
     ends.sort((a, b) => a - b);
-    const warm = ends.length ? `knee warm-up (${warmupMode}, bound ${kneeS} s) median ${ends[ends.length >> 1].toFixed(2)} s, ${ends.filter((e) => e < kneeS).length}/${ends.length} before the bound` : 'no knee warm-up';
+    const warm = ends.length ? `knee warm-up (${warmupMode}, bound ${kneeS} s) median ${ends[ends.length >> 1].toFixed(2)} s (shortest ${ends[0].toFixed(2)} s, tenth ${ends[Math.floor(ends.length / 10)].toFixed(2)} s), ${ends.filter((e) => e < kneeS).length}/${ends.length} before the bound` : 'no knee warm-up';
     log(`  ${qps} QPS: decision ${t.pass} pass / ${t.fail} fail / ${t.undecided} undecided; run's probe ${run.pass} pass (decided ${run.decidedPass} pass, ${run.decidedFail} fail); ${warm}; ${((performance.now() - tt) / 1000).toFixed(0)} s wall`);
     return { ...t, run, warm, loadS, runLoadS };
   };
