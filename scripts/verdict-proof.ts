@@ -204,6 +204,7 @@ for (const file of values.recipes!.split(',')) {
     const t: Record<Verdict, number> = { pass: 0, fail: 0, undecided: 0 };
     const run = { pass: 0, decidedPass: 0, decidedFail: 0 };
     const ends: number[] = [];
+    let stationary = 0;
     let loadS = 0;
     let runLoadS = 0;
     const tt = performance.now();
@@ -212,6 +213,7 @@ for (const file of values.recipes!.split(',')) {
       t[p.verdict] += 1;
       loadS += p.durationS;
       if (p.kneeWarmup) ends.push(p.kneeWarmup.endS);
+      if (p.kneeWarmup?.reason === 'stationary') stationary += 1;
       const r = probeOnce(c, 'nearest-rank', qps, 5000 + s, kneeS);
       run.pass += r.verdict === 'pass' ? 1 : 0;
       run.decidedPass += r.statistics?.decision === 'pass' ? 1 : 0;
@@ -219,7 +221,7 @@ for (const file of values.recipes!.split(',')) {
       runLoadS += r.durationS;
     }
     ends.sort((a, b) => a - b);
-    const warm = ends.length ? `knee warm-up (${warmupMode}, bound ${kneeS} s) median ${ends[ends.length >> 1].toFixed(2)} s (shortest ${ends[0].toFixed(2)} s, tenth ${ends[Math.floor(ends.length / 10)].toFixed(2)} s), ${ends.filter((e) => e < kneeS).length}/${ends.length} before the bound` : 'no knee warm-up';
+    const warm = ends.length ? `knee warm-up (${warmupMode}, bound ${kneeS} s) median ${ends[ends.length >> 1].toFixed(2)} s (shortest ${ends[0].toFixed(2)} s, tenth ${ends[Math.floor(ends.length / 10)].toFixed(2)} s), ${stationary}/${ends.length} ended stationary` : 'no knee warm-up';
     log(`  ${qps} QPS: decision ${t.pass} pass / ${t.fail} fail / ${t.undecided} undecided; run's probe ${run.pass} pass (decided ${run.decidedPass} pass, ${run.decidedFail} fail); ${warm}; ${((performance.now() - tt) / 1000).toFixed(0)} s wall`);
     return { ...t, run, warm, loadS, runLoadS };
   };
