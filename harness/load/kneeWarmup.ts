@@ -5,8 +5,9 @@
 //
 // What the client sees of the queue is its backlog: requests whose arrival time has come and that
 // have not ended (waiting to be sent, in flight, queued in the engine). It is sampled as each
-// request ends and averaged over consecutive windows. Below the knee the backlog rises from zero to
-// a level and stays there; above it, it keeps growing, so the warm-up runs to its bound. The rule
+// request ends and averaged over consecutive windows. Near the knee the backlog rises from zero to a
+// level and stays there (the SLO's knee lies below the engine's saturation); past saturation it
+// keeps growing, so the warm-up runs to its bound. The rule
 // is pure: the load runner and the twin feed it their own clock (real or virtual).
 //
 // Arrivals stay open-loop: the plan holds the bound's arrivals and the measured ones after them;
