@@ -1,11 +1,14 @@
 // npx tsx scripts/interval-proof.ts [--recipes a.yaml,b.yaml] [--seeds 20] [--truth 43.5,6.75,0.3277]
-//                                   [--gt-seeds 3] [--gt-requests 12000]
+//                                   [--gt-seeds 3] [--gt-requests 12000] [--warmup stationary|fixed|none] [--warmup-s S]
 // Does the capacity's 95% interval mean what it says? For each recipe (default: the quickstart,
 // Sarathi on the same model, Llama-2-70B on 4×A100), on the simulated engine driven on a virtual
-// clock (scripts/virtualProbe.ts), `--seeds` searches with workload seeds 7, 8, … (each
+// clock (the twin's probe, twin/virtualProbe.ts), `--seeds` searches with workload seeds 7, 8, … (each
 // probe draws its own sample from the search's seed and its rate, as runs do; `--same-seed` replays one):
-//  - the run's search (the recipe's probes, nearest-rank verdicts, decided early stops), and the
-//    interval capacity/interval.ts draws from its probes, as capacity.json carries it;
+//  - the run's search (the recipe's probes, nearest-rank verdicts, decided early stops, and after the
+//    first fail the knee warm-up: `--warmup stationary`, until the engine's backlog is stationary as
+//    runs do, `fixed` for its whole bound, `none`; the bound is the recipe's search.kneeWarmupMax
+//    unless `--warmup-s` says), probed by the twin's runTwinProbe, and the interval
+//    capacity/interval.ts draws from its probes, as capacity.json carries it;
 //  - a Metron-style search (1000 requests per probe, no early stop) for comparison, with the
 //    interval from its probes too;
 //  - the bracket-then-bisect search runs made before the interval steered them ('old'), and the
@@ -21,14 +24,14 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { evaluateSlo } from '../harness/metrics/sloCheck.ts';
 import { nextProbe, type ProbeVerdict } from '../harness/capacity/search.ts';
-import { makeProbeStop } from '../harness/capacity/earlyStop.ts';
-import { probeDecision, statisticsOfDecision } from '../harness/capacity/sloDecision.ts';
+import { probeDecision } from '../harness/capacity/sloDecision.ts';
 import { DEFAULT_DECISION } from '../harness/capacity/decision.ts';
 import { capacityInterval, type CapacityInterval } from '../harness/capacity/interval.ts';
 import type { ProbeStatistics } from '../harness/runDir/schema.ts';
-import { kneeWarmupS, probeLoad, probeSeed, warmupRequestsOf } from '../harness/capacity/runPlan.ts';
-import { runVirtualProbe } from './virtualProbe.ts';
-import { configOf, evaluated, groundTruth, plan, type Config } from './proofSupport.ts';
+import { kneeWarmupS, probeSeed } from '../harness/capacity/runPlan.ts';
+import { runTwinProbe } from '../harness/twin/twinSearch.ts';
+import type { KneeWarmupRecord } from '../harness/load/kneeWarmup.ts';
+import { configOf, evaluated, groundTruth, kneeBoundS, kneeRuleOf, plan, runPlanned, warmupModeOf, type Config } from './proofSupport.ts';
 
 const { values } = parseArgs({
   options: {
@@ -38,8 +41,11 @@ const { values } = parseArgs({
     'gt-seeds': { type: 'string', default: '3' },
     'gt-requests': { type: 'string', default: '12000' },
     methods: { type: 'string', default: 'metron-1000,old,run,run@metron,run@metron/3' },
-    // Seconds of arrivals at the probe's rate sent before the measured requests (not judged).
-    'warmup-s': { type: 'string', default: '0' },
+    // The run's search's warm-up near the knee (after its first fail): until the engine's backlog is
+    // stationary, as runs do; for its whole bound; or none.
+    warmup: { type: 'string', default: 'stationary' },
+    // The warm-up's bound in seconds of arrivals at the probe's rate (default: the recipe's search.kneeWarmupMax).
+    'warmup-s': { type: 'string' },
     // Write every search's probes (with their evidence) to this JSON file, or read them back from
     // it instead of probing: the estimator can then be re-judged without the CPU time.
     save: { type: 'string' },
@@ -52,10 +58,12 @@ const { values } = parseArgs({
     // Every probe of a search replays the search's one workload sample, as runs did before each probe
     // drew its own (seeded from the search's seed and the rate, capacity/runPlan.ts probeSeed).
     'same-seed': { type: 'boolean', default: false },
-    // The run's search without its warm-up near the knee (capacity/runPlan.ts kneeWarmupS).
+    // The run's search without its warm-up near the knee: --warmup none.
     'no-knee-warmup': { type: 'boolean', default: false },
     // A rate probed again replays its first sample, as runs did before each repeat drew its own.
     'replay-repeats': { type: 'boolean', default: false },
+    // Constants of the rule that ends the knee warm-up, replacing load/kneeWarmup.ts's (JSON, e.g. '{"z":2}').
+    'knee-rule': { type: 'string' },
     from: { type: 'string' },
   },
 });
@@ -75,31 +83,25 @@ interface Probe {
   qps: number;
   passed: boolean;
   durationS: number;
-  statistics: ProbeStatistics;
+  statistics: Pick<ProbeStatistics, 'parts'>;
+  /** How the probe's knee warm-up ended (run searches; null without one). */
+  kneeWarmup?: KneeWarmupRecord | null;
 }
+
+const warmupMode = values['no-knee-warmup'] ? 'none' : warmupModeOf(values.warmup);
+const kneeRule = kneeRuleOf(warmupMode, values['knee-rule']);
 
 function probeOnce(c: Config, method: Method, qps: number, seed: number, kneeS: number): Probe {
   if (method === 'metron-1000') {
-    const extra = Math.ceil(qps * Number(values['warmup-s']));
-    const planned = plan(c, qps, 1000 + extra, seed, 1e9);
-    const warmup = Math.floor(1000 * c.probe.warmupFraction) + extra;
-    const { records, durationS } = runVirtualProbe(c.sim, planned);
+    const planned = plan(c, qps, 1000, seed, 1e9);
+    const warmup = Math.floor(1000 * c.probe.warmupFraction);
+    const { records, durationS } = runPlanned(c, planned);
     const judged = evaluated(c, planned, records, warmup);
     return { qps, passed: evaluateSlo(judged, c.slo).passed, durationS, statistics: probeDecision(judged, c.slo, DEFAULT_DECISION, judged.length) };
   }
-  // As runs probe (capacity/probeStep.ts): the recipe's requests after any warm-up at the probe's
-  // rate, a stop on a decided certain fail.
-  const load = probeLoad(c.probe, qps, Number(values['warmup-s']) + kneeS);
-  const base = load.requests - load.kneeRequests;
-  const planned = plan(c, qps, load.requests, seed, load.durationS);
-  const warmup = warmupRequestsOf(planned.length, load.kneeRequests, c.probe.warmupFraction);
-  const hook = makeProbeStop(c.slo, { requests: planned, warmupRequests: warmup, rateQps: qps, fit: c.fit, minRequests: base - warmupRequestsOf(base, 0, c.probe.warmupFraction) }, DEFAULT_DECISION);
-  const { records, durationS, stoppedEarly } = runVirtualProbe(c.sim, planned, hook);
-  const judged = evaluated(c, planned, records, warmup);
-  const passed = stoppedEarly === null && evaluateSlo(judged, c.slo).passed;
-  const stoppedOn = stoppedEarly !== null ? hook.decided() : null;
-  const statistics = stoppedOn ? statisticsOfDecision(stoppedOn) : probeDecision(judged, c.slo, DEFAULT_DECISION, base - warmupRequestsOf(base, 0, c.probe.warmupFraction));
-  return { qps, passed, durationS, statistics };
+  // As runs probe, by the twin's probe (capacity/probeStep.ts's plan, knee warm-up, decided early stop and judgement).
+  const p = runTwinProbe({ plan: { ...c.runPlan, seed, probeSeeds: 'workload' }, workload: c.recipe.workload, engine: c.engine, fit: c.fit, earlyStop: true, kneeRule }, 1, qps, kneeS);
+  return { qps, passed: p.passed, durationS: p.durationS, statistics: { parts: p.parts }, kneeWarmup: p.kneeWarmup };
 }
 
 interface SearchResult {
@@ -119,7 +121,11 @@ const saved: Record<string, { capacity: number; probes: Probe[] }> = values.from
 const toSave: typeof saved = {};
 
 function search(c: Config, method: Method, seed: number): SearchResult {
-  const key = `${c.recipe.name}:${method}${method.startsWith('run') ? `:budget-${budgetOf(c, method)}` : ''}:${seed}:${values['warmup-s']}${values['same-seed'] ? '' : ':per-probe'}${values['no-knee-warmup'] ? '' : ':knee'}${values['replay-repeats'] ? '' : ':repeats'}`;
+  // Files saved before the stationary warm-up keyed a fixed 10 s one as ':0…:knee'; they read back so.
+  const bound = values['warmup-s'] ?? 0;
+  const knee = warmupMode === 'none' ? '' : warmupMode === 'fixed' ? ':knee' : ':knee-stationary';
+  const repeats = values['replay-repeats'] || !method.startsWith('run') ? '' : ':repeats';
+  const key = `${c.recipe.name}:${method}${method.startsWith('run') ? `:budget-${budgetOf(c, method)}` : ''}:${seed}:${bound}${values['same-seed'] ? '' : ':per-probe'}${knee}${repeats}`;
   const hit = saved[key];
   if (hit) {
     const interval = capacityInterval(hit.probes.map((p) => ({ qps: p.qps, durationS: p.durationS, parts: p.statistics.parts ?? [] })), ivOptions);
@@ -152,8 +158,9 @@ function searchNow(c: Config, method: Method, seed: number): SearchResult {
       const interval = capacityInterval(probes.map((p) => ({ qps: p.qps, durationS: p.durationS, parts: p.statistics.parts ?? [] })), ivOptions);
       return { capacity: d.capacityQps, loadS: probes.reduce((t, p) => t + p.durationS, 0), probes, interval };
     }
-    const kneeS = method !== 'metron-1000' && !values['no-knee-warmup'] ? kneeWarmupS(verdicts) : 0;
-    const p = probeOnce(c, method, d.qps, probeSeed({ seed, probeSeeds: values['same-seed'] ? 'workload' : 'per-rate' }, d.qps, values['replay-repeats'] ? 0 : probes.filter((p) => p.qps === d.qps).length), kneeS);
+    const kneeS = method !== 'metron-1000' ? kneeWarmupS(verdicts, kneeBoundS(c, warmupMode, values['warmup-s'])) : 0;
+    const repeat = values['replay-repeats'] ? 0 : probes.filter((p) => p.qps === d.qps).length;
+    const p = probeOnce(c, method, d.qps, probeSeed({ seed, probeSeeds: values['same-seed'] ? 'workload' : 'per-rate' }, d.qps, repeat), kneeS);
     probes.push(p);
     // The old search and Metron's bracket on verdicts alone; the interval search reads the evidence too.
     const evidence = method.startsWith('run') ? { evidence: { qps: p.qps, durationS: p.durationS, parts: p.statistics.parts ?? [] } } : {};
@@ -189,6 +196,10 @@ for (const [k, file] of files.entries()) {
       const iv = r.interval;
       log(`  ${c.recipe.name} ${method} seed ${c.recipe.workload.seed + i}: search ${fmtQ(r.capacity)}; estimate ${fmtQ(iv.estimateQps)} [${fmtQ(iv.loQps)}, ${fmtQ(iv.hiQps)}] open ${iv.open}; ${r.probes.length} probes, ${r.loadS.toFixed(0)} s; ` +
         r.probes.map((p) => `${fmtQ(p.qps)}:${p.passed ? 'P' : 'F'}`).join(' '));
+    }
+    const knees = runs.flatMap((r) => r.probes.flatMap((p) => (p.kneeWarmup ? [p.kneeWarmup] : [])));
+    if (knees.length > 0) {
+      comparisons.push(`${c.recipe.name} ${method}: ${knees.length} knee warm-ups (${warmupMode}), ${knees.filter((k) => k.reason === 'stationary').length} ended stationary; length median ${fmtQ(median(knees.map((k) => k.endS)))} s (bound ${knees[0].maxS} s)`);
     }
     const contains = runs.filter((r) => (r.interval.loQps ?? -Infinity) <= truth && truth <= (r.interval.hiQps ?? Infinity)).length;
     const open = runs.filter((r) => r.interval.open !== 'none').length;

@@ -1,9 +1,9 @@
 // npx tsx scripts/verdict-proof.ts [--recipes a.yaml,b.yaml] [--gt-seeds 3] [--gt-requests 12000] [--searches 5]
 //                                  [--knee-probes 24] [--alpha 0.05] [--beta 0.05] [--indifference 0.5] [--max-extension 4]
-//                                  [--warmup-s 0]
+//                                  [--warmup stationary|fixed|none] [--warmup-s S] [--knee-qps lo,hi]
 // Are the search's verdicts trustworthy, and what do they cost? For each recipe (default: the
 // quickstart, Sarathi on the same model, Llama-2-70B on 4×A100), on the simulated engine's own
-// scheduler and cost model driven on a virtual clock (scripts/virtualProbe.ts):
+// scheduler and cost model driven on a virtual clock (the twin's probe, twin/virtualProbe.ts):
 //  - ground truth: long fixed-rate probes, several seeds pooled, on a rate grid of 1% around the
 //    knee; the capacity is the highest grid rate whose long-run miss fraction is within every SLO
 //    entry's allowance, with every lower grid rate too;
@@ -13,9 +13,14 @@
 //  - how far the ground truth itself moves with the workload's sample: each of `--spread-seeds`
 //    seeds alone, `--spread-requests` requests at every grid rate, its own long-run capacity. No
 //    search can be surer of the capacity than these oracles, which each spend far more load;
-//  - over `--knee-probes` seeded probes at the grid rates just outside the indifference zone, the
-//    fraction of wrong decisions next to the configured alpha and beta (`--warmup-s`: that many
-//    seconds of arrivals at the probe's rate first, not judged, so the probe starts loaded).
+//  - over `--knee-probes` seeded probes at the grid rates just outside the indifference zone (or at
+//    `--knee-qps`), the fraction of wrong decisions next to the configured alpha and beta, by the
+//    decision probe and by the run's probe (twin/twinSearch.ts runTwinProbe: nearest-rank verdict,
+//    its statistical decision beside). Probes near the knee start with runs' knee warm-up: arrivals
+//    at the probe's rate, not judged, until the engine's backlog is stationary (`--warmup
+//    stationary`, load/kneeWarmup.ts), for the whole bound (`fixed`), or none; the bound is the
+//    recipe's search.kneeWarmupMax unless `--warmup-s` says (`--warmup-s` alone: fixed, as before).
+//    In the searches, the probes after the first fail get it, as in runs.
 // The virtual clock leaves out HTTP and the client's timing error; real runs (`npm run quickstart`,
 // scripts/capacity-vs-sweep.ts) are the check on that.
 import { parseArgs } from 'node:util';
@@ -27,8 +32,10 @@ import type { ProbeStatistics } from '../harness/runDir/schema.ts';
 import { makeDecisionStop, makeProbeStop } from '../harness/capacity/earlyStop.ts';
 import { decideSlo, probeDecision, sloSeries, statisticsOfDecision } from '../harness/capacity/sloDecision.ts';
 import { DEFAULT_DECISION, indifferenceZone, type DecisionParams, type Verdict } from '../harness/capacity/decision.ts';
-import { runVirtualProbe } from './virtualProbe.ts';
-import { configOf, evaluated, groundTruth, groundTruthSpread, plan, type Config } from './proofSupport.ts';
+import { kneeWarmupS, type ProbeLoad } from '../harness/capacity/runPlan.ts';
+import { runTwinProbe } from '../harness/twin/twinSearch.ts';
+import type { KneeWarmupRecord } from '../harness/load/kneeWarmup.ts';
+import { configOf, evaluated, groundTruth, groundTruthSpread, kneeBoundS, kneePlanOf, kneeRuleOf, plan, runPlanned, warmupModeOf, type Config } from './proofSupport.ts';
 
 const { values } = parseArgs({
   options: {
@@ -43,10 +50,17 @@ const { values } = parseArgs({
     beta: { type: 'string' },
     indifference: { type: 'string' },
     'max-extension': { type: 'string' },
-    // Seconds of arrivals at the probe's rate sent before the decision probes' measured requests.
-    'warmup-s': { type: 'string', default: '0' },
+    // The knee warm-up (see above) and its bound in seconds of arrivals at the probe's rate.
+    warmup: { type: 'string' },
+    'warmup-s': { type: 'string' },
+    // The wrong-decision probes' rates (pass side, fail side) instead of the grid's.
+    'knee-qps': { type: 'string' },
+    // Constants of the rule that ends the knee warm-up, replacing load/kneeWarmup.ts's (JSON, e.g. '{"z":2}').
+    'knee-rule': { type: 'string' },
   },
 });
+const warmupMode = warmupModeOf(values.warmup ?? (values['warmup-s'] !== undefined ? 'fixed' : 'stationary'));
+const kneeRule = kneeRuleOf(warmupMode, values['knee-rule']);
 // The decision's defaults, with any flag given overriding them (runs do not decide this way yet:
 // this script measures the method before it replaces the nearest-rank verdict).
 const paramsFor = (_recipe: Recipe): DecisionParams => ({
@@ -65,7 +79,7 @@ type Method = 'decision' | 'nearest-rank' | 'metron-1000';
 interface SearchRun {
   capacity: number;
   loadS: number;
-  probes: { qps: number; verdict: Verdict; requests: number; durationS: number; statistics?: ProbeStatistics }[];
+  probes: { qps: number; verdict: Verdict; requests: number; durationS: number; statistics?: Pick<ProbeStatistics, 'decision'>; kneeWarmup?: KneeWarmupRecord | null }[];
   /** Nearest-rank searches: the bracket of the probes' statistical decisions alone (what a run reports as decidedBracket). */
   decided?: { passQps: number | null; failQps: number | null };
   outcome: string;
@@ -77,41 +91,47 @@ function baseRequests(c: Config, qps: number): number {
   return Math.max(c.probe.requests, Math.ceil(qps * c.probe.minDurationS));
 }
 
-function probeOnce(c: Config, method: Method, qps: number, seed: number): SearchRun['probes'][number] {
+function probeOnce(c: Config, method: Method, qps: number, seed: number, kneeS: number): SearchRun['probes'][number] {
   if (method === 'metron-1000') {
     const planned = plan(c, qps, 1000, seed, 1e9);
     const warmup = Math.floor(planned.length * c.probe.warmupFraction);
-    const { records, durationS } = runVirtualProbe(c.sim, planned);
+    const { records, durationS } = runPlanned(c, planned);
     const passed = evaluateSlo(evaluated(c, planned, records, warmup), c.slo).passed;
     return { qps, verdict: passed ? 'pass' : 'fail', requests: records.length, durationS };
   }
-  const base = baseRequests(c, qps);
-  let warmup = Math.floor(base * c.probe.warmupFraction);
   if (method === 'nearest-rank') {
-    // As runs judge a probe: the nearest-rank verdict, an early stop only on a certain fail that
-    // the sequential test has also decided, and the statistical decision recorded beside it.
-    const planned = plan(c, qps, base, seed, c.probe.durationLimitS);
-    const hook = makeProbeStop(c.slo, { requests: planned, warmupRequests: warmup, rateQps: qps, fit: c.fit, minRequests: base - warmup }, DEFAULT_DECISION);
-    const { records, durationS, stoppedEarly } = runVirtualProbe(c.sim, planned, hook);
-    const judged = evaluated(c, planned, records, warmup);
-    const passed = stoppedEarly === null && evaluateSlo(judged, c.slo).passed;
-    const stoppedOn = stoppedEarly !== null ? hook.decided() : null;
-    const statistics = stoppedOn ? statisticsOfDecision(stoppedOn) : probeDecision(judged, c.slo, DEFAULT_DECISION, base - warmup);
-    if (process.env.DEBUG_STATS) log(`    ${qps} QPS ${passed ? 'pass' : 'fail'}${stoppedEarly ? ' (stopped)' : ''} ${durationS.toFixed(1)} s: ${statistics.decision} ${statistics.confidence.toFixed(3)}`);
-    return { qps, verdict: passed ? 'pass' : 'fail', requests: records.length, durationS, statistics };
+    // As runs probe (the twin's probe): the nearest-rank verdict, an early stop only on a certain
+    // fail that the sequential test has also decided, the statistical decision recorded beside it.
+    const p = runTwinProbe({ plan: { ...c.runPlan, seed, probeSeeds: 'workload' }, workload: c.recipe.workload, engine: c.engine, fit: c.fit, earlyStop: true, kneeRule }, 1, qps, kneeS);
+    if (process.env.DEBUG_STATS) log(`    ${qps} QPS ${p.passed ? 'pass' : 'fail'}${p.earlyStop ? ' (stopped)' : ''} ${p.durationS.toFixed(1)} s: ${p.decision}`);
+    return { qps, verdict: p.passed ? 'pass' : 'fail', requests: p.requests, durationS: p.durationS, statistics: { decision: p.decision }, kneeWarmup: p.kneeWarmup };
   }
-  const extra = Math.ceil(qps * Number(values['warmup-s']));
-  const planned = plan(c, qps, Math.ceil(base * params.maxExtension) + extra, seed, c.probe.durationLimitS + Number(values['warmup-s']));
-  const minRequests = Math.min(base, planned.length - extra) - warmup;
-  warmup += extra;
-  const hook = makeDecisionStop(c.slo, { requests: planned, warmupRequests: warmup, rateQps: qps, fit: c.fit, minRequests }, params);
-  const { records, durationS, stoppedEarly } = runVirtualProbe(c.sim, planned, hook);
-  const d = stoppedEarly !== null ? hook.current()! : decideSlo(evaluated(c, planned, records, warmup), c.slo, params, { passFromRequests: minRequests });
-  return { qps, verdict: d.decision, requests: records.length, durationS, confidence: d.confidence } as SearchRun['probes'][number];
+  // The decision probe: up to maxExtension × the recipe's requests after the knee warm-up, stopped once decided.
+  const base = baseRequests(c, qps);
+  const skip = Math.floor(base * c.probe.warmupFraction);
+  const kneeRequests = kneeS > 0 ? Math.ceil(qps * kneeS) : 0;
+  const load: ProbeLoad = { requests: Math.ceil(base * params.maxExtension) + kneeRequests, durationS: c.probe.durationLimitS + kneeS, kneeRequests };
+  const planned = plan(c, qps, load.requests, seed, load.durationS);
+  const knee = kneePlanOf(warmupMode, kneeRule, load, planned.length, kneeS, c.probe.warmupFraction);
+  const minRequests = Math.min(base, planned.length - Math.min(planned.length, kneeRequests)) - skip;
+  const hookFor = (requests: typeof planned, warmup: number) => makeDecisionStop(c.slo, { requests, warmupRequests: warmup, rateQps: qps, fit: c.fit, minRequests }, params);
+  // Without a knee warm-up the hook judges from the start; with one, from the requests after it.
+  let measured = planned;
+  let warmup = skip;
+  let hook = knee ? null : hookFor(planned, skip);
+  const onKneeWarmupEnd = (k: KneeWarmupRecord) => {
+    measured = planned.slice(0, k.planned);
+    warmup = k.requests + skip;
+    hook = hookFor(measured, warmup);
+  };
+  const run = runPlanned(c, planned, { warmupRequests: skip, ...(knee ? { kneeWarmup: knee, onKneeWarmupEnd } : {}), shouldStop: (p) => (hook ? hook(p) : null) });
+  if (knee && hook === null) onKneeWarmupEnd(run.kneeWarmup!);
+  const d = run.earlyStop !== null ? hook!.current()! : decideSlo(evaluated(c, measured, run.records, warmup), c.slo, params, { passFromRequests: minRequests });
+  return { qps, verdict: d.decision, requests: run.records.length, durationS: run.durationS, confidence: d.confidence, kneeWarmup: run.kneeWarmup } as SearchRun['probes'][number];
 }
 
 function search(c: Config, method: Method, seed: number): SearchRun {
-  const probes: (ProbeVerdict & { requests: number; durationS: number; verdict: Verdict; statistics?: ProbeStatistics })[] = [];
+  const probes: (ProbeVerdict & { requests: number; durationS: number; verdict: Verdict; statistics?: Pick<ProbeStatistics, 'decision'> })[] = [];
   for (;;) {
     const d = nextProbe(c.bounds, probes);
     if (d.done) {
@@ -127,7 +147,8 @@ function search(c: Config, method: Method, seed: number): SearchRun {
         confidence: d.confidence,
       };
     }
-    const p = probeOnce(c, method, d.qps, seed) as SearchRun['probes'][number] & { confidence?: number };
+    const kneeS = method === 'metron-1000' ? 0 : kneeWarmupS(probes, kneeBoundS(c, warmupMode, values['warmup-s']));
+    const p = probeOnce(c, method, d.qps, seed, kneeS) as SearchRun['probes'][number] & { confidence?: number };
     probes.push({ qps: p.qps, passed: p.verdict === 'pass', decision: p.verdict, confidence: p.confidence ?? null, valid: true, requests: p.requests, durationS: p.durationS, verdict: p.verdict, statistics: p.statistics });
   }
 }
@@ -173,15 +194,42 @@ for (const file of values.recipes!.split(',')) {
     const z = parts.map((s) => indifferenceZone(s.allowedFraction, params.indifference).map((x) => x / s.allowedFraction));
     return [Math.min(...z.map((x) => x[0])), Math.max(...z.map((x) => x[1]))];
   })();
-  const passSide = [...gt.grid].reverse().find((g) => g.ratio <= zoneLo) ?? null;
-  const failSide = gt.grid.find((g) => g.ratio >= zoneHi) ?? null;
+  const kneeQps = values['knee-qps']?.split(',').map(Number);
+  // 0 for a side skips it.
+  const passSide = kneeQps ? (kneeQps[0] > 0 ? { qps: kneeQps[0], ratio: NaN } : null) : ([...gt.grid].reverse().find((g) => g.ratio <= zoneLo) ?? null);
+  const failSide = kneeQps ? (kneeQps[1] > 0 ? { qps: kneeQps[1], ratio: NaN } : null) : (gt.grid.find((g) => g.ratio >= zoneHi) ?? null);
+  // Each seed's probe at the rate as the decision probe and as the run's probe, both with the knee warm-up.
+  const kneeS = kneeBoundS(c, warmupMode, values['warmup-s']);
   const tally = (qps: number) => {
     const t: Record<Verdict, number> = { pass: 0, fail: 0, undecided: 0 };
-    for (let s = 0; s < kneeProbes; s++) t[probeOnce(c, 'decision', qps, 5000 + s).verdict] += 1;
-    return t;
+    const run = { pass: 0, decidedPass: 0, decidedFail: 0 };
+    const ends: number[] = [];
+    let stationary = 0;
+    let loadS = 0;
+    let runLoadS = 0;
+    const tt = performance.now();
+    for (let s = 0; s < kneeProbes; s++) {
+      const p = probeOnce(c, 'decision', qps, 5000 + s, kneeS);
+      t[p.verdict] += 1;
+      loadS += p.durationS;
+      if (p.kneeWarmup) ends.push(p.kneeWarmup.endS);
+      if (p.kneeWarmup?.reason === 'stationary') stationary += 1;
+      const r = probeOnce(c, 'nearest-rank', qps, 5000 + s, kneeS);
+      run.pass += r.verdict === 'pass' ? 1 : 0;
+      run.decidedPass += r.statistics?.decision === 'pass' ? 1 : 0;
+      run.decidedFail += r.statistics?.decision === 'fail' ? 1 : 0;
+      runLoadS += r.durationS;
+    }
+    ends.sort((a, b) => a - b);
+    const warm = ends.length ? `knee warm-up (${warmupMode}, bound ${kneeS} s) median ${ends[ends.length >> 1].toFixed(2)} s (shortest ${ends[0].toFixed(2)} s, tenth ${ends[Math.floor(ends.length / 10)].toFixed(2)} s), ${stationary}/${ends.length} ended stationary` : 'no knee warm-up';
+    log(`  ${qps} QPS: decision ${t.pass} pass / ${t.fail} fail / ${t.undecided} undecided; run's probe ${run.pass} pass (decided ${run.decidedPass} pass, ${run.decidedFail} fail); ${warm}; ${((performance.now() - tt) / 1000).toFixed(0)} s wall`);
+    return { ...t, run, warm, loadS, runLoadS };
   };
   const atPass = passSide && kneeProbes > 0 ? tally(passSide.qps) : null;
   const atFail = failSide && kneeProbes > 0 ? tally(failSide.qps) : null;
+  const sideLine = (side: { qps: number; ratio: number }, t: NonNullable<typeof atPass>, wrong: 'pass' | 'fail') =>
+    `; the run's probe: ${t.run.pass} pass by nearest rank, decided ${t.run.decidedPass} pass / ${t.run.decidedFail} fail (wrong decided ${wrong === 'pass' ? t.run.decidedPass : t.run.decidedFail}/${kneeProbes}); ` +
+    `${t.warm}; load-s ${t.loadS.toFixed(0)} (decision probes), ${t.runLoadS.toFixed(0)} (run's probes) at ${side.qps} QPS`;
   const stats = (runs: SearchRun[]) => {
     const caps = runs.map((r) => r.capacity);
     const mean = caps.reduce((a, b) => a + b, 0) / caps.length;
@@ -209,9 +257,9 @@ for (const file of values.recipes!.split(',')) {
       `  nearest-rank searches, the bracket of their probes' statistical decisions (a run's decidedBracket): ${nr.map((r) => `${fmtQ(r.capacity)} in [${fmtQ(r.decided?.passQps ?? null)}, ${fmtQ(r.decided?.failQps ?? null)}]`).join(', ')}\n` +
       `  decision searches: ${dec.map((r) => `${fmtQ(r.capacity)} [pass ${fmtQ(r.bracket.passQps)} @${r.confidence.passQps === null ? '—' : pct(r.confidence.passQps)}, fail ${fmtQ(r.bracket.failQps)} @${r.confidence.failQps === null ? '—' : pct(r.confidence.failQps)}; ${r.outcome}]`).join(', ')}\n` +
       `  wrong decisions over ${kneeProbes} seeded probes: ` +
-      (atPass ? `at ${passSide!.qps} QPS (miss ratio ${passSide!.ratio.toFixed(2)} ≤ zone low end ${zoneLo.toFixed(2)}): ${atPass.fail} fail / ${atPass.pass} pass / ${atPass.undecided} undecided → wrong ${pct(atPass.fail / kneeProbes)} (beta ${pct(params.beta)})` : 'no grid rate below the zone') +
+      (atPass ? `at ${passSide!.qps} QPS (miss ratio ${passSide!.ratio.toFixed(2)} ≤ zone low end ${zoneLo.toFixed(2)}): ${atPass.fail} fail / ${atPass.pass} pass / ${atPass.undecided} undecided → wrong ${pct(atPass.fail / kneeProbes)} (beta ${pct(params.beta)})${sideLine(passSide!, atPass, 'fail')}` : 'no grid rate below the zone') +
       '; ' +
-      (atFail ? `at ${failSide!.qps} QPS (ratio ${failSide!.ratio.toFixed(2)} ≥ zone high end ${zoneHi.toFixed(2)}): ${atFail.pass} pass / ${atFail.fail} fail / ${atFail.undecided} undecided → wrong ${pct(atFail.pass / kneeProbes)} (alpha ${pct(params.alpha)})` : 'no grid rate above the zone'),
+      (atFail ? `at ${failSide!.qps} QPS (ratio ${failSide!.ratio.toFixed(2)} ≥ zone high end ${zoneHi.toFixed(2)}): ${atFail.pass} pass / ${atFail.fail} fail / ${atFail.undecided} undecided → wrong ${pct(atFail.pass / kneeProbes)} (alpha ${pct(params.alpha)})${sideLine(failSide!, atFail, 'pass')}` : 'no grid rate above the zone'),
   );
 }
 console.log('| recipe | method | ground truth QPS | mean capacity | spread (5 seeds) | within ±2.5% | worst error | load-s per search | load vs Metron |');

@@ -19,7 +19,7 @@ import { simModelProblem } from '../recipe/lookups.ts';
 import { contextCutProblem, runContext } from '../recipe/workloadFit.ts';
 import { deriveSeed } from '../util/rng.ts';
 import type { EngineLaunch, ProbeSettings, RunPrompts } from '../runDir/schema.ts';
-import { stationaryRule, type KneeWarmupPlan } from '../load/kneeWarmup.ts';
+import { stationaryRule, type KneeWarmupPlan, type StationaryRule } from '../load/kneeWarmup.ts';
 
 export interface RunPlan {
   runId: string;
@@ -288,10 +288,10 @@ export function probeLoad(probe: Pick<ProbeSettings, 'requests' | 'minDurationS'
  * The knee warm-up of a probe whose plan holds `plannedRequests` (its bound's arrivals, then the
  * measured ones), or null when it has none.
  */
-export function kneeWarmupPlanOf(load: ProbeLoad, plannedRequests: number, warmupS: number, warmupFraction: number): KneeWarmupPlan | null {
+export function kneeWarmupPlanOf(load: ProbeLoad, plannedRequests: number, warmupS: number, warmupFraction: number, rule: StationaryRule = stationaryRule()): KneeWarmupPlan | null {
   if (load.kneeRequests <= 0) return null;
   const maxRequests = Math.min(plannedRequests, load.kneeRequests);
-  return { maxS: warmupS, maxRequests, measured: plannedRequests - maxRequests, warmupFraction, rule: stationaryRule() };
+  return { maxS: warmupS, maxRequests, measured: plannedRequests - maxRequests, warmupFraction, rule };
 }
 
 /** Requests a probe's judgement skips: the knee warm-up, then the recipe's warm-up share of the rest. */

@@ -5,8 +5,9 @@
 //
 // What the client sees of the queue is its backlog: requests whose arrival time has come and that
 // have not ended (waiting to be sent, in flight, queued in the engine). It is sampled as each
-// request ends and averaged over consecutive windows. Below the knee the backlog rises from zero to
-// a level and stays there; above it, it keeps growing, so the warm-up runs to its bound. The rule
+// request ends and averaged over consecutive windows. Near the knee the backlog rises from zero to a
+// level and stays there (the SLO's knee lies below the engine's saturation); past saturation it
+// keeps growing, so the warm-up runs to its bound. The rule
 // is pure: the load runner and the twin feed it their own clock (real or virtual).
 //
 // Arrivals stay open-loop: the plan holds the bound's arrivals and the measured ones after them;
@@ -19,8 +20,16 @@ export interface StationaryRule {
   windowS: number;
   /** Checks before the first that may end the warm-up: its shortest length is minWindows · windowS. */
   minWindows: number;
-  /** Standard errors by which the later window's level may exceed the earlier one's and still count as flat. */
+  /**
+   * Standard errors added to the later third's excess over the middle one: the backlog is flat when
+   * that upper bound is within the tolerance. Positive, it asks for evidence that the backlog is
+   * flat (an equivalence test); negative, only for no evidence of a rise, which few samples give.
+   */
   z: number;
+  /** The excess the later third may have over the middle one, as a share of the middle one's level… */
+  tolerance: number;
+  /** …or in requests, whichever is larger (a level of a few requests moves by one or two). */
+  minTolerance: number;
   /** Fewest samples (request ends) in each compared window; fewer is no evidence of anything. */
   minSamples: number;
 }
@@ -33,11 +42,15 @@ export interface BacklogSample {
 
 /**
  * The rule for a probe: checked every 0.25 s, from 0.75 s on. The thirds it compares grow with the
- * warm-up, so a slow rate is judged once each third holds four request ends, not on a fixed window
- * that a slow rate would leave empty.
+ * warm-up, so a slow rate is judged once each third holds eight request ends, not on a fixed window
+ * that a slow rate would leave empty. The backlog is flat when the later third exceeds the middle
+ * one by at most 2% of its level or one request, with 1.64 standard errors to spare. A test of
+ * difference (no more than one standard error above) ends a slowly rising backlog seen through few
+ * request ends at one of its first looks (tests/load/kneeWarmup.test.ts). The constants were
+ * chosen on the quickstart's twin and checked on Sarathi's (docs/verdicts.md).
  */
 export function stationaryRule(): StationaryRule {
-  return { windowS: 0.25, minWindows: 3, z: 1, minSamples: 4 };
+  return { windowS: 0.25, minWindows: 3, z: 1.64, tolerance: 0.02, minTolerance: 1, minSamples: 8 };
 }
 
 /** A window's backlog level and the standard error of that level. */
@@ -55,11 +68,10 @@ function windowLevel(samples: readonly number[]): { level: number; se: number } 
 /**
  * Whether the backlog is stationary at `nowS`. At the last check instant c (a multiple of
  * windowS), the warm-up so far is cut in thirds; the first holds the rise from an empty engine, and
- * the backlog is stationary when the last third's level does not exceed the middle one's by more
- * than `z` standard errors of their difference. Windows that grow with the warm-up see a slow rise
- * that short ones would lose in the noise: a backlog growing at g a second is g·c/3 higher in the
- * last third, while its noise shrinks as the thirds fill. Samples must be in time order. Returns c
- * when stationary, else null.
+ * the backlog is stationary when the last third's excess over the middle one, plus `z` standard
+ * errors of their difference, is within the tolerance. Windows that grow with the warm-up see a slow rise that short ones would lose
+ * in the noise: a backlog growing at g a second is g·c/3 higher in the last third, while its noise
+ * shrinks as the thirds fill. Samples must be in time order. Returns c when stationary, else null.
  */
 export function stationaryAt(samples: readonly BacklogSample[], nowS: number, rule: StationaryRule): number | null {
   const k = Math.floor(nowS / rule.windowS + 1e-9);
@@ -79,7 +91,8 @@ export function stationaryAt(samples: readonly BacklogSample[], nowS: number, ru
   later.reverse();
   const a = windowLevel(earlier);
   const b = windowLevel(later);
-  return b.level <= a.level + rule.z * Math.hypot(a.se, b.se) ? endS : null;
+  const tolerance = Math.max(rule.tolerance * a.level, rule.minTolerance);
+  return b.level - a.level + rule.z * Math.hypot(a.se, b.se) <= tolerance ? endS : null;
 }
 
 /** A probe's knee warm-up as planned: at most `maxRequests` arrivals, then `measured` ones. */

@@ -13,9 +13,9 @@ import { capacityInterval, type CapacityInterval, type EntryEvidence } from '../
 import { probeDecision, statisticsOfDecision } from '../capacity/sloDecision.ts';
 import { DEFAULT_DECISION } from '../capacity/decision.ts';
 import { KNEE_WARMUP_S, kneeWarmupPlanOf, kneeWarmupS, probeLoad, probeSeed, warmupRequestsOf, type RunPlan } from '../capacity/runPlan.ts';
-import type { KneeWarmupRecord } from '../load/kneeWarmup.ts';
+import type { KneeWarmupRecord, StationaryRule } from '../load/kneeWarmup.ts';
 import type { FitBounds } from '../capacity/fit.ts';
-import type { PrefillFitResult } from '../runDir/schema.ts';
+import type { PrefillFitResult, ProbeStatistics } from '../runDir/schema.ts';
 import type { PrefillFit } from '../metrics/prefill.ts';
 import type { Distribution } from '../metrics/summary.ts';
 import type { EngineConfig } from '../sim/engine.ts';
@@ -42,6 +42,8 @@ export interface TwinProbe {
   iterations: number;
   /** Each SLO entry's counts on the evaluated requests (the interval's evidence, as summary.json's statistics.parts). */
   parts: EntryEvidence[];
+  /** The statistical decision a run records beside the verdict (summary.json's statistics.decision). */
+  decision: ProbeStatistics['decision'];
 }
 
 export interface TwinSearchInput {
@@ -59,6 +61,8 @@ export interface TwinSearchInput {
   delays?: Pick<VirtualProbeOptions, 'sendDelayS' | 'receiveDelayS'>;
   /** Called after each probe (the CLI prints a line). */
   onProbe?: (p: TwinProbe) => void;
+  /** The rule that ends a knee warm-up; default the one runs use (load/kneeWarmup.ts stationaryRule). The proofs vary it. */
+  kneeRule?: StationaryRule;
 }
 
 export interface TwinSearchResult {
@@ -137,7 +141,7 @@ export function runTwinProbe(input: TwinSearchInput & { fit: PrefillFit; earlySt
     trace: input.trace,
     idPrefix: String(index).padStart(2, '0'),
   });
-  const knee = kneeWarmupPlanOf(load, probePlan.requests.length, warmupS, plan.probe.warmupFraction);
+  const knee = kneeWarmupPlanOf(load, probePlan.requests.length, warmupS, plan.probe.warmupFraction, input.kneeRule);
   const warmupRequests = warmupRequestsOf(probePlan.requests.length, load.kneeRequests, plan.probe.warmupFraction);
   // As the probe step stops a probe: once its fail is certain for the sample and decided for the rate.
   const minRequests = plannedRequests(plan.probe, qps) - warmupRequestsOf(plannedRequests(plan.probe, qps), 0, plan.probe.warmupFraction);
@@ -170,5 +174,6 @@ export function runTwinProbe(input: TwinSearchInput & { fit: PrefillFit; earlySt
     tbtS: verdict.summary.tbtS,
     iterations: run.iterations,
     parts: statistics.parts ?? [],
+    decision: statistics.decision,
   };
 }
