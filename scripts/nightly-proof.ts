@@ -21,6 +21,8 @@ import { findRunDirs } from '../harness/runDir/resultsIndex.ts';
 import { readManifest } from '../harness/runDir/read.ts';
 import { runPaths } from '../harness/runDir/layout.ts';
 import { readConfirmations } from '../harness/gate/confirm.ts';
+import { refusalOf } from '../harness/gate/decide.ts';
+import { readEvidence } from '../harness/gate/load.ts';
 
 const { values } = parseArgs({
   options: {
@@ -57,18 +59,20 @@ const kinds = [
 ] as const;
 
 const outcomeOf = (d: string) => (JSON.parse(readFileSync(runPaths(d).capacity, 'utf8')) as { outcome: string }).outcome;
-const MEASURED = new Set(['converged', 'below-min', 'at-least-max']);
+/** Whether the gate takes the run as a measurement (a search that converged, or one whose load
+ *  budget ran out with its interval stated, as the README's recipe does), by the gate's own rule. */
+const measured = (d: string) => refusalOf(readEvidence(d)) === null;
 /** Completed runs directly under `dir`, oldest first. */
 const completed = (dir: string) =>
   findRunDirs(dir)
     .filter((d) => readManifest(runPaths(d).manifest)?.status === 'completed')
     .sort((a, b) => (readManifest(runPaths(a).manifest)?.startedAt ?? '').localeCompare(readManifest(runPaths(b).manifest)?.startedAt ?? ''));
 /**
- * The nights of `dir`: completed runs whose search converged. A run the host spoiled (its client
- * could not keep time, so the search stopped on invalid probes, or ran out of probes) is a night
- * the gate refuses (exit 5); the proof counts it and measures another night in its place.
+ * The nights of `dir`: completed runs the gate takes as measurements. A run the host spoiled (its
+ * client could not keep time, so the search stopped on invalid probes) is a night the gate
+ * refuses (exit 5); the proof counts it and measures another night in its place.
  */
-const finished = (dir: string) => completed(dir).filter((d) => MEASURED.has(outcomeOf(d)));
+const finished = (dir: string) => completed(dir).filter(measured);
 
 const secs = (t0: number) => ((performance.now() - t0) / 1000).toFixed(0);
 const tAll = performance.now();
@@ -91,24 +95,25 @@ function runOnce(kind: (typeof kinds)[number]): void {
     if (runs.length > before) break;
     const last = completed(kind.dir).pop();
     const spoiled = last && !runs.includes(last) && !seenSpoiled.has(last) ? (seenSpoiled.add(last), `its search ended ${outcomeOf(last)}`) : null;
-    process.stderr.write(`${kind.label}: fluidcap run exited ${r.status} without a converged night (attempt ${attempt}): ${spoiled ?? (r.stderr.trim().split('\n').pop() ?? '').slice(0, 300)}\n`);
+    process.stderr.write(`${kind.label}: fluidcap run exited ${r.status} without a night the gate takes (attempt ${attempt}): ${spoiled ?? (r.stderr.trim().split('\n').pop() ?? '').slice(0, 300)}\n`);
     if (spoiled) refusedNights++;
     else retried++;
     if (attempt === 30) throw new Error(`${kind.label}: fluidcap run ${kind.recipe} failed thirty times`);
     spawnSync('sleep', ['30']);
   }
   wall[kind.key].push((performance.now() - t0) / 1000);
-  const cap = JSON.parse(readFileSync(runPaths(runs[runs.length - 1]).capacity, 'utf8')) as { capacityQps: number; bracket: { passQps: number | null; failQps: number | null }; outcome: string };
-  process.stderr.write(`${kind.label} ${runs.length}/${kind.want(nights)}: ${cap.capacityQps} QPS [${cap.bracket.passQps}, ${cap.bracket.failQps}) ${cap.outcome} in ${secs(t0)} s\n`);
+  const cap = JSON.parse(readFileSync(runPaths(runs[runs.length - 1]).capacity, 'utf8')) as { capacityQps: number; bracket: { passQps: number | null; failQps: number | null }; outcome: string; interval?: { estimateQps: number | null; loQps: number | null; hiQps: number | null } };
+  const iv = cap.interval ? ` interval ${cap.interval.estimateQps?.toFixed(1)} [${cap.interval.loQps?.toFixed(1) ?? 'open'}, ${cap.interval.hiQps?.toFixed(1) ?? 'open'}]` : '';
+  process.stderr.write(`${kind.label} ${runs.length}/${kind.want(nights)}: ${cap.capacityQps} QPS [${cap.bracket.passQps}, ${cap.bracket.failQps})${iv} ${cap.outcome} in ${secs(t0)} s (load ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')})\n`);
 }
 
-for (const k of kinds) for (const d of completed(k.dir)) if (!MEASURED.has(outcomeOf(d))) seenSpoiled.add(d);
+for (const k of kinds) for (const d of completed(k.dir)) if (!measured(d)) seenSpoiled.add(d);
 if (values.phase !== 'judge') {
   // In turns, so that a proof stopped early still has nights of every kind.
   for (let round = 0; round <= nights; round++) {
     for (const kind of kinds) if (finished(kind.dir).length < Math.min(kind.want(nights), round + (kind.key === 'unchanged' ? 1 : 0))) runOnce(kind);
   }
-  process.stderr.write(`runs phase: ${((performance.now() - tAll) / 60000).toFixed(1)} min, ${retried} run(s) tried again after a refused profile, ${refusedNights} night(s) whose search did not converge measured again\n`);
+  process.stderr.write(`runs phase: ${((performance.now() - tAll) / 60000).toFixed(1)} min, ${retried} run(s) tried again after a refused profile, ${refusedNights} night(s) the gate refuses (invalid probes) measured again\n`);
 }
 if (values.phase === 'runs') process.exit(0);
 
@@ -182,6 +187,6 @@ console.log(`unchanged nights judged a regression (exit 4): ${count('unchanged',
 console.log(`30% slower nights caught (exit 4): ${count('30% slower', (r) => r.exit === 4)} (goal all); exit codes ${of('30% slower').map((r) => r.exit).join(' ')}`);
 console.log(`10% slower nights caught or undecided (exit 4 or 6): ${count('10% slower', (r) => r.exit === 4 || r.exit === 6)} (goal all; passed with exit 0: ${count('10% slower', (r) => r.exit === 0)})`);
 console.log(`judging wall time: ${((performance.now() - tJudge) / 60000).toFixed(1)} min; this invocation: ${((performance.now() - tAll) / 60000).toFixed(1)} min; mean run wall time this invocation: ${Object.entries(wall).map(([k, v]) => `${k} ${v.length ? (v.reduce((a, b) => a + b, 0) / v.length).toFixed(0) : '—'} s`).join(', ')}`);
-console.log(`nights the host spoiled (search did not converge: a nightly job's exit 5), measured again: ${kinds.map((k) => `${k.label} ${completed(k.dir).filter((d) => !MEASURED.has(outcomeOf(d))).length}`).join(', ')}`);
+console.log(`nights the host spoiled (the gate refuses them: a nightly job's exit 5), measured again: ${kinds.map((k) => `${k.label} ${completed(k.dir).filter((d) => !measured(d)).length}`).join(', ')}`);
 const ok = of('unchanged').every((r) => r.exit !== 4) && of('30% slower').every((r) => r.exit === 4) && of('10% slower').every((r) => r.exit === 4 || r.exit === 6);
 process.exitCode = ok ? 0 : 1;

@@ -36,6 +36,7 @@ import { toolInfo } from './toolInfo.ts';
 import type { PromptSetup } from '../load/tokenizeCalibration.ts';
 import { setUpPrompts } from './promptSetup.ts';
 import { profileStream } from './profilePlan.ts';
+import { fitReuseMismatch } from './fitReuse.ts';
 import type { Progress } from './progress.ts';
 import { makeDirs } from '../util/makeDirs.ts';
 
@@ -55,6 +56,9 @@ export interface RunOptions {
   processLaunch?: ProcessLaunch;
   /** `fluidcap profile`: stop after the prefill fit (no search, no capacity.json). */
   profileOnly?: boolean;
+  /** A run directory whose prefill fit this run takes instead of profiling, when its engine and
+   *  recipe match (capacity/fitReuse.ts); else the engine is profiled as usual, and the log says why. */
+  reuseFitFrom?: string;
   /** A rehearsal's bracket (`run --rehearse`): the search's first probes go there instead of doubling up from qps.start. */
   warmStart?: Bracket;
   /** What the rehearsal proposed (capacity.json's `rehearsals`, the report's "Rehearsal"). */
@@ -357,6 +361,13 @@ async function profileOrReuse({ history, plan, session, runDir, paths, journal, 
     opts.log(`reusing the prefill profile in ${paths.fit}`);
     return readJsonFile(paths.fit) as FitFile;
   }
+  if (opts.reuseFitFrom !== undefined) {
+    const reused = reuseFit(opts.reuseFitFrom, paths, opts.log);
+    if (reused !== null) {
+      journal.append({ type: 'profile-finished', points: reused.n, r2: reused.r2, reusedFrom: resolve(opts.reuseFitFrom) });
+      return reused;
+    }
+  }
   opts.progress?.phase('profile', `${plan.profile.requests.length} isolated prefills`);
   const { fit } = await whileEngineUp('prefill profiling', session, runDir, opts.signal, (signal) =>
     runProfile(
@@ -387,6 +398,27 @@ async function profileOrReuse({ history, plan, session, runDir, paths, journal, 
   );
   journal.append({ type: 'profile-finished', points: fit.n, r2: fit.r2 });
   return fit;
+}
+
+/**
+ * Another run's prefill fit, copied into this run (profile/fit.json and the prefills it was fitted
+ * to), when that run profiled the same engine under the same recipe; null (and why, logged) when not.
+ */
+function reuseFit(sourceDir: string, paths: RunPaths, log: (line: string) => void): FitFile | null {
+  const from = runPaths(resolve(sourceDir));
+  const refuse = (why: string) => (log(`not reusing the prefill profile of ${from.runDir}: ${why}; profiling the engine`), null);
+  const source = readManifest(from.manifest);
+  const target = readManifest(paths.manifest);
+  if (source === null || target === null) return refuse(`no readable ${RUN_FILES.manifest}`);
+  if (!existsSync(from.fit) || !existsSync(from.prefill)) return refuse(`it has no ${RUN_FILES.fit} and ${RUN_FILES.prefill}`);
+  if (!new Journal(from.events).read().some((e) => e.type === 'profile-finished')) return refuse('its profile never finished');
+  const mismatch = fitReuseMismatch(source, target);
+  if (mismatch !== null) return refuse(mismatch);
+  makeDirs(paths.profileDir);
+  copyFileIn(paths.runDir, from.prefill, paths.prefill);
+  copyFileIn(paths.runDir, from.fit, paths.fit);
+  log(`reusing the prefill profile of ${from.runDir} (same engine, recipe but its search, prompts and tool version)`);
+  return readJsonFile(paths.fit) as FitFile;
 }
 
 async function search(

@@ -2,7 +2,7 @@
 // the probes so far (their verdicts and the evidence they carry), say which rate to probe next or
 // that the search is done and why. Holding no state of its own is what makes `--resume` trivial:
 // replaying the journal's finished probes yields exactly the decision the killed run would have
-// made next.
+// made next. The rates it picks lie on a grid of at most a tenth of the tolerance (gridRate).
 //
 // Strategy, in two stages:
 //  - Bracket (probe `start`; double while passing, capped at `max`; halve while failing, floored
@@ -187,11 +187,11 @@ export function nextProbe(bounds: SearchBounds, probes: readonly ProbeVerdict[])
   if (passQps === null && failQps === null && undecided.all.length === 0) return probe(startQps, 'start');
   if (passQps === null) {
     const lowest = Math.min(...(failQps !== null ? [failQps] : []), ...undecided.all);
-    return fresh(roundRate(Math.max(lowest / 2, minQps)), 'bracket-down', 'no lower rate is allowed (search.qps.min)');
+    return fresh(gridRate(lowest / 2, bounds.tolerance, minQps, maxQps), 'bracket-down', 'no lower rate is allowed (search.qps.min)');
   }
   if (failQps === null) {
     const highest = Math.max(passQps, ...undecided.all.filter((q) => q > passQps));
-    return fresh(roundRate(Math.min(highest * 2, maxQps)), 'bracket-up', 'no higher rate is allowed (search.qps.max)');
+    return fresh(gridRate(highest * 2, bounds.tolerance, minQps, maxQps), 'bracket-up', 'no higher rate is allowed (search.qps.max)');
   }
 
   // The widest gap between the bracket's ends and the undecided rates inside it.
@@ -218,9 +218,9 @@ export function nextProbe(bounds: SearchBounds, probes: readonly ProbeVerdict[])
   return bisectOrExact(lo, hi, undecided.inside.length > 0 ? 'split-undecided' : 'bisect');
 
   function bisectOrExact(lo: number, hi: number, phase: SearchPhase): SearchDecision {
-    const mid = roundRate((lo + hi) / 2);
-    // Rounding can land on an end when the tolerance is finer than the rounding; the exact midpoint
-    // is then used (it is strictly inside because the gap is wider than the tolerance).
+    const mid = gridRate((lo + hi) / 2, bounds.tolerance, minQps, maxQps);
+    // The grid is a tenth of the tolerance and the gap wider than the tolerance, so the midpoint
+    // stays strictly inside; the exact midpoint guards a bound off the grid.
     return probe(mid > lo && mid < hi ? mid : (lo + hi) / 2, phase);
   }
 }
@@ -235,7 +235,7 @@ const CANDIDATE_DRAWS = 500;
  */
 export function placeProbe(bounds: SearchBounds, evidence: readonly ProbeEvidence[], interval: CapacityInterval, bracket: Bracket): { qps: number; phase: SearchPhase } {
   const { minQps, maxQps } = bounds.qps;
-  const clamp = (q: number) => roundRate(Math.min(maxQps, Math.max(minQps, q)));
+  const clamp = (q: number) => gridRate(q, bounds.tolerance, minQps, maxQps);
   const probed = [...new Set(evidence.map((p) => p.qps))].sort((a, b) => a - b);
   // Between the probed rates around the estimate the curve is interpolated, not seen: while they are
   // further apart than the tolerance, the estimate itself is probed (a bisection that follows the
@@ -328,6 +328,26 @@ export function bracketOf(probes: readonly ProbeVerdict[]): Bracket {
 /** Rates to 6 significant digits: readable directory names (`03-qps-12.5`) without drift. */
 export function roundRate(qps: number): number {
   return Number(qps.toPrecision(6));
+}
+
+/**
+ * The grid the search picks its rates on: within each decade of rates, the largest 1, 2 or 5 ×
+ * 10^k step no coarser than a tenth of the tolerance at the decade's foot (so at most a tenth of it
+ * at any rate in the decade). Bisection midpoints and fitted estimates are otherwise arbitrary reals
+ * ("52.0063 QPS") that nobody types or compares; on this grid they read as a person would pick them
+ * (52, 40.85), while moving a rate by at most a twentieth of the tolerance, far below what a probe
+ * can tell apart. One step per decade makes it a grid (a rate on it maps to itself: a power of ten
+ * is on every finer step), and it depends only on the rate and the recipe's tolerance, so a resumed
+ * search picks the same rates. Kept within [min, max]: a bound off the grid is used as given.
+ */
+export function gridRate(qps: number, tolerance: number, minQps = 0, maxQps = Infinity): number {
+  const q = Math.min(maxQps, Math.max(minQps, qps));
+  if (!(q > 0) || !Number.isFinite(q) || !(tolerance > 0)) return roundRate(q);
+  const finest = (10 ** Math.floor(Math.log10(q) + 1e-12) * tolerance) / 10;
+  const unit = 10 ** Math.floor(Math.log10(finest));
+  const step = [5, 2, 1].map((m) => m * unit).find((s) => s <= finest * (1 + 1e-9)) ?? unit;
+  const snapped = Number((Math.round(q / step) * step).toPrecision(12));
+  return snapped < minQps ? minQps : snapped > maxQps ? maxQps : snapped;
 }
 
 function countTrailingInvalid(probes: readonly ProbeVerdict[]): number {

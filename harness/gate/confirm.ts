@@ -1,6 +1,7 @@
 // Confirming probes for an undecided gate answer: one probe of the candidate's own configuration
 // (the recipe its run directory keeps) at a rate the decision names, as a run pinned to that rate
-// (one probe, its length set by the budget). They live inside the candidate's run directory
+// (one probe, its length set by the budget), judged on the candidate's own prefill fit, so its
+// deadlines are those of the night's probes it is pooled with. They live inside the candidate's run directory
 // (<run>/confirm/), so no results index ever counts them as a night, and a later compare of the
 // same candidate reads them back instead of probing again. The load they used counts against the
 // budget, in load-seconds.
@@ -49,8 +50,12 @@ export function pinnedRecipe(recipeText: string, file: string, qps: number, dura
   return `# A confirming probe of the gate at ${qps} QPS for ${seconds} s (written by fluidcap compare --confirm-budget)\n${doc.toString()}`;
 }
 
-/** What running one confirming probe needs: runs the pinned recipe, returns the run directory made (null: none). */
-export type RunPinned = (recipeFile: string, outDir: string) => Promise<string | null>;
+/**
+ * What running one confirming probe needs: runs the pinned recipe, taking the prefill fit of
+ * `fitFrom` (the candidate's run) when its engine and recipe match (capacity/fitReuse.ts), and
+ * returns the run directory made (null: none).
+ */
+export type RunPinned = (recipeFile: string, outDir: string, fitFrom: string) => Promise<string | null>;
 
 /**
  * Runs a confirming probe of the candidate at `qps` for `durationS` (its recipe pinned), and
@@ -64,7 +69,7 @@ export async function confirmAt(candidateRunDir: string, qps: number, durationS:
   mkdirSync(dir, { recursive: true });
   const pinned = join(dir, `pinned-recipe-${qps}.yaml`);
   writeFileSync(pinned, pinnedRecipe(readFileSync(recipeFile, 'utf8'), recipeFile, qps, durationS));
-  const runDir = await runPinned(pinned, dir);
+  const runDir = await runPinned(pinned, dir, candidateRunDir);
   if (runDir === null || !existsSync(runPaths(runDir).capacity)) return { probes: [], loadS: 0, problem: `the confirming run at ${qps} QPS left no capacity result${runDir ? ` (${runDir})` : ''}` };
   const raw = readCapacityFile(runPaths(runDir).capacity) as { probeTimeS?: unknown };
   const loadS = typeof raw.probeTimeS === 'number' && Number.isFinite(raw.probeTimeS) ? raw.probeTimeS : durationS;

@@ -156,7 +156,8 @@ export interface ProbeOutcome {
 export type RunEvent =
   | { type: 'run-started'; runId: string; recipeFile: string; resumed: boolean }
   | { type: 'engine-ready'; baseUrl: string; timeToReadyS: number | null; engine: string }
-  | { type: 'profile-finished'; points: number; r2: number }
+  /** reusedFrom: the run whose fit was taken instead of profiling (capacity/fitReuse.ts). */
+  | { type: 'profile-finished'; points: number; r2: number; reusedFrom?: string }
   | { type: 'probe-started'; index: number; qps: number; dir: string }
   | ({ type: 'probe-finished' } & ProbeOutcome)
   | { type: 'probe-interrupted'; index: number; qps: number; dir: string; movedTo: string }

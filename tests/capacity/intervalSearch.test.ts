@@ -5,7 +5,7 @@
 // rule with its outcome and sentence, and that replaying finished probes gives the same next probe.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { nextProbe, placeProbe, halfWidth, type ProbeVerdict, type SearchBounds, type SearchDecision } from '../../harness/capacity/search.ts';
+import { nextProbe, placeProbe, halfWidth, gridRate, type ProbeVerdict, type SearchBounds, type SearchDecision } from '../../harness/capacity/search.ts';
 import { capacityInterval, type ProbeEvidence } from '../../harness/capacity/interval.ts';
 
 const ALLOWED = 0.01;
@@ -46,7 +46,8 @@ test('brackets first, then probes at the estimate while the probed rates around 
   const fifth = decisions[4];
   assert.ok(!fifth.done && fifth.phase === 'narrow-interval', JSON.stringify(fifth));
   const iv = capacityInterval(probes.slice(0, 4).map((p) => p.evidence!));
-  assert.ok(!fifth.done && Math.abs(fifth.qps - iv.estimateQps!) / iv.estimateQps! < 1e-5, `${!fifth.done && fifth.qps} vs estimate ${iv.estimateQps}`);
+  // The estimate, on the search's rate grid: within a twentieth of the tolerance (5%) of it.
+  assert.ok(!fifth.done && Math.abs(fifth.qps - iv.estimateQps!) / iv.estimateQps! <= 0.05 / 20, `${!fifth.done && fifth.qps} vs estimate ${iv.estimateQps}`);
   // Every later probe lies strictly between the probed rates around the estimate, or at one of them.
   assert.ok(probes.slice(4).every((p) => p.qps > 32 && p.qps <= 64), probes.map((p) => p.qps).join(' '));
 });
@@ -129,6 +130,20 @@ test('resume: replaying the finished probes gives the same next probe at every s
     // A fresh copy, as a resumed run rebuilds them from its journal.
     const replay = nextProbe(b, JSON.parse(JSON.stringify(probes.slice(0, k))) as ProbeVerdict[]);
     assert.equal(replay, decisions[k], `step ${k}`);
+  }
+});
+
+test('every rate the search picks lies on its grid (a 1-2-5 step per decade, at most a tenth of the tolerance), whatever the knee and tolerance', () => {
+  for (const tolerance of [0.025, 0.05, 0.1]) {
+    for (const knee of [0.7, 5.3, 27, 43.3, 61]) {
+      const b = bounds({ tolerance, budgetS: 300 });
+      const { probes } = runSearch(b, server(knee));
+      for (const p of probes) {
+        assert.is(gridRate(p.qps, tolerance, 0.5, 64), p.qps, `tolerance ${tolerance}, knee ${knee}: ${p.qps} is off the grid`);
+        // A readable rate: at most 4 significant digits between 0.5 and 64 QPS at these tolerances.
+        assert.ok(Number(p.qps.toPrecision(4)) === p.qps, `tolerance ${tolerance}, knee ${knee}: ${p.qps}`);
+      }
+    }
   }
 });
 

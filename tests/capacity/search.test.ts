@@ -2,7 +2,7 @@
 // plus each edge the brief lists: below min, at max, invalid probes, probe budget, resume.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { nextProbe, bracketOf, roundRate, type ProbeVerdict, type SearchBounds, type SearchDecision } from '../../harness/capacity/search.ts';
+import { nextProbe, bracketOf, roundRate, gridRate, type ProbeVerdict, type SearchBounds, type SearchDecision } from '../../harness/capacity/search.ts';
 
 const bounds = (over: Partial<SearchBounds> = {}, qps: Partial<SearchBounds['qps']> = {}): SearchBounds => ({
   qps: { startQps: 1, minQps: 0.1, maxQps: 64, ...qps },
@@ -161,6 +161,28 @@ const zoned = (lowQps: number, highQps: number): Server => (qps) =>
     : qps > highQps
       ? { passed: false, decision: 'fail', confidence: 0.99, valid: true }
       : { passed: false, decision: 'undecided', confidence: 0.6, valid: true };
+
+test('the rate grid: one 1-2-5 step per decade, at most a tenth of the tolerance, moving a rate by at most a twentieth of it, within [min, max]', () => {
+  assert.is(gridRate(52.0063, 0.05), 52);
+  assert.is(gridRate(40.83, 0.05), 40.85); // step 0.05 (a tenth of 5% of the decade's foot, 10)
+  assert.is(gridRate(40.836, 0.025), 40.84); // step 0.02 (a tenth of 2.5% of 10 is 0.025)
+  assert.is(gridRate(5.3, 0.025), 5.3); // step 0.002
+  assert.is(gridRate(1234.5, 0.025), 1234); // step 2 (a tenth of 2.5% of 1000 is 2.5)
+  assert.is(gridRate(99.99, 0.05), 100); // a power of ten is on both decades' grids
+  assert.is(gridRate(100, 0.05), 100);
+  // A bound off the grid is kept as the recipe gives it.
+  assert.is(gridRate(0.50315, 0.05, 0.50315), 0.50315); // the grid (step 0.0005) would give 0.503
+  assert.is(gridRate(70, 0.05, 0.5, 63.33), 63.33);
+  let seed = 11;
+  const rand = () => ((seed = (seed * 48271) % 2147483647) / 2147483647);
+  for (let i = 0; i < 2000; i++) {
+    const q = 10 ** (4 * rand() - 1);
+    const tol = 0.005 + 0.2 * rand();
+    const g = gridRate(q, tol);
+    assert.ok(Math.abs(g - q) <= (q * tol) / 20 + 1e-12, `${q} at tolerance ${tol} -> ${g}`);
+    assert.is(gridRate(g, tol), g, `${g} at tolerance ${tol} is on its own grid`);
+  }
+});
 
 test('undecided probes move neither end of the bracket', () => {
   const probes: ProbeVerdict[] = [

@@ -229,15 +229,15 @@ function otherSloNote(cand: RunEvidence, indexRuns: RunEvidence[]): string {
 const BIN = fileURLToPath(new URL('../../../bin/fluidcap.js', import.meta.url));
 
 /**
- * Runs a pinned recipe as `fluidcap run <recipe> --out <dir> [--hosts f]` in a child process, its
+ * Runs a pinned recipe as `fluidcap run <recipe> --out <dir> --reuse-profile <candidate> [--hosts f]` in a child process, its
  * output passed on indented; the run directory it made is the new one under <dir>. Ctrl-C reaches
  * the child too (same process group), which stops its probe and releases the engine.
  */
 function pinnedRunner(hostsFile: string | null, say: (line: string) => void): RunPinned {
-  return (recipeFile, outDir) =>
+  return (recipeFile, outDir, fitFrom) =>
     new Promise((done, fail) => {
       const before = new Set(existsSync(outDir) ? readdirSync(outDir) : []);
-      const child = spawn(process.execPath, [BIN, 'run', recipeFile, '--out', outDir, ...(hostsFile ? ['--hosts', hostsFile] : [])], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [BIN, 'run', recipeFile, '--out', outDir, '--reuse-profile', fitFrom, ...(hostsFile ? ['--hosts', hostsFile] : [])], { stdio: ['ignore', 'pipe', 'pipe'] });
       const relay = (chunk: Buffer) => {
         for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) say(`  ${line}`);
       };

@@ -66,7 +66,8 @@ export const runCommand = verb({
       .option('json', { type: 'boolean', default: false, describe: `print the plan or ${RUN_FILES.capacity} as JSON` })
       .option('rehearse', { type: 'boolean', default: false, describe: 'run the search on the simulated twin first (seconds) and start the real search from its bracket' })
       .option('early-stop', { type: 'boolean', describe: 'override search.earlyStop (--no-early-stop runs every probe to its end)' })
-      .option('accept-new-host-key', { type: 'boolean', default: false, describe: 'pin the key of a host missing from known_hosts' }),
+      .option('accept-new-host-key', { type: 'boolean', default: false, describe: 'pin the key of a host missing from known_hosts' })
+      .option('reuse-profile', { type: 'string', describe: 'take the prefill fit of this run directory instead of profiling, when its engine and recipe (all but search) match; else profile (compare --confirm-budget uses it)' }),
   handler: async (args, setExit) => {
     // Loaded here, not at start-up: every other verb (and --help) starts without them.
     const { dryRun, runCapacity } = await import('../../capacity/runCapacity.ts');
@@ -95,6 +96,7 @@ export const runCommand = verb({
         log: (line) => progress.log(line),
         progress,
         earlyStop: args.earlyStop,
+        reuseFitFrom: args.reuseProfile,
         warmStart: rehearsed?.bracket,
         rehearsal: rehearsed?.record,
         recalibrate: rehearsed ? (runDir) => rehearsed.recalibrate(runDir, (line) => progress.log(line)) : undefined,
