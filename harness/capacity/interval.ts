@@ -12,7 +12,8 @@
 //    fraction grows geometrically with rate, so log-odds is close to straight there);
 //  - the interval comes from redrawing every rate's miss fraction from its effective-count
 //    posterior (Beta with Jeffreys' prior: the parametric form of a block bootstrap over request
-//    clusters, which also treats a probe without a miss honestly) and refitting, with a fixed seed.
+//    clusters, which also treats a probe without a miss honestly) and refitting, with a fixed seed;
+//    the estimate is the draws' median crossing.
 //  - each end then moves out by a share (SHAPE_MARGIN) of the gap between the probed rates around
 //    it: between two probes the curve's shape is not seen, only interpolated.
 // A side the evidence cannot bound is open: when more than (1 − level)/2 of the draws put the
@@ -224,8 +225,15 @@ function summarize(point: number, draws: number[], [minQps, maxQps]: [number, nu
   const openHi = hi === Infinity;
   const loQps = openLo ? null : Math.min(lo, maxQps);
   const hiQps = openHi ? null : Math.max(hi, minQps);
-  // The fit's own crossing can fall a hair outside the draws' quantiles; it is kept inside them.
-  const estimateQps = Number.isFinite(point) ? Math.min(hiQps ?? Infinity, Math.max(loQps ?? -Infinity, point)) : null;
+  // The estimate is the draws' median, not the crossing of the point fit: the point fit takes a
+  // probe without a miss as surely passing, however few effective observations it holds, while the
+  // draws weigh it by them. Where passes with few observations sit above the knee, the fit's
+  // crossing lies at the top of its own interval (docs/verdicts.md: the median errs 4.6% against
+  // 7.6% on the quickstart). The fit's crossing stands in when the median lies beyond the probed
+  // rates, and is kept inside the interval.
+  const median = q(0.5);
+  const centre = Number.isFinite(median) ? median : point;
+  const estimateQps = Number.isFinite(centre) ? Math.min(hiQps ?? Infinity, Math.max(loQps ?? -Infinity, centre)) : null;
   return {
     estimateQps,
     loQps,
