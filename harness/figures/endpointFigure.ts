@@ -185,7 +185,7 @@ function loadProbe(runDir: string): Pick<EndpointProbe, 'rateQps' | 'metrics' | 
     .filter((r) => r.warmup !== true)
     .map((r) => {
       const prefillS = data.fit ? predictPrefillS(data.fit, r.promptTokens) : undefined;
-      return computeRequestMetrics(r, { dpS: (prefillS ?? 0) + slackS, tbtDeadlineS, prefillS });
+      return computeRequestMetrics(r, { dpS: (prefillS ?? 0) + slackS, tbtDeadlineS, prefillS, tieRule: f?.tieRule });
     });
   return { rateQps: probe.qps, metrics, clientErrorS: probe.recvMinusEmit?.p99S ?? probe.clientErrorS ?? null };
 }
