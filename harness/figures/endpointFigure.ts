@@ -171,7 +171,7 @@ export async function runEndpointFigure(o: EndpointFigureOptions): Promise<{ dir
 }
 
 // An endpoint's (only) probe: its evaluated requests judged with the run's prefill fit and SLO.
-function loadProbe(runDir: string): Pick<EndpointProbe, 'rateQps' | 'metrics' | 'clientErrorS'> {
+function loadProbe(runDir: string): Pick<EndpointProbe, 'rateQps' | 'metrics' | 'clientErrorS' | 'clientErrorFrom'> {
   const data = loadRun(runDir);
   const probe = data.probes.at(-1);
   if (!probe) throw new UserError(`${runDir}: the run has no probe`);
@@ -187,5 +187,6 @@ function loadProbe(runDir: string): Pick<EndpointProbe, 'rateQps' | 'metrics' | 
       const prefillS = data.fit ? predictPrefillS(data.fit, r.promptTokens) : undefined;
       return computeRequestMetrics(r, { dpS: (prefillS ?? 0) + slackS, tbtDeadlineS, prefillS, tieRule: f?.tieRule });
     });
-  return { rateQps: probe.qps, metrics, clientErrorS: probe.recvMinusEmit?.p99S ?? probe.clientErrorS ?? null };
+  const stamped = probe.recvMinusEmit?.p99S ?? null;
+  return { rateQps: probe.qps, metrics, clientErrorS: stamped ?? probe.clientErrorS ?? null, clientErrorFrom: stamped !== null ? 'receive \u2212 emit' : 'client' };
 }

@@ -23,8 +23,10 @@ export interface EndpointProbe {
   rateQps: number;
   /** Evaluated requests (warm-up left out), judged with the run's prefill fit and TTFT slack. */
   metrics: RequestMetrics[];
-  /** p99 of receive − emit over the probe's chunks, in seconds; null when the endpoint does not stamp its chunks. */
+  /** The client's timing error in seconds (p99 of receive − emit where the endpoint stamps its chunks, else the client's own), or null. */
   clientErrorS: number | null;
+  /** Which measure clientErrorS is (stated in the notes); optional for callers that have only one. */
+  clientErrorFrom?: 'receive \u2212 emit' | 'client';
 }
 
 export interface Fig5dInput {
@@ -149,7 +151,7 @@ export function metronFig5d(input: Fig5dInput): FigureArtifacts {
     ...input.setup,
     ...input.endpoints.map((e) => {
       const failed = e.metrics.length - e.metrics.filter((m) => m.succeeded).length;
-      return `${e.label} (${e.url}${e.model ? `, model ${e.model}` : ''}): ${e.metrics.length} requests judged at ${+e.rateQps.toPrecision(3)} QPS, ${failed} failed (counted as fluidity 0, their deadlines left out of the miss rate); client timing error p99 ${e.clientErrorS === null ? 'not measured (the endpoint does not stamp its chunks)' : ms(e.clientErrorS)}.`;
+      return `${e.label} (${e.url}${e.model ? `, model ${e.model}` : ''}): ${e.metrics.length} requests judged at ${+e.rateQps.toPrecision(3)} QPS, ${failed} failed (counted as fluidity 0, their deadlines left out of the miss rate); client timing error ${e.clientErrorS === null ? 'not measured' : `${ms(e.clientErrorS)} (${e.clientErrorFrom === 'client' ? 'the client\u2019s own: the endpoint does not stamp its chunks with their emit time' : 'p99 of receive \u2212 emit of its chunks'})`}.`;
     }),
     `Read at ${READ_AT_MISS_RATE * 100}%: the smallest target TBT whose miss rate is at most ${READ_AT_MISS_RATE * 100}%, found between two of the grid's deadlines (${ms(TARGET_TBT_GRID_S[0])} to ${ms(TARGET_TBT_GRID_S.at(-1)!)}, ten per decade) by bisection to 0.1%.`,
     untrusted.length
