@@ -115,7 +115,7 @@ export async function analyzeTarget(opts: AnalyzeOptions, deps: AnalyzeDeps): Pr
       }
       const p = plan();
       acc ??= new SummaryAccumulator({ slo: p.slo, method: opts.method });
-      const m = computeRequestMetrics(record, { ...p.deadlineFor(record.promptTokens), tbtDeadlineS: p.tbtDeadlineS, arrivals });
+      const m = computeRequestMetrics(record, { ...p.deadlineFor(record.promptTokens), tbtDeadlineS: p.tbtDeadlineS, arrivals, tieRule: p.slo.fluidity?.tieRule });
       const meets = acc.add(m);
       (decisions ??= new SloDecisionAccumulator(p.slo)).add(m);
       firstScheduledS = Math.min(firstScheduledS, m.scheduledS);
@@ -183,7 +183,7 @@ export async function analyzeTarget(opts: AnalyzeOptions, deps: AnalyzeDeps): Pr
       slo,
       sloFrom: files.runSloSource ?? 'default (Metron fluidity) and flags',
       firstTokenDeadline,
-      fluidityDeadlines: { tbtDeadlineS, ttftSlackS },
+      fluidityDeadlines: { tbtDeadlineS, ttftSlackS, tieRule: slo.fluidity?.tieRule ?? 'met' },
       tokenArrivals: arrivals,
       requests: records,
       badLines,

@@ -212,6 +212,8 @@ function sloFromProbeSummaries(probes: ProbeFile[]): { slo: Slo; source: string 
           minFluidity: r.threshold,
           tbtDeadlineS: (dd && parseDurationS(dd[1].replace(/\s+/g, ''), { bareSeconds: true })) || DEFAULT_FLUIDITY.tbtDeadlineS,
           ttftSlackS: (slack && parseDurationS(slack[1].replace(/\s+/g, ''), { bareSeconds: true })) ?? DEFAULT_FLUIDITY.ttftSlackS,
+          // fluiditySource spells out only the rule that is not the default.
+          tieRule: /a token on its deadline missed/.test(source) ? 'missed' : 'met',
           source,
         };
       } else slo[name] = { percentile: r.percentile, maxS: r.threshold, source };

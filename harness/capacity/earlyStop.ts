@@ -171,6 +171,7 @@ export function makeEarlyStop(slo: Slo, plan: EarlyStopPlan, options: EarlyStopO
       dpS: dpS(record.promptTokens) ?? Infinity,
       tbtDeadlineS,
       arrivals: plan.arrivals,
+      tieRule: slo.fluidity?.tieRule,
       ...(pre !== undefined ? { prefillS: pre } : {}),
     });
     const bad = !m.succeeded;
@@ -350,7 +351,7 @@ export function makeDecisionStop(slo: Slo, plan: DecisionStopPlan, params: Decis
       const info = planned.get(record.id);
       if (!info || !info.evaluated || record.warmup === true || finished.has(record.id)) continue;
       const pre = prefillS(record.promptTokens);
-      finished.set(record.id, computeRequestMetrics(record, { dpS: dpS(record.promptTokens) ?? Infinity, tbtDeadlineS, arrivals: plan.arrivals, ...(pre !== undefined ? { prefillS: pre } : {}) }));
+      finished.set(record.id, computeRequestMetrics(record, { dpS: dpS(record.promptTokens) ?? Infinity, tbtDeadlineS, arrivals: plan.arrivals, tieRule: slo.fluidity?.tieRule, ...(pre !== undefined ? { prefillS: pre } : {}) }));
     }
     processed = records.length;
 

@@ -261,9 +261,9 @@ export async function engineGone(
 
 /** Per-request metrics of the records under an SLO's deadlines (D_p from the prefill fit). */
 function metricsUnder(records: readonly TimelineRecord[], slo: Slo, fit: PrefillFit, arrivals: TokenArrivals): RequestMetrics[] {
-  const { tbtDeadlineS, ttftSlackS } = fluidityDeadlines(slo);
+  const { tbtDeadlineS, ttftSlackS, tieRule } = fluidityDeadlines(slo);
   return records.map((r) => {
     const prefillS = predictPrefillS(fit, r.promptTokens);
-    return computeRequestMetrics(r, { dpS: prefillS + ttftSlackS, tbtDeadlineS, prefillS, arrivals });
+    return computeRequestMetrics(r, { dpS: prefillS + ttftSlackS, tbtDeadlineS, prefillS, arrivals, tieRule });
   });
 }

@@ -1,106 +1,128 @@
-// Metron Fig. 5d: the share of token deadlines missed, and the P99 fluidity, as the target TBT
-// deadline varies, for vLLM (prefill-prioritizing) and Sarathi-Serve (chunked prefills) under the
-// same load. Deadlines are shown in the paper's time: a run on a time-scaled engine measures
-// deadline × scale, and the figure divides it back out. A deadline below the client's measured
-// timing error says nothing about the engine, so such points are kept in the CSV, marked, and
-// left off the charts. Pure: probe details in, files out.
+// Metron Fig. 5d as the paper ran it: the share of token deadlines missed, and the P99 fluidity, as
+// the target TBT deadline varies, for a set of OpenAI-compatible endpoints under the same workload,
+// each read at a 10% miss rate (the smallest target TBT whose miss rate is at most 10%). The paper
+// measured three public endpoints (Groq, Fireworks, Anyscale); fluidcap measures whichever the user
+// names. A deadline below the client's measured timing error says nothing about the endpoint, so
+// such points are kept in the CSV, marked, and left off the charts. Pure: request metrics in, files out.
 import type { Chart } from '../report/doc.ts';
-import type { ProbeDetail } from '../report/probeDetail.ts';
+import type { RequestMetrics } from '../metrics/request.ts';
+import { atDeadline } from '../report/probeDetail.ts';
 import { toCsv } from '../report/csv.ts';
 import { judgeFigure, type FigurePaper } from './paperNumbers.ts';
 import { figureArtifacts, type FigureArtifacts } from './output.ts';
 
-/** One system's probe, as the figure needs it. */
-export interface SystemProbe {
-  key: 'vllm' | 'sarathi';
+/** One endpoint's probe, as the figure needs it. */
+export interface EndpointProbe {
+  /** The endpoint's name in the endpoints file (the key of its values in claims.csv). */
+  key: string;
   label: string;
-  /** The load in the paper's time (the engine's rate × time scale). */
+  /** The model asked for (null: the endpoint's first listed model). */
+  model: string | null;
+  /** Where it was reached, without credentials or query. */
+  url: string;
   rateQps: number;
-  detail: ProbeDetail;
-  /** p99 of receive − emit over the probe's chunks, in real seconds; null when not measured. */
+  /** Evaluated requests (warm-up left out), judged with the run's prefill fit and TTFT slack. */
+  metrics: RequestMetrics[];
+  /** The client's timing error in seconds (p99 of receive − emit where the endpoint stamps its chunks, else the client's own), or null. */
   clientErrorS: number | null;
+  /** Which measure clientErrorS is (stated in the notes); optional for callers that have only one. */
+  clientErrorFrom?: 'receive \u2212 emit' | 'client';
 }
 
 export interface Fig5dInput {
-  systems: SystemProbe[];
-  /** Real seconds per modelled second (1 on a GPU; < 1 on a faster-than-real simulated engine). */
-  timeScale: number;
-  /** The SLO's TBT deadline in the paper's time (the grid is multiples of it). */
-  tbtDeadlineS: number;
+  endpoints: EndpointProbe[];
   percentile: number;
   minFluidity: number;
   /** The paper's entries for this figure, judged against ours. */
   paper: FigurePaper;
-  /** How the probes were made (engine, model, sizes, reductions), for the figure's notes. */
+  /** How the probes were made (workload, sizes, endpoints), for the figure's notes. */
   setup: string[];
-}
-
-const COLORS: Record<SystemProbe['key'], string> = { vllm: '#cf222e', sarathi: '#0969da' };
-
-interface Point {
-  system: SystemProbe;
-  paperDeadlineS: number;
-  realDeadlineS: number;
-  missRate: number;
-  fluidity: number;
-  trusted: boolean;
 }
 
 /** The miss rate at which the paper reads Fig. 5(d). */
 export const READ_AT_MISS_RATE = 0.1;
 
-/** The smallest trusted target TBT (paper time) whose miss rate is at most `rate`, or null. */
-export function tbtAtMissRate(pts: readonly { system: { key: string }; paperDeadlineS: number; missRate: number; trusted: boolean }[], key: string, rate: number): number | null {
-  const ok = pts.filter((p) => p.system.key === key && p.trusted && p.missRate <= rate).map((p) => p.paperDeadlineS);
-  return ok.length ? Math.min(...ok) : null;
+/** Target TBT deadlines of the curve: 1 ms to 1 s, ten per decade (the endpoints' speeds are not known in advance). */
+export const TARGET_TBT_GRID_S: readonly number[] = Array.from({ length: 31 }, (_, i) => +(0.001 * 10 ** (i / 10)).toPrecision(3));
+
+const COLORS = ['#cf222e', '#0969da', '#1a7f37', '#8250df', '#bf8700', '#57606a'];
+
+/** Where the miss rate crosses `rate`: the smallest target TBT whose miss rate is at most it. */
+export interface MissRateReading {
+  /** Seconds; null when even the grid's largest deadline misses more. */
+  tbtS: number | null;
+  /** `within`: found between two grid deadlines; `below-grid`: at most the grid's smallest; `above-grid`: none. */
+  where: 'within' | 'below-grid' | 'above-grid';
 }
 
-function points(input: Fig5dInput): Point[] {
-  return input.systems.flatMap((s) =>
-    s.detail.fluidityByDeadline.map((r) => ({
-      system: s,
-      paperDeadlineS: +(r.tbtDeadlineS / input.timeScale).toPrecision(6),
-      realDeadlineS: r.tbtDeadlineS,
-      missRate: r.missRate,
-      fluidity: r.fluidity,
-      trusted: s.clientErrorS === null || r.tbtDeadlineS > s.clientErrorS,
-    })),
-  );
+/**
+ * Reads the requests' deadline-miss rate at `rate`: scans the grid for the first deadline whose
+ * miss rate is at most `rate`, then bisects (on a log scale) between it and the one before it, to
+ * 0.1% of the deadline. The miss rate falls as the deadline grows (every deadline is later and
+ * slack builds faster), so the first crossing is the reading.
+ */
+export function tbtAtMissRate(metrics: readonly RequestMetrics[], rate: number, grid: readonly number[] = TARGET_TBT_GRID_S): MissRateReading {
+  const miss = (dd: number) => atDeadline(metrics, dd, 50).missRate;
+  const ok = (dd: number) => {
+    const m = miss(dd);
+    return Number.isFinite(m) && m <= rate;
+  };
+  const i = grid.findIndex(ok);
+  if (i < 0) return { tbtS: null, where: 'above-grid' };
+  if (i === 0) return { tbtS: grid[0], where: 'below-grid' };
+  let lo = grid[i - 1];
+  let hi = grid[i];
+  while (hi / lo > 1.001) {
+    const mid = Math.sqrt(lo * hi);
+    if (ok(mid)) hi = mid;
+    else lo = mid;
+  }
+  return { tbtS: +hi.toPrecision(4), where: 'within' };
 }
 
-/** Our value of a miss rate at a paper-time deadline, when the grid holds it and it is trusted. */
-function missAt(pts: readonly Point[], key: string, deadlineS: number): number | null {
-  const p = pts.find((x) => x.system.key === key && Math.abs(x.paperDeadlineS - deadlineS) < 1e-9);
-  return p && p.trusted && Number.isFinite(p.missRate) ? p.missRate : null;
+interface Point {
+  endpoint: EndpointProbe;
+  tbtS: number;
+  missRate: number;
+  fluidity: number;
+  trusted: boolean;
 }
+
+const ms = (s: number) => `${+(s * 1000).toPrecision(3)} ms`;
 
 /** The figure's charts, CSVs, comparison table and notes. */
 export function metronFig5d(input: Fig5dInput): FigureArtifacts {
-  const pts = points(input);
-  const shown = (s: SystemProbe) => pts.filter((p) => p.system === s && p.trusted);
-  const series = (y: (p: Point) => number) =>
-    input.systems.map((s) => ({
-      name: `${s.label} @ ${+s.rateQps.toPrecision(3)} QPS`,
+  const pts: Point[] = input.endpoints.flatMap((e) =>
+    TARGET_TBT_GRID_S.map((dd) => ({ endpoint: e, tbtS: dd, ...atDeadline(e.metrics, dd, input.percentile), trusted: e.clientErrorS === null || dd > e.clientErrorS })),
+  );
+  const readings = input.endpoints.map((e) => {
+    const r = tbtAtMissRate(e.metrics, READ_AT_MISS_RATE);
+    // A reading at or below the client's own timing error measures the client, not the endpoint.
+    const trusted = r.tbtS === null || e.clientErrorS === null || r.tbtS > e.clientErrorS;
+    return { endpoint: e, ...r, trusted };
+  });
+  const color = (e: EndpointProbe) => COLORS[input.endpoints.indexOf(e) % COLORS.length];
+  const series = (y: (p: Point) => number, logY = false) =>
+    input.endpoints.map((e) => ({
+      name: `${e.label} @ ${+e.rateQps.toPrecision(3)} QPS`,
       kind: 'line' as const,
       dots: true,
-      color: COLORS[s.key],
-      points: shown(s)
-        .filter((p) => Number.isFinite(y(p)))
-        .map((p) => [p.paperDeadlineS, y(p)] as [number, number]),
+      color: color(e),
+      points: pts.filter((p) => p.endpoint === e && p.trusted && Number.isFinite(y(p)) && (!logY || y(p) > 0)).map((p) => [p.tbtS, y(p)] as [number, number]),
     }));
-  const slo = { x: input.tbtDeadlineS, label: `${+(input.tbtDeadlineS * 1000).toPrecision(4)} ms` };
+  const read = readings.filter((r) => r.where === 'within' && r.trusted && r.tbtS !== null);
   const miss: Chart = {
     title: 'Deadline-miss rate by target TBT (Metron Fig. 5d)',
     xLabel: 'target TBT deadline (s)',
     yLabel: 'missed deadlines (fraction, log scale)',
     xScale: 'log',
-    // The headline compares a miss rate of 0.1% with 0: on a linear axis both sit on the floor.
+    // A miss rate of 0.1% beside 30%: on a linear axis the first sits on the floor.
     yScale: 'log',
-    series: series((p) => p.missRate),
-    hLines: [],
-    vLines: [slo],
-    description: 'Share of all token deadlines (first token and every later one) missed by the requests that succeeded, re-judged at each target TBT deadline from the archived timelines.',
-    howToRead: 'The y axis is logarithmic, so each step down is ten times fewer misses: a system that misses 0.1% of its deadlines sits two decades above one that misses 0.001%.',
+    series: series((p) => p.missRate, true),
+    hLines: [{ y: READ_AT_MISS_RATE, label: `${READ_AT_MISS_RATE * 100}% (read here)` }],
+    vLines: read.map((r) => ({ x: r.tbtS!, label: `${r.endpoint.label} ${ms(r.tbtS!)}` })),
+    description: `Share of all token deadlines (first token and every later one) missed by the requests that succeeded, re-judged at each target TBT deadline from the archived timelines; each endpoint is read where its curve crosses ${READ_AT_MISS_RATE * 100}%, as the paper reads its Fig. 5(d).`,
+    howToRead: 'The y axis is logarithmic, so each step down is ten times fewer misses; a deadline with no miss at all has no mark (0 has no place on a log axis).',
   };
   const fluid: Chart = {
     title: `Fluidity P${input.percentile} by target TBT`,
@@ -109,46 +131,48 @@ export function metronFig5d(input: Fig5dInput): FigureArtifacts {
     xScale: 'log',
     series: series((p) => p.fluidity),
     hLines: [{ y: input.minFluidity, label: `≥ ${input.minFluidity}` }],
-    vLines: [slo],
+    vLines: [],
     description: `The fluidity that ${input.percentile}% of requests reach at each target TBT deadline (failed requests count as 0).`,
   };
   const ours: Record<string, number | null> = {};
-  for (const s of input.systems) {
-    ours[`${s.key}.missRateAt25ms`] = missAt(pts, s.key, 0.025);
-    ours[`${s.key}.missRateAt50ms`] = missAt(pts, s.key, 0.05);
-    ours[`${s.key}.tbtAt10pctMissS`] = tbtAtMissRate(pts, s.key, READ_AT_MISS_RATE);
-  }
+  for (const r of readings) ours[`${r.endpoint.key}.tbtAt10pctMissS`] = r.trusted ? r.tbtS : null;
   const claims = judgeFigure(input.paper, ours);
+  const readingText = (r: (typeof readings)[number]) =>
+    r.tbtS === null
+      ? `misses more than ${READ_AT_MISS_RATE * 100}% of its deadlines even at ${ms(TARGET_TBT_GRID_S.at(-1)!)}`
+      : !r.trusted
+        ? `crosses ${READ_AT_MISS_RATE * 100}% at ${ms(r.tbtS)}, at or below the client's timing error (${ms(r.endpoint.clientErrorS!)}), so it is not read`
+        : r.where === 'below-grid'
+          ? `misses at most ${READ_AT_MISS_RATE * 100}% already at ${ms(r.tbtS)} (the grid's smallest deadline)`
+          : `misses ${READ_AT_MISS_RATE * 100}% of its deadlines at a target TBT of ${ms(r.tbtS)}`;
   const untrusted = pts.filter((p) => !p.trusted);
   const notes = [
-    `The paper\u2019s Fig. 5(d) draws this curve for three public endpoints (Groq, Fireworks, Anyscale) on Mixtral-8x7B and LLaMA3-70B and reads it at a ${READ_AT_MISS_RATE * 100}% miss rate; it has no vLLM or Sarathi-Serve series (their miss rates are its Fig. 6(b): metron-fig6). Here the same curve for the systems fluidcap runs, read the same way (tbtAt10pctMissS in claims.csv).`,
+    `The paper\u2019s Fig. 5(d) draws this curve for three public endpoints (Groq, Fireworks, Anyscale) on Mixtral-8x7B and LLaMA3-70B and reads it at a ${READ_AT_MISS_RATE * 100}% miss rate (best first: Groq, Fireworks, Anyscale). Those readings are not comparable here (public endpoint): hosted APIs on hardware nobody outside knows, measured in 2024; this figure measures the endpoints named in its endpoints file the same way.`,
     ...input.setup,
-    `Deadlines are in the paper's time: the engine ran at time scale ${input.timeScale}, so a target of D was measured as ${input.timeScale} × D.`,
-    ...input.systems.map(
-      (s) =>
-        `${s.label}: ${s.detail.requests} requests judged (${s.detail.succeeded} succeeded), client timing error p99 ${s.clientErrorS === null ? 'not measured' : `${+(s.clientErrorS * 1000).toPrecision(3)} ms`} (real time).`,
-    ),
+    ...input.endpoints.map((e) => {
+      const failed = e.metrics.length - e.metrics.filter((m) => m.succeeded).length;
+      return `${e.label} (${e.url}${e.model ? `, model ${e.model}` : ''}): ${e.metrics.length} requests judged at ${+e.rateQps.toPrecision(3)} QPS, ${failed} failed (counted as fluidity 0, their deadlines left out of the miss rate); client timing error ${e.clientErrorS === null ? 'not measured' : `${ms(e.clientErrorS)} (${e.clientErrorFrom === 'client' ? 'the client\u2019s own: the endpoint does not stamp its chunks with their emit time' : 'p99 of receive \u2212 emit of its chunks'})`}.`;
+    }),
+    `Read at ${READ_AT_MISS_RATE * 100}%: the smallest target TBT whose miss rate is at most ${READ_AT_MISS_RATE * 100}%, found between two of the grid's deadlines (${ms(TARGET_TBT_GRID_S[0])} to ${ms(TARGET_TBT_GRID_S.at(-1)!)}, ten per decade) by bisection to 0.1%.`,
     untrusted.length
-      ? `Left off the charts (deadline at or below the client's measured error, so it would measure the client): ${untrusted.map((p) => `${p.system.label} ${+(p.paperDeadlineS * 1000).toPrecision(3)} ms`).join(', ')}.`
-      : 'Every target deadline lies above the client timing error measured in its probe.',
+      ? `Left off the charts (deadline at or below the client's measured error, so it would measure the client): ${[...new Set(untrusted.map((p) => p.endpoint.label))].map((l) => `${l} up to ${ms(Math.max(...untrusted.filter((p) => p.endpoint.label === l).map((p) => p.tbtS)))}`).join(', ')}.`
+      : 'Every target deadline lies above the client timing error measured in its probe (or the endpoint does not stamp its chunks).',
   ];
   const data = toCsv(
-    ['system', 'rateQps', 'targetTbtS', 'measuredTbtS', 'missRate', `fluidityP${input.percentile}`, 'aboveClientError'],
-    pts.map((p) => [p.system.key, p.system.rateQps, p.paperDeadlineS, p.realDeadlineS, p.missRate, p.fluidity, p.trusted]),
+    ['endpoint', 'model', 'rateQps', 'targetTbtS', 'missRate', `fluidityP${input.percentile}`, 'aboveClientError'],
+    pts.map((p) => [p.endpoint.key, p.endpoint.model, p.endpoint.rateQps, p.tbtS, p.missRate, p.fluidity, p.trusted]),
+  );
+  const readCsv = toCsv(
+    ['endpoint', 'model', 'url', 'rateQps', 'tbtAt10pctMissS', 'where', 'aboveClientError'],
+    readings.map((r) => [r.endpoint.key, r.endpoint.model, r.endpoint.url, r.endpoint.rateQps, r.tbtS, r.where, r.trusted]),
   );
   return figureArtifacts({
     name: 'metron-fig5d',
-    title: 'Metron Fig. 5d: deadline-miss rate by target TBT',
+    title: 'Metron Fig. 5d: deadline-miss rate by target TBT, per endpoint',
     charts: [{ base: 'miss-rate', alt: 'miss rate', chart: miss }, { base: 'fluidity', alt: 'fluidity', chart: fluid }],
-    tables: [{ file: 'by-deadline.csv', text: data }],
+    tables: [{ file: 'by-deadline.csv', text: data }, { file: 'read-at-10pct.csv', text: readCsv }],
     claims,
     notes,
-    summary: [
-      ...input.systems.map((s) => {
-        const at = missAt(pts, s.key, input.tbtDeadlineS);
-        const read = ours[`${s.key}.tbtAt10pctMissS`];
-        return `${s.label} @ ${+s.rateQps.toPrecision(3)} QPS: ${at === null ? 'no trusted miss rate' : `${(at * 100).toPrecision(3)}% of deadlines missed`} at ${slo.label}; ${read === null ? `no target TBT keeps the miss rate at or below ${READ_AT_MISS_RATE * 100}%` : `${+(read * 1000).toPrecision(3)} ms keeps it at or below ${READ_AT_MISS_RATE * 100}%`}`;
-      }),
-    ],
+    summary: readings.map((r) => `${r.endpoint.label} @ ${+r.endpoint.rateQps.toPrecision(3)} QPS: ${readingText(r)}`),
   });
 }

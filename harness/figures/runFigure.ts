@@ -1,6 +1,7 @@
 // `fluidcap figure <name>`: runs the probes a paper figure needs (one capacity run per system, each
 // an ordinary run directory under the figure's directory, so `fluidcap report` works on it), then
-// draws the figure from the archived timelines. On the simulated engine by default, time-scaled and
+// draws the figure from the archived timelines. metron-fig5d measures the endpoints of an endpoints
+// file (endpointFigure.ts), as the paper measured public APIs. On the simulated engine by default, time-scaled and
 // with fewer requests than the paper; on real hosts with an inventory. figure.json in the figure's
 // directory names each system's run, so --resume reuses finished runs and resumes interrupted ones.
 import { existsSync, readFileSync } from 'node:fs';
@@ -12,7 +13,7 @@ import { parse, stringify } from 'yaml';
 import { runCapacity } from '../capacity/runCapacity.ts';
 import type { Inventory } from '../provision/inventory.ts';
 import { loadRun } from '../report/loadRun.ts';
-import { isTimelineRecord, probeDetail } from '../report/probeDetail.ts';
+import { isTimelineRecord } from '../report/probeDetail.ts';
 import { readJsonFile, readJsonLines, writeJsonFile } from '../runDir/jsonFiles.ts';
 import { findProbeDir } from '../runDir/read.ts';
 import { runPaths } from '../runDir/layout.ts';
@@ -20,7 +21,6 @@ import { DEFAULT_FLUIDITY } from '../metrics/slo.ts';
 import { UserError, describeValue } from '../util/errors.ts';
 import { figurePaper, parsePaperNumbers, type OurValues } from './paperNumbers.ts';
 import { metronFacts } from './metronFacts.ts';
-import { metronFig5d, type SystemProbe } from './metronFig5d.ts';
 import { metronFig3, type Fig3System } from './metronFig3.ts';
 import { metronFig6, type Fig6System } from './metronFig6.ts';
 import { computeRequestMetrics } from '../metrics/request.ts';
@@ -51,6 +51,8 @@ export interface FigureOptions {
   requests: number;
   /** vidur-fig5 / vidur-fig6: the sweep file the twin evaluates (default sweeps/vidur-fig5.yaml). */
   sweepFile?: string;
+  /** metron-fig5d: the endpoints file (endpointsFile.ts) naming the servers to measure. */
+  endpointsFile?: string;
   /** metron-fig6 (search mode): overrides of FIG6_SEARCH, e.g. a shorter search for --check. */
   fig6Search?: { minQps?: number; maxQps?: number; tolerance?: number; maxProbes?: number };
   signal?: AbortSignal;
@@ -151,6 +153,10 @@ function readState(dir: string): State {
 /** Runs (or reuses) every system's probe, then writes the figure's files. */
 export async function runFigure(o: FigureOptions): Promise<FigureOutcome> {
   if (o.name === 'deepspeed-throughput' && !o.resumeDir) return (await import('./deepspeedRun.ts')).runDeepspeedThroughput(o);
+  if ((await import('./endpointFigure.ts')).endpointFigureOwns(o)) {
+    if (o.inventory) throw new UserError('--hosts: metron-fig5d measures the endpoints its --endpoints file names; it launches nothing on hosts');
+    return (await import('./endpointFigure.ts')).runEndpointFigure(o);
+  }
   if ((o.name === 'metron-fig6' || o.resumeDir) && (await import('./metronFig6Search.ts')).fig6SearchOwns(o)) return (await import('./metronFig6Search.ts')).runFig6Search({ ...o, search: o.fig6Search });
   const now = o.now ?? (() => new Date());
   if (o.name === 'vidur-fig5' || o.name === 'vidur-fig6') {
@@ -235,41 +241,23 @@ export async function runFigure(o: FigureOptions): Promise<FigureOutcome> {
     return { dir, status: 'completed', artifacts: [artifacts], runSeconds: state.runSeconds };
   }
   const probes = SYSTEMS.map((sys) => loadSystem(sys, runOf(sys.key)!, state));
-  const artifacts = await drawFigure(
-    state.name === 'metron-fig5d'
-      ? metronFig5d({
-          systems: probes.map((p) => p.fig5d),
-          timeScale: scale,
-          tbtDeadlineS: PAPER_TBT_DEADLINE_S,
-          percentile: 99,
-          minFluidity: 0.9,
-          paper: figPaper,
-          setup,
-        })
-      : metronFig3({ systems: probes.map((p) => p.fig3), timeScale: scale, paper: figPaper, setup }),
-  );
+  const artifacts = await drawFigure(metronFig3({ systems: probes, timeScale: scale, paper: figPaper, setup }));
   for (const f of artifacts.files) writeFileIn(dir, join(dir, f.file), f.text);
   return { dir, status: 'completed', artifacts: [artifacts], runSeconds: state.runSeconds };
 }
 
-// One system's probe: its timelines re-judged with the run's own prefill fit and SLO.
-function loadSystem(sys: (typeof SYSTEMS)[number], runDir: string, state: State): { fig5d: SystemProbe; fig3: Fig3System } {
+// One system's probe: its timelines, the run's own prefill fit and TTFT slack.
+function loadSystem(sys: (typeof SYSTEMS)[number], runDir: string, state: State): Fig3System {
   const data = loadRun(runDir);
   const probe = data.probes.at(-1);
   if (!probe) throw new UserError(`${runDir}: the run has no probe`);
   const found = findProbeDir(runDir, { index: probe.index, qps: probe.qps });
   if (!found || !existsSync(found.timelines)) throw new UserError(`${runDir}: the timelines of the probe at ${probe.qps} QPS are missing`);
   const records = readJsonLines(found.timelines).filter(isTimelineRecord);
-  const f = data.capacity.slo.fluidity;
-  const tbtDeadlineS = f?.tbtDeadlineS ?? DEFAULT_FLUIDITY.tbtDeadlineS;
-  const ttftSlackS = f?.ttftSlackS ?? DEFAULT_FLUIDITY.ttftSlackS;
-  const detail = probeDetail(records, { fit: data.fit, ttftSlackS, tbtDeadlineS, percentile: 99, method: probe.percentileMethod === 'linear' ? 'linear' : 'nearest-rank' });
+  const ttftSlackS = data.capacity.slo.fluidity?.ttftSlackS ?? DEFAULT_FLUIDITY.ttftSlackS;
   const scale = state.onHosts ? 1 : state.timeScale;
   const clientErrorS = probe.recvMinusEmit?.p99S ?? probe.clientErrorS;
-  return {
-    fig5d: { key: sys.key, label: sys.label, rateQps: probe.qps * scale, detail, clientErrorS },
-    fig3: { key: sys.key, label: sys.label, rateQps: probe.qps * scale, records, fit: data.fit, ttftSlackS, clientErrorS },
-  };
+  return { key: sys.key, label: sys.label, rateQps: probe.qps * scale, records, fit: data.fit, ttftSlackS, clientErrorS };
 }
 
 // The evaluated requests of a run's (only) probe, judged with its prefill fit and TTFT slack.

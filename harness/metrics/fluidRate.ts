@@ -6,7 +6,7 @@
 // passed still passes and each late token spans no more deadlines. On-time count rises and missed
 // count falls, hence fluidity = on-time / (on-time + missed) rises, and so does any percentile.
 import type { MetricColumns } from './columns.ts';
-import { fluidityOfRange } from './fluidity.ts';
+import { fluidityOfRange, type TieRule } from './fluidity.ts';
 import { sortedPercentileFromTop, type PercentileMethod } from './percentile.ts';
 
 /** Grid of the search: D_d = k / STEPS_PER_S seconds (0.1 ms). */
@@ -29,6 +29,8 @@ export interface FluidRateOptions {
   percentile?: number;
   minFluidity?: number;
   method?: PercentileMethod;
+  /** How a token exactly on its deadline counts (fluidity.ts); default met. */
+  tieRule?: TieRule;
 }
 
 /** Searches the smallest D_d (0.1 ms grid) whose fluidity percentile reaches minFluidity. */
@@ -51,7 +53,7 @@ export function fluidTokenRate(cols: MetricColumns, opts: FluidRateOptions = {})
     const ddS = k / FLUID_RATE_STEPS_PER_S;
     for (let i = 0; i < cols.count; i++) {
       fluidity[i] = cols.succeeded[i]
-        ? fluidityOfRange(cols.ttftS[i], cols.tbtSamplesS, cols.tbtStart[i], cols.tbtStart[i + 1], cols.dpS[i], ddS)
+        ? fluidityOfRange(cols.ttftS[i], cols.tbtSamplesS, cols.tbtStart[i], cols.tbtStart[i + 1], cols.dpS[i], ddS, opts.tieRule)
             .fluidity
         : 0;
     }

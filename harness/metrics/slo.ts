@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { checkDurationS, formatDurationS } from '../util/duration.ts';
 import { durationIssue } from '../util/zodKit.ts';
+import { DEFAULT_TIE_RULE, type TieRule } from './fluidity.ts';
 
 /** Fluidity SLO: at least `percentile`% of requests reach fluidity >= minFluidity. */
 export interface FluiditySlo {
@@ -12,6 +13,12 @@ export interface FluiditySlo {
   ttftSlackS: number;
   minFluidity: number;
   percentile: number;
+  /**
+   * How a token exactly on its deadline counts (fluidity.ts): `met`, as Metron's code (the
+   * default), or `missed`, as the paper's Algorithm 1 prints it. Absent in runs recorded before it
+   * existed, which counted it met.
+   */
+  tieRule?: TieRule;
   source: string;
 }
 
@@ -88,6 +95,7 @@ const fluiditySchema = z
       .max(1, { error: 'must be a number within 0..1' })
       .optional(),
     percentile: percentileField.optional(),
+    tieRule: z.enum(['met', 'missed'], { error: 'must be met (a token exactly on its deadline is on time, as Metron\u2019s code) or missed (as Algorithm 1 of the paper prints it)' }).optional(),
     source: sourceField,
   })
   .transform((f): FluiditySlo => {
@@ -95,14 +103,15 @@ const fluiditySchema = z
     const ttftSlackS = f.ttftSlack?.s ?? DEFAULT_FLUIDITY.ttftSlackS;
     const minFluidity = f.minFluidity ?? DEFAULT_FLUIDITY.minFluidity;
     const percentile = f.percentile ?? DEFAULT_FLUIDITY.percentile;
+    const tieRule = f.tieRule ?? DEFAULT_TIE_RULE;
     const source =
       f.source ??
       fluiditySource(
-        { tbtDeadlineS, ttftSlackS, minFluidity, percentile },
+        { tbtDeadlineS, ttftSlackS, minFluidity, percentile, tieRule },
         f.tbtDeadline?.text,
         f.ttftSlack?.text,
       );
-    return { tbtDeadlineS, ttftSlackS, minFluidity, percentile, source };
+    return { tbtDeadlineS, ttftSlackS, minFluidity, percentile, tieRule, source };
   });
 
 // Shorthand `ttft: "p90 <= 2s"`: the string itself is the source text.
@@ -156,7 +165,8 @@ export function fluiditySource(
   tbtDeadlineText = formatDurationS(f.tbtDeadlineS),
   ttftSlackText = formatDurationS(f.ttftSlackS),
 ): string {
-  return `fluidity p${f.percentile} >= ${f.minFluidity} (tbt deadline ${tbtDeadlineText}, ttft slack ${ttftSlackText})`;
+  // Only the rule that is not Metron's code is spelt out, so the usual SLO reads as it always has.
+  return `fluidity p${f.percentile} >= ${f.minFluidity} (tbt deadline ${tbtDeadlineText}, ttft slack ${ttftSlackText}${f.tieRule === 'missed' ? ', a token on its deadline missed' : ''})`;
 }
 
 /** The fluidity SLO analyze uses when a run has none configured. */
@@ -165,11 +175,12 @@ export function defaultFluiditySlo(): FluiditySlo {
 }
 
 /** Command-line overrides of the fluidity SLO (already parsed to seconds). */
-/** The fluidity deadlines an SLO implies: its own, else Metron's defaults (25 ms TBT deadline, 0.3 s TTFT slack). */
-export function fluidityDeadlines(slo: Slo): { tbtDeadlineS: number; ttftSlackS: number } {
+/** The fluidity deadlines and tie rule an SLO implies: its own, else Metron's defaults (25 ms TBT deadline, 0.3 s TTFT slack, ties met). */
+export function fluidityDeadlines(slo: Slo): { tbtDeadlineS: number; ttftSlackS: number; tieRule: TieRule } {
   return {
     tbtDeadlineS: slo.fluidity?.tbtDeadlineS ?? DEFAULT_FLUIDITY.tbtDeadlineS,
     ttftSlackS: slo.fluidity?.ttftSlackS ?? DEFAULT_FLUIDITY.ttftSlackS,
+    tieRule: slo.fluidity?.tieRule ?? DEFAULT_TIE_RULE,
   };
 }
 
@@ -178,6 +189,7 @@ export interface SloOverrides {
   ttftSlackS?: number;
   percentile?: number;
   minFluidity?: number;
+  tieRule?: TieRule;
 }
 
 /**
@@ -191,6 +203,7 @@ export function applySloOverrides(slo: Slo, overrides: SloOverrides): Slo {
   if (overrides.ttftSlackS !== undefined) flags.push(`--ttft-slack ${formatDurationS(overrides.ttftSlackS)}`);
   if (overrides.percentile !== undefined) flags.push(`--percentile ${overrides.percentile}`);
   if (overrides.minFluidity !== undefined) flags.push(`--min-fluidity ${overrides.minFluidity}`);
+  if (overrides.tieRule !== undefined) flags.push(`--tie-rule ${overrides.tieRule}`);
   if (flags.length === 0) return { ...slo };
   const base = slo.fluidity ?? defaultFluiditySlo();
   const f = {
@@ -198,6 +211,7 @@ export function applySloOverrides(slo: Slo, overrides: SloOverrides): Slo {
     ttftSlackS: overrides.ttftSlackS ?? base.ttftSlackS,
     minFluidity: overrides.minFluidity ?? base.minFluidity,
     percentile: overrides.percentile ?? base.percentile,
+    tieRule: overrides.tieRule ?? base.tieRule ?? DEFAULT_TIE_RULE,
   };
   return { ...slo, fluidity: { ...f, source: `${fluiditySource(f)} [${flags.join(' ')}]` } };
 }

@@ -160,6 +160,7 @@ export class SummaryAccumulator {
       fluidRate: fluidTokenRate(cols, {
         percentile: f?.percentile,
         minFluidity: f?.minFluidity,
+        tieRule: f?.tieRule,
         method,
       }),
     };

@@ -84,6 +84,7 @@ export function loadRun(runDir: string): RunReportData {
       ttftSlackS: f?.ttftSlackS ?? fit?.ttftSlackS ?? DEFAULT_FLUIDITY.ttftSlackS,
       tbtDeadlineS: f?.tbtDeadlineS ?? DEFAULT_FLUIDITY.tbtDeadlineS,
       percentile: f?.percentile ?? DEFAULT_FLUIDITY.percentile,
+      tieRule: f?.tieRule,
       method: p.percentileMethod === 'linear' ? 'linear' : 'nearest-rank',
       dropCancelled: p.earlyStop !== null,
     });

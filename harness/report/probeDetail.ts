@@ -1,8 +1,8 @@
 // What the report plots from a probe's own timelines, beyond its summary: the TBT distribution,
 // TTFT against prompt length, and fluidity as the TBT deadline varies (Metron Fig. 5d). Pure: the
 // records come in already parsed, and the output is small enough to embed (curves are thinned).
-import { computeRequestMetrics } from '../metrics/request.ts';
-import { fluidityOfRange } from '../metrics/fluidity.ts';
+import { computeRequestMetrics, type RequestMetrics } from '../metrics/request.ts';
+import { fluidityOfRange, type TieRule } from '../metrics/fluidity.ts';
 import { predictPrefillS, type PrefillFit } from '../metrics/prefill.ts';
 import { sortedPercentileFromTop, type PercentileMethod } from '../metrics/percentile.ts';
 
@@ -37,6 +37,28 @@ export interface ProbeDetailOptions {
   maxPoints?: number;
   /** Leave out requests cancelled when the probe stopped early (they were never answered, not slow). */
   dropCancelled?: boolean;
+  /** The run's tie rule (fluidity.ts); default met. */
+  tieRule?: TieRule;
+}
+
+/**
+ * Requests re-judged at another TBT deadline `ddS` (their D_p kept): the fluidity the percentile of
+ * requests reaches (failed requests count as 0) and the share of the succeeded requests' deadlines
+ * missed (NaN when none was due).
+ */
+export function atDeadline(metrics: readonly RequestMetrics[], ddS: number, percentile: number, method: PercentileMethod = 'nearest-rank', tie?: TieRule): { fluidity: number; missRate: number } {
+  const values = new Float64Array(metrics.length);
+  let total = 0;
+  let missed = 0;
+  metrics.forEach((m, i) => {
+    if (!m.succeeded || m.ttftS === null) return; // fluidity 0: a failed request fails every deadline
+    const f = fluidityOfRange(m.ttftS, m.tbtSamplesS, 0, m.tbtSamplesS.length, m.dpS, ddS, tie);
+    values[i] = f.fluidity;
+    total += f.total;
+    missed += f.missed;
+  });
+  values.sort();
+  return { fluidity: metrics.length ? sortedPercentileFromTop(values, percentile, method) : NaN, missRate: total > 0 ? missed / total : NaN };
 }
 
 /** A plausible timeline line (a report must not fail on one odd line: it is skipped). */
@@ -69,7 +91,7 @@ export function probeDetail(records: readonly TimelineRecord[], o: ProbeDetailOp
   const evaluated = records.filter((r) => r.warmup !== true && !(o.dropCancelled && r.status === 'cancelled'));
   const metrics = evaluated.map((r) => {
     const prefillS = o.fit ? predictPrefillS(o.fit, r.promptTokens) : undefined;
-    return computeRequestMetrics(r, { dpS: (prefillS ?? 0) + o.ttftSlackS, tbtDeadlineS: o.tbtDeadlineS, prefillS });
+    return computeRequestMetrics(r, { dpS: (prefillS ?? 0) + o.ttftSlackS, tbtDeadlineS: o.tbtDeadlineS, prefillS, tieRule: o.tieRule });
   });
   const ok = metrics.filter((m) => m.succeeded);
 
@@ -89,20 +111,7 @@ export function probeDetail(records: readonly TimelineRecord[], o: ProbeDetailOp
     maxPoints,
   );
 
-  const fluidityByDeadline = DEADLINE_GRID_FACTORS.map((k) => +(k * o.tbtDeadlineS).toPrecision(6)).map((dd) => {
-    const values = new Float64Array(metrics.length);
-    let total = 0;
-    let missed = 0;
-    metrics.forEach((m, i) => {
-      if (!m.succeeded || m.ttftS === null) return; // fluidity 0: a failed request fails every deadline
-      const f = fluidityOfRange(m.ttftS, m.tbtSamplesS, 0, m.tbtSamplesS.length, m.dpS, dd);
-      values[i] = f.fluidity;
-      total += f.total;
-      missed += f.missed;
-    });
-    values.sort();
-    return { tbtDeadlineS: dd, fluidity: metrics.length ? sortedPercentileFromTop(values, o.percentile, method) : NaN, missRate: total > 0 ? missed / total : NaN };
-  });
+  const fluidityByDeadline = DEADLINE_GRID_FACTORS.map((k) => +(k * o.tbtDeadlineS).toPrecision(6)).map((dd) => ({ tbtDeadlineS: dd, ...atDeadline(metrics, dd, o.percentile, method, o.tieRule) }));
 
   return {
     requests: metrics.length,

@@ -19,7 +19,8 @@ export function sloKey(rawSlo: unknown): string | null {
     const f = (k: string) => (num(e[k]) === null ? '?' : `${num(e[k])}`);
     parts.push(
       name === 'fluidity'
-        ? `fluidity p${f('percentile')} >= ${f('minFluidity')} (tbt ${f('tbtDeadlineS')}s, ttft slack ${f('ttftSlackS')}s)`
+        ? // A token on its deadline counted missed is another SLO; the default (met) keeps the key runs always had.
+          `fluidity p${f('percentile')} >= ${f('minFluidity')} (tbt ${f('tbtDeadlineS')}s, ttft slack ${f('ttftSlackS')}s${e.tieRule === 'missed' ? ', ties missed' : ''})`
         : `${name} p${f('percentile')} <= ${f('maxS')}s`,
     );
   }

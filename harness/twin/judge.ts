@@ -22,7 +22,7 @@ export function metricsUnder(records: readonly TimelineRecord[], slo: Slo, fit: 
   const ttftSlackS = slo.fluidity?.ttftSlackS ?? 0.3;
   return records.map((r) => {
     const prefillS = predictPrefillS(fit, r.promptTokens);
-    return computeRequestMetrics(r, { dpS: prefillS + ttftSlackS, tbtDeadlineS, prefillS });
+    return computeRequestMetrics(r, { dpS: prefillS + ttftSlackS, tbtDeadlineS, prefillS, tieRule: slo.fluidity?.tieRule });
   });
 }
 

@@ -233,7 +233,7 @@ test("a standalone probe's recipeSlo wins over the text of its verdicts", async 
     JSON.stringify({ rateQps: 2, clientHealth: { verdict: 'valid', reason: 'ok' }, recipeSlo: { fluidity }, metrics: { slo: { passed: true, results: [{ name: 'fluidity', source: 'chat users', percentile: 95, threshold: 0.8 }] } } }),
   );
   const s = JSON.parse((await run(['standalone2', '--json'])).stdout).summary;
-  assert.equal(s.fluidityDeadlines, { tbtDeadlineS: 0.075, ttftSlackS: 0.5 });
+  assert.equal(s.fluidityDeadlines, { tbtDeadlineS: 0.075, ttftSlackS: 0.5, tieRule: 'met' });
   assert.match(s.sloFrom, "(the recipe's SLO)");
   assert.match(s.firstTokenDeadline.text, 'TTFT slack 500ms for every request');
 });

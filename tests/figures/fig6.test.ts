@@ -6,7 +6,8 @@ import * as assert from 'uvu/assert';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fig6Slos, gridCapacity, missRateCdf } from '../../harness/figures/metronFig6.ts';
+import { fig6Slos, gridCapacity, missByTargetTbt, missRateCdf } from '../../harness/figures/metronFig6.ts';
+import { computeRequestMetrics } from '../../harness/metrics/request.ts';
 import { runFigure } from '../../harness/figures/runFigure.ts';
 import type { RequestMetrics } from '../../harness/metrics/request.ts';
 import { svgPoints } from '../support/svgMarks.ts';
@@ -27,6 +28,36 @@ test('capacity is the highest rate of a passing prefix; the first failure is its
 test('per-request miss rates: a failed request counts as missing everything', () => {
   const m = (missed: number, total: number, succeeded = true) => ({ succeeded, deadlinesMissed: missed, deadlinesTotal: total }) as RequestMetrics;
   assert.equal(missRateCdf([m(1, 10), m(0, 5), m(0, 0, false), m(3, 4)]), [[0, 0.25], [0.1, 0.5], [0.75, 0.75], [1, 1]]);
+});
+
+// A request whose first token is due exactly when it lands, then tokens `gapS` apart with one
+// `stallS` pause (a whole prefill joining vLLM's batch) after the 10th.
+function streamed(id: string, gapS: number, stallS: number): RequestMetrics {
+  const chunks: [number, number][] = [];
+  let us = 100_000;
+  for (let i = 0; i < 40; i++) {
+    chunks.push([us / 1e6, 1]);
+    us += Math.round((gapS + (i === 10 ? stallS : 0)) * 1e6);
+  }
+  return computeRequestMetrics({ id, scheduledS: 0, sentS: 0, promptTokens: 100, maxTokens: 40, outputTokens: 40, chunks, status: 'ok', httpStatus: 200, error: null }, { dpS: 0.1, tbtDeadlineS: 0.0125 });
+}
+
+test('Fig. 6(b): the miss rate by target TBT at fluidity capacity, in the paper\u2019s time; ours at 25 ms puts the stalling system above', () => {
+  // Time scale 0.5: the paper's 25 ms is judged at 12.5 ms. vLLM: 5 ms gaps and a 200 ms stall; Sarathi: 8 ms gaps, no stall.
+  const vllm = Array.from({ length: 4 }, (_, i) => streamed(`v${i}`, 0.005, 0.2));
+  const sarathi = Array.from({ length: 4 }, (_, i) => streamed(`s${i}`, 0.008, 0));
+  const { chart, ours } = missByTargetTbt([{ system: { key: 'vllm', label: 'vLLM' }, rateQps: 1, metrics: vllm }, { system: { key: 'sarathi', label: 'Sarathi-Serve' }, rateQps: 2, metrics: sarathi }], 0.025, 0.5);
+  // vLLM's stalled token spans floor((205 − 12.5 − slack) / 12.5) + 1 deadlines: some missed at 25 ms (paper time); Sarathi-Serve's none.
+  assert.ok(ours['vllm.missRateAt25msAtFluidCapacity']! > 0, String(ours['vllm.missRateAt25msAtFluidCapacity']));
+  assert.is(ours['sarathi.missRateAt25msAtFluidCapacity'], 0);
+  assert.is(chart.yScale, 'log');
+  // x in the paper's time (the grid around 25 ms); a deadline nobody missed has no mark.
+  assert.ok(chart.series[0].points.every(([x, y]) => x >= 0.005 && x <= 0.1 && y > 0));
+  assert.ok(chart.series[0].points.some(([x]) => x === 0.025));
+  assert.equal(chart.series[1].points.filter(([x]) => x >= 0.02), []);
+  assert.equal(chart.vLines, [{ x: 0.025, label: '25 ms' }]);
+  // No requests (no fluidity capacity): no value, so the ordering is not judged.
+  assert.is(missByTargetTbt([{ system: { key: 'vllm', label: 'vLLM' }, rateQps: null, metrics: [] }], 0.025, 1).ours['vllm.missRateAt25msAtFluidCapacity'], null);
 });
 
 test('the SLO thresholds are the paper-time deadline times the time scale', () => {

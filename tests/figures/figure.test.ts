@@ -1,21 +1,15 @@
 // `fluidcap figure` end to end on the simulated engine at a tiny size (a dozen requests per
-// system, time scale 0.5): both runs happen for real, the SVGs draw a mark per CSV point for each
-// system, the miss rates agree with the metrics module's own per-request deadline counts, Fig. 3
-// shows one real request's timeline in both systems, --resume reuses finished runs, and a bad name exits 2.
+// system, time scale 0.5): both runs happen for real, Fig. 3 shows one real request's timeline in
+// both systems, --resume reuses finished runs, a bad name exits 2, and metron-fig5d (which
+// measures endpoints: tests/pipeline/fig5dEndpoints.test.ts) without its endpoints file exits 2.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { runFigure, type FigureOutcome } from '../../harness/figures/runFigure.ts';
-import { findProbeDir, readFit } from '../../harness/runDir/read.ts';
-import { readJsonFile, readJsonLines } from '../../harness/runDir/jsonFiles.ts';
-import { runPaths } from '../../harness/runDir/layout.ts';
-import { computeRequestMetrics } from '../../harness/metrics/request.ts';
-import { predictPrefillS } from '../../harness/metrics/prefill.ts';
-import type { TimelineRecord } from '../../harness/timeline/record.ts';
-import { svgLines, svgPoints } from '../support/svgMarks.ts';
+import { svgPoints } from '../support/svgMarks.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const tmp = mkdtempSync(join(tmpdir(), 'fluidcap-figure-'));
@@ -32,73 +26,10 @@ const csvRows = (text: string) =>
     .slice(1)
     .map((l) => [...l.matchAll(/(?:^|,)("(?:[^"]|"")*"|[^,]*)/g)].map((m) => (m[1].startsWith('"') ? m[1].slice(1, -1).replace(/""/g, '"') : m[1])));
 const read = (o: FigureOutcome, f: string) => readFileSync(join(o.dir, f), 'utf8');
-let fig5d: FigureOutcome;
-
-test('metron-fig5d: a mark per CSV point for each system, and the miss rates the metrics module counts', async () => {
-  fig5d = await tiny('metron-fig5d');
-  assert.is(fig5d.status, 'completed');
-  const svg = read(fig5d, 'miss-rate.svg');
-  const csv = csvRows(read(fig5d, 'miss-rate.csv'));
-  const series = [...new Set(csv.map((r) => r[0]))];
-  assert.equal(series.map((s) => s.replace(/ @.*/, '')), ['vLLM', 'Sarathi-Serve']);
-  series.forEach((name) => {
-    const marks = svgPoints(svg, name);
-    const points = csv.filter((r) => r[0] === name).length;
-    // 14 target deadlines; how many of the smallest fall below the client's error depends on the
-    // machine's load, but the largest (4 × the SLO's) never does.
-    assert.ok(points >= 2, `${name}: ${points} points`);
-    assert.is(marks.length, points, `${name}: marks in the SVG`);
-  });
-  assert.ok(svgLines(svg) >= 2, 'a line per system');
-  // The miss rate is drawn on a log axis, so a rate of 0.1% stands apart from 0 (drawn on the floor).
-  assert.match(svg, /aria-label="Y-axis titled '[^']*' for a log scale/);
-  // The CSV's points are the by-deadline table's rows above the client's error.
-  const table = csvRows(read(fig5d, 'by-deadline.csv'));
-  const trusted = table.filter((r) => r[6] === 'true');
-  assert.is(trusted.length, csv.length);
-  for (const r of csv) assert.ok(trusted.some((t) => Number(t[2]) === Number(r[1]) && Number(t[4]) === Number(r[2])), `point ${r.join(',')} not in by-deadline.csv`);
-
-  // Recount the 25 ms (paper time) miss rate of each run from its timelines, request by request.
-  const state = readJsonFile(join(fig5d.dir, 'figure.json')) as { runs: Record<string, string> };
-  for (const key of ['vllm', 'sarathi']) {
-    const runDir = join(fig5d.dir, state.runs[key]);
-    const cap = readJsonFile(runPaths(runDir).capacity) as { probes: { index: number; qps: number }[]; slo: { fluidity: { ttftSlackS: number } } };
-    const fit = readFit(runPaths(runDir).fit)!;
-    const probe = findProbeDir(runDir, cap.probes[0])!;
-    const records = readJsonLines(probe.timelines) as unknown as TimelineRecord[];
-    let missed = 0;
-    let total = 0;
-    for (const r of records.filter((x) => x.warmup !== true)) {
-      const m = computeRequestMetrics(r, { dpS: predictPrefillS(fit, r.promptTokens) + cap.slo.fluidity.ttftSlackS, tbtDeadlineS: 0.025 * SCALE });
-      if (!m.succeeded) continue;
-      missed += m.deadlinesMissed;
-      total += m.deadlinesTotal;
-    }
-    assert.is(cap.slo.fluidity.ttftSlackS, 0.3 * SCALE);
-    const row = table.find((t) => t[0] === key && Number(t[2]) === 0.025)!;
-    assert.ok(Math.abs(Number(row[4]) - missed / total) < 1e-12, `${key}: figure ${row[4]} vs recount ${missed / total}`);
-  }
-  const md = read(fig5d, 'README.md');
-  assert.match(md, /time scale 0\.5/);
-  // The paper's Fig. 5(d) compares public endpoints: its ordering is listed, not comparable here, with the reason.
-  const claims = csvRows(read(fig5d, 'claims.csv'));
-  const endpoints = claims.find((r) => r[0] === 'M-23' && r[1] === 'ordering')!;
-  assert.is(endpoints[8], 'not comparable here');
-  assert.match(endpoints[9], /^public endpoint: /);
-  assert.match(md, /\| M-23 \| ordering \| .* \| \*\*not comparable here\*\* \| public endpoint: /);
-  assert.ok(claims.some((r) => r[0] === 'M-22' && r[8] === 'setup' && r[6] === '0.1'), 'read at a 10% miss rate, as the paper');
-});
-
-test('--resume reuses both finished runs and redraws the same figure', async () => {
-  logs.length = 0;
-  const again = await tiny('ignored', fig5d.dir);
-  assert.is(again.dir, fig5d.dir);
-  assert.is(logs.filter((l) => /: reusing /.test(l)).length, 2, logs.join('\n'));
-  assert.is(read(again, 'by-deadline.csv'), read(fig5d, 'by-deadline.csv'));
-});
+let fig3: FigureOutcome;
 
 test('metron-fig3: the decode vLLM stalls most, in both systems, and the three token rates per system', async () => {
-  const o = await tiny('metron-fig3');
+  const o = (fig3 = await tiny('metron-fig3'));
   const timeline = csvRows(read(o, 'timeline.csv'));
   const names = [...new Set(timeline.map((r) => r[0]))];
   assert.is(names.length, 2);
@@ -139,6 +70,14 @@ test('metron-fig3: the decode vLLM stalls most, in both systems, and the three t
   for (const name of ['1 / mean TPOT', '1 / TBT p99', 'fluid token rate (P99 ≥ 0.9)']) assert.is(svgPoints(svg, name).length, 2, name);
 });
 
+test('--resume reuses both finished runs and redraws the same figure', async () => {
+  logs.length = 0;
+  const again = await tiny('ignored', fig3.dir);
+  assert.is(again.dir, fig3.dir);
+  assert.is(logs.filter((l) => /: reusing /.test(l)).length, 2, logs.join('\n'));
+  assert.is(read(again, 'rates.csv'), read(fig3, 'rates.csv'));
+});
+
 const cli = (...args: string[]) =>
   new Promise<{ code: number; stderr: string }>((done) =>
     execFile(process.execPath, [join(ROOT, 'bin', 'fluidcap.js'), 'figure', ...args], { cwd: tmp }, (err, _o, stderr) =>
@@ -151,6 +90,15 @@ test('a figure that does not exist exits 2 naming the choices', async () => {
   assert.is(r.code, 2);
   assert.match(r.stderr, /figure name must be one of metron-fig5d, metron-fig3, metron-fig6, vidur-fig5, vidur-fig6, deepspeed-throughput, got "metron-fig9"/);
   assert.not.match(r.stderr, /^\s+at /m);
+});
+
+test('metron-fig5d without --endpoints exits 2 saying what it measures; --endpoints on another figure exits 2', async () => {
+  const r = await cli('metron-fig5d');
+  assert.is(r.code, 2);
+  assert.match(r.stderr, /metron-fig5d measures OpenAI-compatible endpoints, as the paper measured Groq, Fireworks and Anyscale: give --endpoints <file\.yaml>/);
+  const other = await cli('metron-fig3', '--endpoints', 'e.yaml');
+  assert.is(other.code, 2);
+  assert.match(other.stderr, /--endpoints is for metron-fig5d, got figure "metron-fig3"/);
 });
 
 test('--check runs every figure: with a figure name it exits 2 saying so, before anything runs', async () => {

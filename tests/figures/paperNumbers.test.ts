@@ -87,6 +87,29 @@ test('a ratio holds when ours ÷ paper is within the band, and says by how much 
   assert.is(hold.source, 'Agrawal et al. 2024, §5.2');
 });
 
+// A claim printed as a bound ("at least X", "up to X") is judged on one side only: ours far past
+// the bound on its open side still holds, while the same numbers judged as "about X" do not.
+test('a bound is judged one-sided: at-least holds far above and fails below; at-most holds far below and fails above', () => {
+  const judge = (compare: 'about' | 'at-least' | 'at-most', a: number) => judgeClaims([ratio({ compare })], { a, b: 1 }, CTX, data.papers)[0];
+  // Paper: 2 (tolerance 0.25, so the band is [1.6, 2.5]).
+  assert.is(judge('at-least', 10).verdict, 'holds', 'at least 2: 10 is');
+  assert.is(judge('about', 10).verdict, 'does not hold', 'about 2: 10 is not');
+  assert.match(judge('at-least', 10).reason, /ours ÷ paper = 5, ≥ 0\.8$/);
+  assert.is(judge('at-least', 1.2).verdict, 'does not hold', 'at least 2: 1.2 is not, even within the tolerance of 0.8× ');
+  assert.match(judge('at-least', 1.2).reason, /= 0\.6, not ≥ 0\.8/);
+  assert.is(judge('at-least', 1.7).verdict, 'holds', 'within the tolerance below the bound');
+  assert.is(judge('at-most', 0.2).verdict, 'holds', 'up to 2: 0.2 is');
+  assert.is(judge('about', 0.2).verdict, 'does not hold');
+  assert.is(judge('at-most', 3).verdict, 'does not hold', 'up to 2: 3 is not (1.5× the bound)');
+  assert.match(judge('at-most', 3).reason, /= 1\.5, not ≤ 1\.25/);
+  // The paper's text of a bound says so.
+  assert.match(judge('at-least', 10).paper, /= at least 2$/);
+  assert.match(judge('at-most', 1).paper, /= up to 2$/);
+  // Vidur's "up to 2×" (V-11) is typed as a bound in the data file.
+  const v11 = Object.values(data.figures).flatMap((f) => f.claims).find((c) => c.source.id === 'V-11') as Extract<Claim, { kind: 'ratio' }>;
+  assert.is(v11.compare, 'at-most');
+});
+
 test('orderings, and what is not comparable here: another trace, a public endpoint, a value only real hosts give', () => {
   const fig6 = data.figures['metron-fig6'].claims;
   const ours = { 'vllm.capacity.fluidity': 0.6, 'sarathi.capacity.fluidity': 0.6, 'vllm.missRateP50AtFluidCapacity': 0.02, 'sarathi.missRateP50AtFluidCapacity': 0 };

@@ -46,7 +46,7 @@ const PURE = [
   'sweep/expand.ts', 'sweep/placement.ts', 'sweep/plan.ts', 'sweep/sweepReport.ts', 'capacity/warmStart.ts',
   'sim/virtualClock.ts', 'twin/virtualProbe.ts', 'twin/virtualProfile.ts', 'twin/judge.ts', 'twin/twinSearch.ts', 'twin/twinSweepRank.ts', 'twin/twinSweepPage.ts',
   'gate/decide.ts', 'gate/evidence.ts', 'gate/outputs.ts', 'gate/history.ts',
-  'figures/paperNumbers.ts', 'figures/claimsTable.ts', 'figures/metronFacts.ts', 'figures/output.ts', 'figures/metronFig5d.ts', 'figures/metronFig3.ts', 'figures/metronFig6.ts', 'figures/vidurFigs.ts', 'figures/deepspeedThroughput.ts',
+  'figures/paperNumbers.ts', 'figures/claimsTable.ts', 'figures/endpointsFile.ts', 'figures/metronFacts.ts', 'figures/output.ts', 'figures/metronFig5d.ts', 'figures/metronFig3.ts', 'figures/metronFig6.ts', 'figures/vidurFigs.ts', 'figures/deepspeedThroughput.ts',
 ];
 const IO = /^(node:)?(fs|fs\/promises|net|http|https|http2|child_process|worker_threads|dgram|tls|readline)$|^(ssh2|node-ssh|dockerode|execa|undici|zx)(\/|$)/;
 

@@ -3,7 +3,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { TimelineRecord } from '../../harness/timeline/record.ts';
-import { applySloOverrides, sloSchema, type Slo } from '../../harness/metrics/slo.ts';
+import { applySloOverrides, fluidityDeadlines, sloSchema, type Slo } from '../../harness/metrics/slo.ts';
+import { sloKey } from '../../harness/runDir/configKey.ts';
 import { evaluateSlo } from '../../harness/metrics/sloCheck.ts';
 import { computeRequestMetrics } from '../../harness/metrics/request.ts';
 
@@ -27,6 +28,7 @@ test('parses the common-brief example to seconds with canonical source text', ()
     ttftSlackS: 0.3,
     minFluidity: 0.9,
     percentile: 99,
+    tieRule: 'met',
     source: 'fluidity p99 >= 0.9 (tbt deadline 25ms, ttft slack 0.3s)',
   });
   assert.equal(slo.ttft, { percentile: 90, maxS: 2, source: 'ttft p90 <= 2s' });
@@ -150,6 +152,30 @@ test('scheduling delay without a prefill prediction is reported as not measurabl
   const withFit = evaluateSlo(metricsOf([req(0)]), s);
   assert.is(withFit.results[0].value, 0);
   assert.is(withFit.passed, true);
+});
+
+// Metron's Algorithm 1 counts a token exactly on its deadline as missed; its code (and fluidcap by
+// default) as met. The recipe chooses; the choice is part of the SLO's text and of its key, but the
+// default leaves both as they always were.
+test('slo.fluidity.tieRule: met by default, missed when the recipe says so, anything else refused naming the field', () => {
+  const met = sloSchema.parse({ fluidity: { tbtDeadline: '25ms' } });
+  const missed = sloSchema.parse({ fluidity: { tbtDeadline: '25ms', tieRule: 'missed' } });
+  assert.is(met.fluidity!.tieRule, 'met');
+  assert.is(missed.fluidity!.tieRule, 'missed');
+  assert.is(met.fluidity!.source, 'fluidity p99 >= 0.9 (tbt deadline 25ms, ttft slack 300ms)');
+  assert.is(missed.fluidity!.source, 'fluidity p99 >= 0.9 (tbt deadline 25ms, ttft slack 300ms, a token on its deadline missed)');
+  assert.is(fluidityDeadlines(missed).tieRule, 'missed');
+  assert.is(fluidityDeadlines({ tbt: { percentile: 99, maxS: 0.1, source: 'x' } }).tieRule, 'met');
+  assert.equal(issues({ fluidity: { tieRule: 'strict' } }), ['fluidity.tieRule: must be met (a token exactly on its deadline is on time, as Metron\u2019s code) or missed (as Algorithm 1 of the paper prints it)']);
+  // The key of a run recorded before the rule existed (no tieRule) is the key of ties met.
+  const { tieRule: _, ...old } = met.fluidity!;
+  assert.is(sloKey({ fluidity: old }), sloKey(met));
+  assert.is.not(sloKey(missed), sloKey(met));
+  assert.match(sloKey(missed)!, /, ties missed\)$/);
+  // An analyze flag overrides the run's rule and says so.
+  const flagged = applySloOverrides(met, { tieRule: 'missed' });
+  assert.is(flagged.fluidity!.tieRule, 'missed');
+  assert.match(flagged.fluidity!.source, /a token on its deadline missed\) \[--tie-rule missed\]$/);
 });
 
 test.run();

@@ -1,6 +1,6 @@
 // Every figure's page (index.html) in a real browser at a wide (1400 px) and a narrow (800 px)
 // window, built from literal inputs (no engine runs): metron-fig3 from hand-made timelines,
-// metron-fig5d from a probe's deadline grid, metron-fig6 from a grid of probes and from measured
+// metron-fig5d from two endpoints' requests, metron-fig6 from a grid of probes and from measured
 // per-SLO capacities, deepspeed-throughput from measured batches, vidur-fig6 from ranked twin rows
 // (vidur-fig5's page is chromium.test.ts's). Each page carries the real paperNumbers.json claims
 // table. A check script in a copy of each page reports each chart's marks and whether they lie
@@ -20,11 +20,11 @@ import { drawFigure, FIGURE_PAGE, type FigureArtifacts } from '../../harness/fig
 import { figurePaper, parsePaperNumbers, type ClaimContext, type OurValues } from '../../harness/figures/paperNumbers.ts';
 import { metronFacts, PAPER_TBT_DEADLINE_S } from '../../harness/figures/metronFacts.ts';
 import { metronFig3 } from '../../harness/figures/metronFig3.ts';
-import { metronFig5d, type SystemProbe } from '../../harness/figures/metronFig5d.ts';
+import { TARGET_TBT_GRID_S, metronFig5d, type EndpointProbe } from '../../harness/figures/metronFig5d.ts';
 import { metronFig6, metronFig6Measured, type Fig6MeasuredCapacity } from '../../harness/figures/metronFig6.ts';
 import { batchRow, deepspeedThroughput, type BatchRequest } from '../../harness/figures/deepspeedThroughput.ts';
 import { vidurFig6 } from '../../harness/figures/vidurFigs.ts';
-import { DEADLINE_GRID_FACTORS } from '../../harness/report/probeDetail.ts';
+import { DEADLINE_GRID_FACTORS, atDeadline } from '../../harness/report/probeDetail.ts';
 import { computeRequestMetrics } from '../../harness/metrics/request.ts';
 import type { TimelineRecord } from '../../harness/timeline/record.ts';
 import type { RankedRow } from '../../harness/twin/twinSweepRank.ts';
@@ -137,14 +137,12 @@ function rankedRows(scale: number): RankedRow[] {
 
 const cap = (passQps: number | null, failQps: number | null, outcome: string): Fig6MeasuredCapacity => ({ capacityQps: passQps ?? 0, passQps, failQps, outcome, reason: `the search ended ${outcome} after its probes at 1, 2 and 4 QPS`, probesUsed: 3, run: 'runs/vllm-tbt-tpot99-fluidity' });
 
-const deadlines = (scale: number) => DEADLINE_GRID_FACTORS.map((f, i) => ({ tbtDeadlineS: PAPER_TBT_DEADLINE_S * f * scale, fluidity: Math.min(1, 0.2 + 0.06 * i), missRate: 0.5 / (i + 1) ** 2 }));
-const probe = (key: SystemProbe['key'], label: string, steep: number): SystemProbe => ({
-  key,
-  label,
-  rateQps: 4,
-  detail: { requests: 8, succeeded: 8, tbtCdf: [], tbtSamples: 0, ttftByPrompt: [], fluidityByDeadline: deadlines(0.5).map((d) => ({ ...d, fluidity: Math.min(1, d.fluidity + 0.02 * steep), missRate: d.missRate / steep })), dpSource: 'fit', cancelledLeftOut: 0 },
-  clientErrorS: null,
-});
+// Two endpoints: one stalls a third of its requests 400 ms, one streams steadily every 30 ms.
+const endpoint = (key: string, label: string, m: EndpointProbe['metrics']): EndpointProbe => ({ key, label, model: 'llama-3-8b', url: 'http://127.0.0.1:8000', rateQps: 4, metrics: m, clientErrorS: null });
+const ENDPOINTS = [endpoint('stalls', 'Stalls', metrics(0.02, 0.4)), endpoint('steady', 'Steady', metrics(0.03))];
+// How many of the deadlines (as judged) have a miss rate above 0, so a mark on a log axis.
+const missedDeadlines = (m: EndpointProbe['metrics'], grid: readonly number[]) => grid.filter((dd) => atDeadline(m, dd, 99).missRate > 0).length;
+const PAPER_GRID = DEADLINE_GRID_FACTORS.map((k) => +(k * PAPER_TBT_DEADLINE_S).toPrecision(6));
 
 const MODEL = { name: 'llama-3-8b', weightBytes: 16e9, kvBytesPerToken: 131072, hiddenSize: 4096 };
 const batch = (b: number): BatchRequest[] => Array.from({ length: b }, (_, i) => ({ sentOffsetS: i * 0.001, ttftS: 0.05 * b, e2eS: 0.05 * b + 31 * 0.02 * (1 + b / 16), ok: true, outputTokens: 32 }));
@@ -169,9 +167,9 @@ const FIGURES: { name: string; build: () => FigureArtifacts; marks: Record<strin
   },
   {
     name: 'metron-fig5d',
-    build: () => metronFig5d({ systems: [probe('vllm', 'vLLM', 1), probe('sarathi', 'Sarathi-Serve', 20)], timeScale: 0.5, tbtDeadlineS: PAPER_TBT_DEADLINE_S, percentile: 99, minFluidity: 0.9, paper: metronPaper('metron-fig5d'), setup: SETUP }),
-    // A dot per target deadline per system on each chart; the miss rate on a log y axis.
-    marks: { 'miss-rate': { points: 2 * DEADLINE_GRID_FACTORS.length, lines: 2, logY: true }, fluidity: { points: 2 * DEADLINE_GRID_FACTORS.length, lines: 2 } },
+    build: () => metronFig5d({ endpoints: ENDPOINTS, percentile: 99, minFluidity: 0.9, paper: paper('metron-fig5d', { trace: 'endpoints', onHosts: true }, { readAtMissRate: 0.1 }), setup: SETUP }),
+    // A dot per target deadline per endpoint on each chart (the miss rate on a log y axis, where a rate of 0 has no mark).
+    marks: { 'miss-rate': { points: ENDPOINTS.reduce((n, e) => n + missedDeadlines(e.metrics, TARGET_TBT_GRID_S), 0), lines: 2, logY: true }, fluidity: { points: 2 * TARGET_TBT_GRID_S.length, lines: 2 } },
   },
   {
     name: 'metron-fig6',
@@ -189,8 +187,9 @@ const FIGURES: { name: string; build: () => FigureArtifacts; marks: Record<strin
         paper: metronPaper('metron-fig6'),
         setup: SETUP,
       }),
-    // A capacity for every SLO definition of both systems (vLLM 1, 2, 1, 1 QPS; Sarathi-Serve at least 4); a CDF line per system.
-    marks: { capacity: { points: 8 }, 'miss-rate-cdf': { lines: 2 } },
+    // A capacity for every SLO definition of both systems (vLLM 1, 2, 1, 1 QPS; Sarathi-Serve at least 4); a CDF line per system;
+    // Fig. 6(b)'s miss rate by target TBT at fluidity capacity, a dot per deadline with a miss.
+    marks: { capacity: { points: 8 }, 'miss-rate-cdf': { lines: 2 }, 'miss-rate-by-tbt': { points: missedDeadlines(metrics(0.02), PAPER_GRID) + missedDeadlines(metrics(0.01 + 0.001 * 4), PAPER_GRID), logY: true } },
   },
   {
     name: 'metron-fig6-measured',
@@ -206,8 +205,8 @@ const FIGURES: { name: string; build: () => FigureArtifacts; marks: Record<strin
         paper: metronPaper('metron-fig6'),
         setup: SETUP,
       }),
-    // Seven measured capacities (vLLM's TPOT P99 search found none); a CDF line per system.
-    marks: { capacity: { points: 7 }, 'miss-rate-cdf': { lines: 2 } },
+    // Seven measured capacities (vLLM's TPOT P99 search found none); a CDF line per system; the miss rate by target TBT of each.
+    marks: { capacity: { points: 7 }, 'miss-rate-cdf': { lines: 2 }, 'miss-rate-by-tbt': { points: missedDeadlines(metrics(0.02), PAPER_GRID.map((d) => d * 0.5)) + missedDeadlines(metrics(0.01), PAPER_GRID.map((d) => d * 0.5)), logY: true } },
   },
   {
     name: 'deepspeed-throughput',

@@ -81,7 +81,7 @@ const commands: [string, (out: string) => string[]][] = [
   ['run', (out) => ['run', FAST_RECIPE, '--out', out]],
   ['sweep', (out) => ['sweep', batchSweep, '--out', out]],
   ['sweep --twin', (out) => ['sweep', '--twin', twinSweep, '--out', out]],
-  ['figure', (out) => ['figure', 'metron-fig5d', '--out', out]],
+  ['figure', (out) => ['figure', 'metron-fig3', '--out', out]],
 ];
 
 for (const [name, args] of commands) {

@@ -68,6 +68,7 @@ export const analyzeCommand = verb({
       .option('ttft-slack', { type: 'string', describe: "slack added to the fit's predicted prefill (default: the run's, else 0.3s)" })
       .option('percentile', { type: 'string', describe: 'fluidity SLO percentile of requests (default 99)' })
       .option('min-fluidity', { type: 'string', describe: 'fluidity each of those requests must reach (default 0.9)' })
+      .option('tie-rule', { type: 'string', describe: "how a token exactly on its deadline counts in the fluidity-index: met (Metron's code) or missed (the paper's Algorithm 1); default: the run's, else met" })
       .option('arrivals', { type: 'string', describe: "which arrival of a token is measured: engine (emitted, with or without text) or visible (its text seen); default: the run's, else engine" })
       .option('percentile-method', { type: 'string', default: 'nearest-rank', describe: 'nearest-rank | linear (exact, stated in the output)' })
       .option('capacity', { type: 'boolean', default: false, describe: 'also print the capacity these probes support under the SLO, its bracket, and which rates would need probing (and why)' })
@@ -79,7 +80,11 @@ export const analyzeCommand = verb({
     if (argv.arrivals !== undefined && !(TOKEN_ARRIVALS as readonly string[]).includes(argv.arrivals)) {
       throw new UserError(`--arrivals must be one of ${TOKEN_ARRIVALS.join(', ')}, got ${describeValue(argv.arrivals)}`);
     }
+    if (argv.tieRule !== undefined && argv.tieRule !== 'met' && argv.tieRule !== 'missed') {
+      throw new UserError(`--tie-rule must be met or missed, got ${describeValue(argv.tieRule)}`);
+    }
     const overrides = {
+      tieRule: argv.tieRule as 'met' | 'missed' | undefined,
       tbtDeadlineS: durationFlag('tbt-deadline', argv.tbtDeadline, true),
       ttftDeadlineS: durationFlag('ttft-deadline', argv.ttftDeadline, true),
       ttftSlackS: durationFlag('ttft-slack', argv.ttftSlack, false),

@@ -6,7 +6,7 @@ import { withInterrupts } from '../interrupts.ts';
 
 export const figureCommand = verb({
   command: 'figure [name]',
-  describe: 'draw a paper figure (metron-fig5d, metron-fig3 from probes run for it; metron-fig6 from a capacity search per SLO definition; vidur-fig5, vidur-fig6 from a sweep on the twin; deepspeed-throughput from batches sent at once)',
+  describe: 'draw a paper figure (metron-fig5d from a probe of each endpoint an --endpoints file names; metron-fig3 from probes run for it; metron-fig6 from a capacity search per SLO definition; vidur-fig5, vidur-fig6 from a sweep on the twin; deepspeed-throughput from batches sent at once)',
   exits: [
     [0, 'the figure drawn'],
     [3, 'infrastructure fault (SSH, Docker, an engine that died, the results disk)'],
@@ -23,6 +23,7 @@ export const figureCommand = verb({
       .option('requests', { type: 'number', describe: 'requests per probe, the first 10% warm-up (default 200; metron-fig6: 100)' })
       .option('grid', { type: 'string', describe: 'metron-fig6: comma-separated rates in the paper\'s time (default 0.3,0.6,1.2,2.4,4.8,9.6)' })
       .option('check', { type: 'boolean', default: false, describe: 'run every figure at reduced sizes and print one table of the papers\' printed values and claims beside ours (holds / does not hold / not comparable here)' })
+      .option('endpoints', { type: 'string', describe: 'metron-fig5d: YAML file naming the OpenAI-compatible endpoints to measure (name, url, model, apiKeyEnv; optional workload and profile)' })
       .option('sweep', { type: 'string', describe: 'vidur-fig5 / vidur-fig6: the sweep file the twin evaluates (default sweeps/vidur-fig5.yaml)' }),
   handler: async (args, setExit) => {
     const { runFigure, checkFigureOptions } = await import('../../figures/runFigure.ts');
@@ -33,7 +34,7 @@ export const figureCommand = verb({
       const { runFigureCheck } = await import('../../figures/check.ts');
       const inventory = args.hosts ? await loadInventory(args.hosts) : undefined;
       await withInterrupts('stopping the current probe and releasing the engine', async (signal) => {
-        const c = await runFigureCheck({ outDir: args.out, timeScale: args.timeScale, inventory, signal, log: (line) => process.stderr.write(`${line}\n`) });
+        const c = await runFigureCheck({ outDir: args.out, timeScale: args.timeScale, inventory, endpointsFile: args.endpoints, signal, log: (line) => process.stderr.write(`${line}\n`) });
         const drawn = c.figures.filter((f) => f.error === null).length;
         process.stdout.write(`${c.table}\n${drawn} of ${c.figures.length} figures drawn in ${c.wallS.toFixed(0)} s → ${c.dir} (check.md, check.csv)\n`);
         if (c.status === 'interrupted') setExit(130);
@@ -43,6 +44,7 @@ export const figureCommand = verb({
     }
     if (!args.name && !args.resume) throw new UserError('figure needs a name (metron-fig5d, metron-fig3, metron-fig6, vidur-fig5, vidur-fig6, deepspeed-throughput) or --resume <figureDir>');
     if (args.sweep !== undefined && !args.name?.startsWith('vidur-')) throw new UserError(`--sweep is for vidur-fig5 and vidur-fig6, got figure ${JSON.stringify(args.name ?? '')}`);
+    if (args.endpoints !== undefined && args.name !== 'metron-fig5d') throw new UserError(`--endpoints is for metron-fig5d, got figure ${JSON.stringify(args.name ?? '')}`);
     const grid = args.grid === undefined ? undefined : args.grid.split(',').map((r) => Number(r.trim()));
     const requests = args.requests ?? (args.name === 'metron-fig6' ? 100 : 200);
     if (!args.resume) checkFigureOptions({ name: args.name ?? '', timeScale: args.timeScale, rateQps: args.qps, requests, grid });
@@ -58,6 +60,7 @@ export const figureCommand = verb({
         requests,
         grid,
         sweepFile: args.sweep,
+        endpointsFile: args.endpoints,
         signal,
         log: (line) => process.stderr.write(`${line}\n`),
       });

@@ -190,8 +190,8 @@ export async function probeMetrics(result: ProbeResult, slo: Slo, notes: string[
   for await (const line of readTimelines(result.timelinesFile)) if (line.record && line.record.warmup !== true) records.push(line.record);
   notes.push(`no prefill fit in a standalone probe: fluidity uses D_p = TTFT slack (${formatDurationS(fluidityDeadlines(slo).ttftSlackS)}); \`fluidcap analyze\` recomputes with a fit`);
   const under = (s: Slo) => {
-    const { tbtDeadlineS, ttftSlackS } = fluidityDeadlines(s);
-    return records.map((r) => computeRequestMetrics(r, { dpS: ttftSlackS, tbtDeadlineS, arrivals }));
+    const { tbtDeadlineS, ttftSlackS, tieRule } = fluidityDeadlines(s);
+    return records.map((r) => computeRequestMetrics(r, { dpS: ttftSlackS, tbtDeadlineS, arrivals, tieRule }));
   };
   const metrics = summarizeRequests(under(slo), { slo, durationS: result.durationS });
   if (result.clientHealth.verdict === 'valid') return { metrics };
