@@ -23,6 +23,13 @@ const engineArgsSchema = z
     maxNumSeqs: positiveInt().default(256),
     maxNumBatchedTokens: positiveInt().optional(),
     maxModelLen: positiveInt().optional(),
+    /**
+     * Stretches the model's rotary position embeddings past the context it was trained on, so prompts
+     * longer than that fit (Metron's full Arxiv-Summarization runs past Llama-3's 8192 tokens this way):
+     * the context becomes the catalog's × factor. vLLM gets it as `--hf-overrides {"rope_scaling": ...}`
+     * (the one spelling 0.8.5 and newest both take); the simulated engine as its context limit.
+     */
+    ropeScaling: z.strictObject({ type: z.enum(['dynamic', 'linear']).default('dynamic'), factor: z.number().gt(1).max(32) }).optional(),
     /** Sarathi-Serve's prefill chunk (tokens per iteration); the papers ran 512. */
     chunkSize: positiveInt().optional(),
     loadFormat: z.enum(['auto', 'dummy', 'safetensors', 'pt']).optional(),
@@ -194,6 +201,9 @@ function checkEngineRules(t: BaseTarget, ctx: z.RefinementCtx): void {
       if (field) issue(['engineArgs', 'extraArgs', i], arg, `must not set ${arg.split('=')[0]} (fluidcap sets it from ${field})`);
     });
   }
+  if (a.ropeScaling !== undefined && t.engine !== 'vllm' && t.engine !== 'sarathi' && t.engine !== 'sim') {
+    issue(['engineArgs', 'ropeScaling'], a.ropeScaling, 'is only for engines vllm, sarathi and sim');
+  }
   const llamaOnly = (['slots', 'ctxSize', 'threads', 'metrics'] as const).filter((k) => a[k] !== undefined);
   if (t.engine !== 'llamacpp') {
     for (const k of llamaOnly) issue(['engineArgs', k], a[k], 'is only for engine llamacpp');
@@ -251,6 +261,11 @@ function llamacppEngineArgs(a: z.output<typeof engineArgsSchema>) {
     metrics: a.metrics ?? LLAMACPP_DEFAULTS.metrics,
     maxModelLen: a.maxModelLen ?? Math.floor(ctxSize / slots),
   };
+}
+
+/** The context a model takes under the target's rope scaling: its trained context × the factor. */
+export function scaledContextTokens(trainedTokens: number, ropeScaling: { factor: number } | undefined): number {
+  return ropeScaling === undefined ? trainedTokens : Math.floor(trainedTokens * ropeScaling.factor);
 }
 
 /** A validated target section, as every provisioning function takes it. */

@@ -23,6 +23,8 @@ export interface SimServerOptions {
   maxNumBatchedTokens?: number;
   chunkSize?: number;
   maxModelLen?: number;
+  /** Rope scaling's factor: the model takes its catalog context × this (vLLM's rope_scaling). */
+  ropeScalingFactor?: number;
   servedModelName?: string;
   /** Fixes the number of KV blocks (as vLLM's --num-gpu-blocks-override); for preemption tests. */
   numGpuBlocksOverride?: number;
@@ -129,6 +131,7 @@ const optionsSchema = z.object({
   maxNumBatchedTokens: int(1).optional(),
   chunkSize: int(1).default(512),
   maxModelLen: int(1).optional(),
+  ropeScalingFactor: z.number('must be a number').gt(1, 'must be > 1').max(32, 'must be <= 32').optional(),
   servedModelName: z.string('must be a name').min(1, 'must not be empty').optional(),
   numGpuBlocksOverride: int(1).optional(),
   startDelay: duration.default(0),
@@ -187,9 +190,12 @@ export function resolveSimConfig(options: SimServerOptions): SimConfig {
   if (model.heads % tp !== 0 || model.kvHeads % tp !== 0) {
     problems.push(`--tensor-parallel must divide the model's ${model.heads} attention heads and ${model.kvHeads} KV heads, got ${describeValue(tp)}`);
   }
-  const maxModelLen = o.maxModelLen ?? model.maxContextTokens;
-  if (maxModelLen > model.maxContextTokens) {
-    problems.push(`--max-model-len must be <= ${model.name}'s context of ${model.maxContextTokens} tokens, got ${describeValue(maxModelLen)}`);
+  // As vLLM: rope scaling stretches the context by its factor, and the longest context defaults to it.
+  const context = Math.floor(model.maxContextTokens * (o.ropeScalingFactor ?? 1));
+  const maxModelLen = o.maxModelLen ?? context;
+  if (maxModelLen > context) {
+    const scaled = o.ropeScalingFactor === undefined ? '' : ` × --rope-scaling-factor ${o.ropeScalingFactor}`;
+    problems.push(`--max-model-len must be <= ${model.name}'s context of ${model.maxContextTokens} tokens${scaled}${scaled ? ` = ${context}` : ''}, got ${describeValue(maxModelLen)}`);
   }
   // llama.cpp's n_batch defaults to 2048 (common/common.h); vLLM's budget must hold one whole prompt.
   const maxNumBatchedTokens = o.maxNumBatchedTokens ?? (o.scheduler === 'llamacpp' ? 2048 : Math.max(4096, maxModelLen));

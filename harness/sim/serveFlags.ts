@@ -8,7 +8,7 @@ import { DEFAULT_EMPTY_TEXT_FRACTION, DEFAULT_MERGE_FRACTION, resolveSimConfig, 
 
 export const FLAG_KEYS = [
   'model', 'gpu', 'scheduler', 'host', 'port', 'timeScale', 'tensorParallel', 'gpuMemoryUtilization', 'maxNumSeqs',
-  'maxNumBatchedTokens', 'chunkSize', 'maxModelLen', 'servedModelName', 'numGpuBlocksOverride', 'startDelay',
+  'maxNumBatchedTokens', 'chunkSize', 'maxModelLen', 'ropeScalingFactor', 'servedModelName', 'numGpuBlocksOverride', 'startDelay',
   'traceIterations', 'faultCrashAfter', 'faultStallFraction', 'faultStallFor', 'faultHttp429Fraction',
   'faultHttp500Fraction', 'faultMalformedSseFraction', 'faultExitAtStart', 'faultSeed', 'logStatsInterval',
   'strictOpenai',
@@ -31,6 +31,7 @@ export function serveOptions(y: Argv) {
     .option('max-num-batched-tokens', { type: 'number', describe: 'vllm: prompt tokens per prefill iteration (default max(4096, max-model-len))' })
     .option('chunk-size', { type: 'number', default: 512, describe: 'sarathi: tokens per iteration (decodes + prefill chunks)' })
     .option('max-model-len', { type: 'number', describe: "prompt + output limit (default: the model's context)" })
+    .option('rope-scaling-factor', { type: 'number', describe: "rope scaling: the model takes its catalog context × this (default: its context as trained)" })
     .option('served-model-name', { type: 'string', describe: 'name clients use in "model" (default: --model as given)' })
     .option('num-gpu-blocks-override', { type: 'number', describe: 'fix the number of 16-token KV blocks (forces preemption in tests)' })
     .option('start-delay', { type: 'string', default: '0', describe: 'not ready for this long (duration, e.g. 30s): port bound, requests held until ready, as vLLM does while loading' })

@@ -28,6 +28,7 @@ export function simOptionsOf(target: TargetSpec, file: string): SimServerOptions
     // vLLM's chunked prefill takes its budget from --max-num-batched-tokens; the adapter passes the chunk size there.
     ...(a.chunkSize !== undefined ? { chunkSize: a.chunkSize } : {}),
     ...(a.maxModelLen !== undefined ? { maxModelLen: a.maxModelLen } : {}),
+    ...(a.ropeScaling !== undefined ? { ropeScalingFactor: a.ropeScaling.factor } : {}),
     port: 0,
   };
 }
