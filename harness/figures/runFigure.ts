@@ -27,6 +27,7 @@ import { computeRequestMetrics } from '../metrics/request.ts';
 import { predictPrefillS } from '../metrics/prefill.ts';
 import { drawFigure, type FigureArtifacts } from './output.ts';
 import { runVidurFigure } from './vidurRun.ts';
+import type { CapacityRule } from '../twin/twinSearch.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const PAPER_NUMBERS = join(import.meta.dirname, 'paperNumbers.json');
@@ -51,6 +52,8 @@ export interface FigureOptions {
   requests: number;
   /** vidur-fig5 / vidur-fig6: the sweep file the twin evaluates (default sweeps/vidur-fig5.yaml). */
   sweepFile?: string;
+  /** vidur-fig5 / vidur-fig6: the capacity rule (default the SLOs; Vidur's is P99 scheduling delay under 5 s). */
+  capacity?: CapacityRule;
   /** metron-fig6 (search mode): overrides of FIG6_SEARCH, e.g. a shorter search for --check. */
   fig6Search?: { minQps?: number; maxQps?: number; tolerance?: number; maxProbes?: number };
   signal?: AbortSignal;
@@ -157,7 +160,7 @@ export async function runFigure(o: FigureOptions): Promise<FigureOutcome> {
     // Evaluated on the twin in seconds: nothing to resume, no engine to place on a host.
     if (o.resumeDir) throw new UserError(`--resume: ${o.name} runs on the twin in seconds and keeps no state; run it again`);
     if (o.inventory) throw new UserError(`--hosts: ${o.name} is evaluated on the twin; run its best configurations on your hosts with \`fluidcap sweep --twin sweeps/vidur-fig5.yaml --top N\` and then \`fluidcap sweep <dir>/top-N.yaml --hosts ...\``);
-    const r = await runVidurFigure({ name: o.name, outDir: o.outDir, sweepFile: o.sweepFile, log: o.log, now });
+    const r = await runVidurFigure({ name: o.name, outDir: o.outDir, sweepFile: o.sweepFile, capacity: o.capacity, log: o.log, now });
     return { dir: r.dir, status: 'completed', artifacts: [r.artifacts], runSeconds: { twin: r.twinWallS } };
   }
   let dir: string;

@@ -119,6 +119,7 @@ function vllmArgv(t: TargetSpec, promptCache: PromptCache): string[] {
     '--gpu-memory-utilization', num(a.gpuMemoryUtilization),
     '--max-num-seqs', num(a.maxNumSeqs),
   ];
+  if (t.pipelineParallel > 1) argv.push('--pipeline-parallel-size', num(t.pipelineParallel));
   if (a.maxModelLen !== undefined) argv.push('--max-model-len', num(a.maxModelLen));
   // One argv element holding JSON (no shell): vLLM derives its longest context from the scaled config.
   if (a.ropeScaling !== undefined) argv.push('--hf-overrides', JSON.stringify({ rope_scaling: { rope_type: a.ropeScaling.type, factor: a.ropeScaling.factor } }));
@@ -193,6 +194,7 @@ function simArgv(t: TargetSpec, gpuProfile: string | undefined): string[] {
     '--gpu-memory-utilization', num(a.gpuMemoryUtilization),
     '--max-num-seqs', num(a.maxNumSeqs),
   );
+  if (t.pipelineParallel > 1) argv.push('--pipeline-parallel', num(t.pipelineParallel));
   if (a.maxNumBatchedTokens !== undefined) argv.push('--max-num-batched-tokens', num(a.maxNumBatchedTokens));
   if (a.chunkSize !== undefined) argv.push('--chunk-size', num(a.chunkSize));
   if (a.maxModelLen !== undefined) argv.push('--max-model-len', num(a.maxModelLen));

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { durationS, fraction, positiveInt } from '../util/zodKit.ts';
 
 /** Flags the adapters set themselves; passing them again in extraArgs would silently fight them. */
-export const MANAGED_FLAGS = ['--host', '--port', '--model', '--tensor-parallel-size', '--served-model-name', '-m', '--alias', '-a'];
+export const MANAGED_FLAGS = ['--host', '--port', '--model', '--tensor-parallel-size', '--pipeline-parallel-size', '--served-model-name', '-m', '--alias', '-a'];
 
 /** The engines fluidcap knows; every one but `endpoint` is launched by fluidcap. */
 export const ENGINES = ['sim', 'vllm', 'sarathi', 'llamacpp', 'endpoint'] as const;
@@ -133,6 +133,8 @@ const baseTargetSchema = z.strictObject({
   host: z.string().min(1).default('local'),
   gpus: z.array(z.number().int().min(0)).min(1).default([0]),
   tensorParallel: positiveInt().default(1),
+  /** Pipeline stages: the deployment's GPUs are tensorParallel × pipelineParallel. */
+  pipelineParallel: positiveInt().default(1),
   port: z.number().int().min(1).max(65535).default(8000),
   engineArgs: engineArgsSchema.prefault({}),
   sim: simSchema.optional(),
@@ -183,6 +185,7 @@ function checkEngineRules(t: BaseTarget, ctx: z.RefinementCtx): void {
   }
   if (t.engine !== 'llamacpp' && t.llamacpp !== undefined) issue(['llamacpp'], t.llamacpp, 'is only for engine llamacpp');
   if (t.engine === 'llamacpp' && t.tensorParallel !== 1) issue(['tensorParallel'], t.tensorParallel, 'must be 1 for engine llamacpp (one CPU process)');
+  if ((t.engine === 'llamacpp' || t.engine === 'endpoint') && t.pipelineParallel !== 1) issue(['pipelineParallel'], t.pipelineParallel, `must be 1 for engine ${t.engine}`);
   if (!container && t.env !== undefined && typeof t.env === 'object' && Object.keys(t.env).length > 0) {
     issue(['env'], t.env, 'must be absent for engine endpoint (nothing is launched)');
   }
@@ -191,8 +194,8 @@ function checkEngineRules(t: BaseTarget, ctx: z.RefinementCtx): void {
   }
   if (!Array.isArray(t.gpus) || typeof t.engineArgs !== 'object' || t.engineArgs === null) return;
   if (new Set(t.gpus).size !== t.gpus.length) issue(['gpus'], t.gpus, 'must not repeat a GPU id');
-  if ((t.engine === 'vllm' || t.engine === 'sarathi') && t.gpus.length !== t.tensorParallel) {
-    issue(['gpus'], t.gpus, `must list exactly tensorParallel (${t.tensorParallel}) GPU ids`);
+  if ((t.engine === 'vllm' || t.engine === 'sarathi') && t.gpus.length !== t.tensorParallel * t.pipelineParallel) {
+    issue(['gpus'], t.gpus, t.pipelineParallel === 1 ? `must list exactly tensorParallel (${t.tensorParallel}) GPU ids` : `must list exactly tensorParallel × pipelineParallel (${t.tensorParallel} × ${t.pipelineParallel}) GPU ids`);
   }
   const a = t.engineArgs;
   if (t.engine === 'llamacpp' && Array.isArray(a.extraArgs)) {

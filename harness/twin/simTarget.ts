@@ -22,6 +22,7 @@ export function simOptionsOf(target: TargetSpec, file: string): SimServerOptions
     scheduler,
     timeScale: target.engine === 'sim' ? (target.sim?.timeScale ?? 1) : 1,
     tensorParallel: target.tensorParallel,
+    pipelineParallel: target.pipelineParallel,
     gpuMemoryUtilization: a.gpuMemoryUtilization,
     maxNumSeqs: a.maxNumSeqs,
     ...(a.maxNumBatchedTokens !== undefined ? { maxNumBatchedTokens: a.maxNumBatchedTokens } : {}),

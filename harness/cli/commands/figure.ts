@@ -23,7 +23,8 @@ export const figureCommand = verb({
       .option('requests', { type: 'number', describe: 'requests per probe, the first 10% warm-up (default 200; metron-fig6: 100)' })
       .option('grid', { type: 'string', describe: 'metron-fig6: comma-separated rates in the paper\'s time (default 0.3,0.6,1.2,2.4,4.8,9.6)' })
       .option('check', { type: 'boolean', default: false, describe: 'run every figure at reduced sizes and print one table of the papers\' printed values and claims beside ours (holds / does not hold / not comparable here)' })
-      .option('sweep', { type: 'string', describe: 'vidur-fig5 / vidur-fig6: the sweep file the twin evaluates (default sweeps/vidur-fig5.yaml)' }),
+      .option('sweep', { type: 'string', describe: 'vidur-fig5 / vidur-fig6: the sweep file the twin evaluates (default sweeps/vidur-fig5.yaml)' })
+      .option('capacity', { type: 'string', describe: "vidur-fig5 / vidur-fig6: slo (the SLOs hold; default) or scheduling-delay (Vidur's: P99 scheduling delay under 5 s)" }),
   handler: async (args, setExit) => {
     const { runFigure, checkFigureOptions } = await import('../../figures/runFigure.ts');
     const { loadInventory } = await import('../../provision/inventory.ts');
@@ -43,6 +44,9 @@ export const figureCommand = verb({
     }
     if (!args.name && !args.resume) throw new UserError('figure needs a name (metron-fig5d, metron-fig3, metron-fig6, vidur-fig5, vidur-fig6, deepspeed-throughput) or --resume <figureDir>');
     if (args.sweep !== undefined && !args.name?.startsWith('vidur-')) throw new UserError(`--sweep is for vidur-fig5 and vidur-fig6, got figure ${JSON.stringify(args.name ?? '')}`);
+    if (args.capacity !== undefined && !args.name?.startsWith('vidur-')) throw new UserError(`--capacity is for vidur-fig5 and vidur-fig6, got figure ${JSON.stringify(args.name ?? '')}`);
+    const { capacityRuleOf } = await import('../../twin/twinSearch.ts');
+    const capacity = args.capacity === undefined ? undefined : capacityRuleOf(args.capacity);
     const grid = args.grid === undefined ? undefined : args.grid.split(',').map((r) => Number(r.trim()));
     const requests = args.requests ?? (args.name === 'metron-fig6' ? 100 : 200);
     // metron-fig6 runs the full Arxiv trace, whose capacities (0.6 QPS in the paper) lie far below the others' rates.
@@ -60,6 +64,7 @@ export const figureCommand = verb({
         requests,
         grid,
         sweepFile: args.sweep,
+        capacity,
         signal,
         log: (line) => process.stderr.write(`${line}\n`),
       });
