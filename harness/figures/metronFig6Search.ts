@@ -24,15 +24,15 @@ import { UserError, describeValue } from '../util/errors.ts';
 import { figurePaper, parsePaperNumbers } from './paperNumbers.ts';
 import { metronFig6Measured, type Fig6MeasuredCapacity, type Fig6MeasuredSystem } from './metronFig6.ts';
 import { drawFigure, type FigureArtifacts } from './output.ts';
-import { metronFacts } from './metronFacts.ts';
+import { SIM_HARDWARE_NOTE, metronFacts, metronRecipe, profileLengths, profileNoiseFloorMs, workloadWords } from './metronFacts.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const PAPER_NUMBERS = join(import.meta.dirname, 'paperNumbers.json');
 const STATE_FILE = FIGURE_STATE_FILE;
 const PAPER_TBT_DEADLINE_S = 0.025;
 const PAPER_TTFT_SLACK_S = 0.3;
-/** The search's settings in the paper's time: wide enough for both systems, fine enough to tell them apart. */
-export const FIG6_SEARCH: { minQps: number; maxQps: number; tolerance: number; maxProbes: number } = { minQps: 0.5, maxQps: 64, tolerance: 0.15, maxProbes: 10 };
+/** The search's settings in the paper's time: wide enough for both systems on the full Arxiv trace (the paper's 0.6 QPS well inside), fine enough to tell them apart. */
+export const FIG6_SEARCH: { minQps: number; maxQps: number; tolerance: number; maxProbes: number } = { minQps: 0.1, maxQps: 16, tolerance: 0.15, maxProbes: 10 };
 
 const SYSTEMS = [
   { key: 'vllm', label: 'vLLM', recipe: 'llama3-8b-h100-vllm' },
@@ -107,7 +107,7 @@ function partRecipe(base: Record<string, unknown>, s: State, name: string, part:
     description: `${String(base.description ?? '')} Reduced for fluidcap figure metron-fig6: ${part} SLOs searched on their own, ${s.requests} requests per probe${scale !== 1 ? `, time scale ${scale}` : ''}.`,
     target,
     // As runFigure.ts's grid recipes: long prompts only and loose repeat bounds, for time-scaled prefills on a shared machine.
-    profile: { ...(base.profile as Record<string, unknown>), promptLengths: [512, 1024, 2048, 3072, 3584], repeats: 3, noiseFloor: '20ms', minR2: 0.8 },
+    profile: { ...(base.profile as Record<string, unknown>), promptLengths: profileLengths(base), repeats: 3, noiseFloor: `${profileNoiseFloorMs(profileLengths(base))}ms`, minR2: 0.8 },
     search: {
       qps: { start: engineRate(s.rateQps), min: engineRate(s.search.minQps), max: engineRate(s.search.maxQps) },
       tolerance: s.search.tolerance,
@@ -149,7 +149,7 @@ export async function runFig6Search(o: Fig6SearchOptions): Promise<{ dir: string
       o.log(`${sys.label}, ${part.part}: reusing ${runDir}`);
       continue;
     }
-    const baseFile = join(ROOT, 'recipes', 'papers', `${sys.recipe}${state.onHosts ? '' : '-sim'}.yaml`);
+    const baseFile = join(ROOT, 'recipes', 'papers', `${metronRecipe('metron-fig6', sys.recipe, state.onHosts)}.yaml`);
     const recipeFile = join(dir, 'recipes', `${key}.yaml`);
     if (!runDir) {
       const base = parse(readFileSync(baseFile, 'utf8')) as Record<string, unknown>;
@@ -194,14 +194,17 @@ export async function runFig6Search(o: Fig6SearchOptions): Promise<{ dir: string
   });
   const paper = parsePaperNumbers(JSON.parse(readFileSync(PAPER_NUMBERS, 'utf8')), PAPER_NUMBERS);
   const total = (sys: string) => jobs.filter((j) => j.sys.key === sys).reduce((t, j) => t + (state.runSeconds[j.key] ?? 0), 0);
+  const baseName = metronRecipe('metron-fig6', SYSTEMS[0].recipe, state.onHosts);
+  const base = parse(readFileSync(join(ROOT, 'recipes', 'papers', `${baseName}.yaml`), 'utf8')) as { workload?: { lengths?: { preset?: string } }; profile?: unknown };
+  const trace = base.workload?.lengths?.preset ?? 'the recipe\u2019s lengths';
+  const lengths = profileLengths(base);
   const setup = [
-    `Engine: ${state.onHosts ? 'the hosts of the inventory' : 'fluidcap\u2019s simulated engine (a local process)'}, Llama-3-8B on one H100, Arxiv-4K-like prompts and outputs (recipes/papers/${SYSTEMS[0].recipe}${state.onHosts ? '' : '-sim'}.yaml and its Sarathi twin).`,
-    `Reductions: per system two capacity runs (P99 TBT + P99 TPOT + fluidity; P50 TPOT), each searching from ${state.rateQps} QPS within ${state.search.minQps}–${state.search.maxQps} QPS (paper time) to a tolerance of ${state.search.tolerance * 100}% in at most ${state.search.maxProbes} probes of ${state.requests} requests (first 10% warm-up, early stop on), prefill profile at 5 prompt lengths from 512 to 3584 tokens, 3 repeats each${scale !== 1 ? `, every modelled duration × ${scale}` : ''}.`,
+    `Engine: ${state.onHosts ? 'the hosts of the inventory' : 'fluidcap\u2019s simulated engine (a local process)'}, Llama-3-8B on one H100, ${workloadWords(trace)} (recipes/papers/${baseName}.yaml and its Sarathi twin).`,
+    `Reductions: per system two capacity runs (P99 TBT + P99 TPOT + fluidity; P50 TPOT), each searching from ${state.rateQps} QPS within ${state.search.minQps}–${state.search.maxQps} QPS (paper time) to a tolerance of ${state.search.tolerance * 100}% in at most ${state.search.maxProbes} probes of ${state.requests} requests (first 10% warm-up, early stop on), prefill profile at ${lengths.length} prompt lengths from ${lengths[0]} to ${lengths.at(-1)} tokens, 3 repeats each${scale !== 1 ? `, every modelled duration × ${scale}` : ''}.`,
+    ...(state.onHosts ? [] : [SIM_HARDWARE_NOTE]),
     `Run time here: ${SYSTEMS.map((s) => `${s.label} ${total(s.key).toFixed(0)} s`).join(', ')} (what the last invocation ran; a run reused by --resume keeps its time).`,
     `Runs (relative to this directory): ${jobs.map((j) => state.runs[j.key]).join(', ')}.`,
   ];
-  const base = parse(readFileSync(join(ROOT, 'recipes', 'papers', `${SYSTEMS[0].recipe}${state.onHosts ? '' : '-sim'}.yaml`), 'utf8')) as { workload?: { lengths?: { preset?: string } } };
-  const trace = base.workload?.lengths?.preset ?? 'the recipe\u2019s lengths';
   const figPaper = figurePaper(paper, 'metron-fig6', { trace, onHosts: state.onHosts }, { ...metronFacts(trace), requests: state.requests });
   const artifacts = await drawFigure(metronFig6Measured({ systems, timeScale: scale, tbtDeadlineS: PAPER_TBT_DEADLINE_S, ttftSlackS: PAPER_TTFT_SLACK_S, paper: figPaper, setup }));
   for (const f of artifacts.files) writeFileIn(dir, join(dir, f.file), f.text);

@@ -20,13 +20,14 @@ import { runPaths } from '../runDir/layout.ts';
 import { DEFAULT_FLUIDITY } from '../metrics/slo.ts';
 import { UserError, describeValue } from '../util/errors.ts';
 import { figurePaper, parsePaperNumbers, type OurValues } from './paperNumbers.ts';
-import { metronFacts } from './metronFacts.ts';
+import { SIM_HARDWARE_NOTE, metronFacts, metronRecipe, profileLengths, profileNoiseFloorMs, workloadWords } from './metronFacts.ts';
 import { metronFig3, type Fig3System } from './metronFig3.ts';
 import { metronFig6, type Fig6System } from './metronFig6.ts';
 import { computeRequestMetrics } from '../metrics/request.ts';
 import { predictPrefillS } from '../metrics/prefill.ts';
 import { drawFigure, type FigureArtifacts } from './output.ts';
 import { runVidurFigure } from './vidurRun.ts';
+import type { CapacityRule } from '../twin/twinSearch.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const PAPER_NUMBERS = join(import.meta.dirname, 'paperNumbers.json');
@@ -53,6 +54,8 @@ export interface FigureOptions {
   sweepFile?: string;
   /** metron-fig5d: the endpoints file (endpointsFile.ts) naming the servers to measure. */
   endpointsFile?: string;
+  /** vidur-fig5 / vidur-fig6: the capacity rule (default the SLOs; Vidur's is P99 scheduling delay under 5 s). */
+  capacity?: CapacityRule;
   /** metron-fig6 (search mode): overrides of FIG6_SEARCH, e.g. a shorter search for --check. */
   fig6Search?: { minQps?: number; maxQps?: number; tolerance?: number; maxProbes?: number };
   signal?: AbortSignal;
@@ -118,10 +121,10 @@ function figureRecipe(base: Record<string, unknown>, s: State, name: string, rat
     name,
     description: `${String(base.description ?? '')} Reduced for fluidcap figure: one probe at ${rateQps} QPS (paper time), ${s.requests} requests${scale !== 1 ? `, time scale ${scale}` : ''}.`,
     target,
-    // Long prompts only, and repeats that may differ by 20 ms: time-scaled prefills last a few
+    // Long prompts only, and repeats that may differ by 20 ms (40 ms on the full Arxiv trace): time-scaled prefills last a few
     // milliseconds, and on a machine shared with the load generator its scheduling jitter is as long,
     // so the default bounds would refuse the fit for noise. The fit only sets first-token deadlines.
-    profile: { ...(base.profile as Record<string, unknown>), promptLengths: [512, 1024, 2048, 3072, 3584], repeats: 3, noiseFloor: '20ms', minR2: 0.8 },
+    profile: { ...(base.profile as Record<string, unknown>), promptLengths: profileLengths(base), repeats: 3, noiseFloor: `${profileNoiseFloorMs(profileLengths(base))}ms`, minR2: 0.8 },
     search: {
       qps: { start: engineRate, min: engineRate / 2, max: engineRate },
       tolerance: 0.5,
@@ -163,7 +166,7 @@ export async function runFigure(o: FigureOptions): Promise<FigureOutcome> {
     // Evaluated on the twin in seconds: nothing to resume, no engine to place on a host.
     if (o.resumeDir) throw new UserError(`--resume: ${o.name} runs on the twin in seconds and keeps no state; run it again`);
     if (o.inventory) throw new UserError(`--hosts: ${o.name} is evaluated on the twin; run its best configurations on your hosts with \`fluidcap sweep --twin sweeps/vidur-fig5.yaml --top N\` and then \`fluidcap sweep <dir>/top-N.yaml --hosts ...\``);
-    const r = await runVidurFigure({ name: o.name, outDir: o.outDir, sweepFile: o.sweepFile, log: o.log, now });
+    const r = await runVidurFigure({ name: o.name, outDir: o.outDir, sweepFile: o.sweepFile, capacity: o.capacity, log: o.log, now });
     return { dir: r.dir, status: 'completed', artifacts: [r.artifacts], runSeconds: { twin: r.twinWallS } };
   }
   let dir: string;
@@ -194,7 +197,7 @@ export async function runFigure(o: FigureOptions): Promise<FigureOutcome> {
       o.log(`${sys.label} at ${rateQps} QPS: reusing ${runDir}`);
       continue;
     }
-    const baseFile = join(ROOT, 'recipes', 'papers', `${sys.recipe}${state.onHosts ? '' : '-sim'}.yaml`);
+    const baseFile = join(ROOT, 'recipes', 'papers', `${metronRecipe(state.name, sys.recipe, state.onHosts)}.yaml`);
     const recipeFile = join(dir, 'recipes', `${key.replace('@', '-at-')}.yaml`);
     if (!runDir) {
       const base = parse(readFileSync(baseFile, 'utf8')) as Record<string, unknown>;
@@ -220,14 +223,17 @@ export async function runFigure(o: FigureOptions): Promise<FigureOutcome> {
   }
 
   const scale = state.onHosts ? 1 : state.timeScale;
+  const baseName = metronRecipe(state.name, SYSTEMS[0].recipe, state.onHosts);
+  const base = parse(readFileSync(join(ROOT, 'recipes', 'papers', `${baseName}.yaml`), 'utf8')) as { workload?: { lengths?: { preset?: string } }; profile?: unknown };
+  const trace = base.workload?.lengths?.preset ?? 'the recipe’s lengths';
+  const lengths = profileLengths(base);
   const setup = [
-    `Engine: ${state.onHosts ? 'the hosts of the inventory' : 'fluidcap\'s simulated engine (a local process)'}, Llama-3-8B on one H100, Arxiv-4K-like prompts and outputs (recipes/papers/${SYSTEMS[0].recipe}${state.onHosts ? '' : '-sim'}.yaml and its Sarathi twin).`,
-    `Reductions: ${state.rates.length === 1 ? `one Poisson probe per system at ${state.rateQps} QPS (paper time)` : `one Poisson probe per system at each of ${state.rates.join(', ')} QPS (paper time), each its own run`} with ${state.requests} requests (first 10% warm-up), prefill profile at 5 prompt lengths from 512 to 3584 tokens, 3 repeats each (fit accepted with R² ≥ 0.8 and repeats differing by up to 20 ms)${scale !== 1 ? `, every modelled duration × ${scale}` : ''}.`,
+    `Engine: ${state.onHosts ? 'the hosts of the inventory' : 'fluidcap\'s simulated engine (a local process)'}, Llama-3-8B on one H100, ${workloadWords(trace)} (recipes/papers/${baseName}.yaml and its Sarathi twin).`,
+    `Reductions: ${state.rates.length === 1 ? `one Poisson probe per system at ${state.rateQps} QPS (paper time)` : `one Poisson probe per system at each of ${state.rates.join(', ')} QPS (paper time), each its own run`} with ${state.requests} requests (first 10% warm-up), prefill profile at ${lengths.length} prompt lengths from ${lengths[0]} to ${lengths.at(-1)} tokens, 3 repeats each (fit accepted with R² ≥ 0.8 and repeats differing by up to ${profileNoiseFloorMs(lengths)} ms)${scale !== 1 ? `, every modelled duration × ${scale}` : ''}.`,
+    ...(state.name === 'metron-fig6' && !state.onHosts ? [SIM_HARDWARE_NOTE] : []),
     `Run time here: ${SYSTEMS.map((s) => `${s.label} ${jobs.filter((j) => j.sys === s).reduce((t, j) => t + (state.runSeconds[j.key] ?? 0), 0).toFixed(0)} s`).join(', ')} (what the last invocation ran; a run reused by --resume keeps its time).`,
     `Runs (relative to this directory): ${jobs.map((j) => state.runs[j.key]).join(', ')}.`,
   ];
-  const base = parse(readFileSync(join(ROOT, 'recipes', 'papers', `${SYSTEMS[0].recipe}${state.onHosts ? '' : '-sim'}.yaml`), 'utf8')) as { workload?: { lengths?: { preset?: string } } };
-  const trace = base.workload?.lengths?.preset ?? 'the recipe’s lengths';
   const facts: OurValues = { ...metronFacts(trace), requests: state.requests };
   const figPaper = figurePaper(paper, state.name, { trace, onHosts: state.onHosts }, facts);
   if (state.name === 'metron-fig6') {

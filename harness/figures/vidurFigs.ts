@@ -96,7 +96,7 @@ export function vidurOurs(rows: readonly RankedRow[], twinWallS: number): OurVal
     'best.scheduler': best?.scheduler ?? null,
     'best.gpu': best ? gpuOf(best) : null,
     'best.tensorParallel': best?.tensorParallel ?? null,
-    // The twin's matrix has no pipeline parallelism: every configuration is one stage.
+    // A matrix without pipelineParallel runs every configuration as one stage.
     'best.pipelineParallel': best ? (valueOf(best, 'pipelineParallel') ?? 1) : null,
     'best.batchSize': best ? valueOf(best, 'maxNumSeqs') : null,
     'best.chunkSize': best && best.scheduler === 'sarathi' ? valueOf(best, 'chunkSize') : null,
@@ -120,7 +120,7 @@ function notesOf(input: VidurFigureInput): string[] {
     ...input.setup,
     `${input.rows.length} configurations: ${count('ranked')} ranked, ${count('no-capacity')} without a capacity, ${count('infeasible')} infeasible (${[...new Set(input.rows.filter((r) => r.status === 'infeasible').map((r) => r.reason.split(':')[0]))].join('; ') || 'none'}), ${count('failed')} failed.`,
     `Twin sweep wall time here: ${input.twinWallS.toFixed(1)} s.`,
-    'QPS per $/hour = capacity ÷ (GPUs × the GPU profile\u2019s usdPerGpuHour), GPUs = tensor parallelism (one replica); prices are gpu-profiles/*.yaml\u2019s, not Vidur\u2019s.',
+    'QPS per $/hour = capacity ÷ (GPUs × the GPU profile\u2019s usdPerGpuHour), GPUs = tensor × pipeline parallelism (one replica); prices are gpu-profiles/*.yaml\u2019s, not Vidur\u2019s.',
   ];
 }
 
@@ -238,7 +238,7 @@ export function vidurFig6(input: VidurFig6Input): FigureArtifacts {
       TWIN_PROVENANCE,
       ...input.setup,
       `Twin sweep wall time here: ${input.traces.map((t) => `${t.trace} ${t.twinWallS.toFixed(1)} s`).join(', ')}.`,
-      'QPS per $/hour = capacity ÷ (GPUs × the GPU profile\u2019s usdPerGpuHour), GPUs = tensor parallelism (one replica); prices are gpu-profiles/*.yaml\u2019s, not Vidur\u2019s.',
+      'QPS per $/hour = capacity ÷ (GPUs × the GPU profile\u2019s usdPerGpuHour), GPUs = tensor × pipeline parallelism (one replica); prices are gpu-profiles/*.yaml\u2019s, not Vidur\u2019s.',
     ],
     summary: [
       'numbers from the twin (simulated engine in virtual time), not from an engine',

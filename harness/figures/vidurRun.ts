@@ -11,6 +11,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parse, stringify } from 'yaml';
 import { runTwinSweep, type TwinSweepOutcome } from '../twin/twinSweep.ts';
+import type { CapacityRule } from '../twin/twinSearch.ts';
 import { UserError } from '../util/errors.ts';
 import { figurePaper, parsePaperNumbers } from './paperNumbers.ts';
 import { vidurFig5, vidurFig6 } from './vidurFigs.ts';
@@ -33,6 +34,8 @@ export interface VidurFigureOptions {
   sweepFile?: string;
   /** The length presets to evaluate (default: FIG5_TRACE for Fig. 5, FIG6_TRACES for Fig. 6). */
   traces?: readonly string[];
+  /** What a configuration's capacity is: the SLOs holding (default) or Vidur's P99 scheduling delay under 5 s. */
+  capacity?: CapacityRule;
   log: (line: string) => void;
   now?: () => Date;
 }
@@ -63,7 +66,7 @@ export async function runVidurFigure(o: VidurFigureOptions): Promise<{ dir: stri
   const sweeps: { trace: string; twin: TwinSweepOutcome }[] = [];
   for (const trace of traces) {
     o.log(`twin sweep on ${trace}`);
-    sweeps.push({ trace, twin: await runTwinSweep({ sweepFile: sweepForTrace(dir, sweepFile, trace), outDir: dir, log: o.log, now }) });
+    sweeps.push({ trace, twin: await runTwinSweep({ sweepFile: sweepForTrace(dir, sweepFile, trace), outDir: dir, capacity: o.capacity, log: o.log, now }) });
   }
   const first = sweeps[0].twin;
   const slo = first.firstRecipe.slo;
@@ -71,19 +74,21 @@ export async function runVidurFigure(o: VidurFigureOptions): Promise<{ dir: stri
     throw new UserError(`${sweepFile}: the Vidur figures need a recipe SLO with ttft and tbt percentiles (Vidur's TTFT P90 < 2 s and TBT P99 < 200 ms), got ${Object.keys(slo).join(', ') || 'none'}`);
   }
   const data = parsePaperNumbers(JSON.parse(readFileSync(PAPER_NUMBERS, 'utf8')), PAPER_NUMBERS);
+  const vidurRule = o.capacity?.kind === 'scheduling-delay';
+  const axes = Object.keys((parse(readFileSync(sweepFile, 'utf8')) as { matrix?: Record<string, unknown> }).matrix ?? {}).join(', ');
   const twinWallS = sweeps.reduce((t, s) => t + s.twin.wallS, 0);
   const setup = [
     `Configurations: ${relative(process.cwd(), sweepFile) || sweepFile}, evaluated by \`fluidcap sweep --twin\` once per trace (${traces.join(', ')}) with its base recipe's lengths set to that trace's preset (inputs/<trace>/ here); each twin sweep's ranking, sweep file and recipe are in ${sweeps.map((s) => relative(dir, s.twin.dir)).join(', ')}/.`,
-    `SLO: ${[slo.ttft.source, slo.tbt.source].join(' and ')}; model ${first.rows[0]?.model ?? '—'}. Capacity is the highest rate at which these SLOs hold (fluidcap's criterion), not Vidur's highest rate with P99 scheduling delay under 5 s.`,
+    `SLO: ${[slo.ttft.source, slo.tbt.source].join(' and ')}; model ${first.rows[0]?.model ?? '—'}. ${vidurRule ? 'Capacity is Vidur\u2019s: the highest rate with P99 scheduling delay (arrival to first scheduled) under 5 s, the probes run to their end; the SLOs are only reported (the TTFT P90 and TBT P99 at that capacity).' : 'Capacity is the highest rate at which these SLOs hold (fluidcap\u2019s criterion), not Vidur\u2019s highest rate with P99 scheduling delay under 5 s (`--capacity scheduling-delay`).'}`,
     `Workload: synthetic lengths with each preset's median and p90 (no trace file), ${first.firstRecipe.workload.arrivals.process} arrivals, seed ${first.firstRecipe.workload.seed}.`,
-    'Search space: the sweep file\u2019s matrix (tensor parallelism, scheduler, batch size, chunk size, GPU type); no pipeline parallelism and no Orca+, which Vidur also searches.',
+    `Search space: the sweep file\u2019s matrix (${axes}); no Orca+, which Vidur also searches.${axes.includes('pipelineParallel') ? ' Pipeline parallelism is modelled as vLLM\u2019s V0 engine runs it (the simulated engine\u2019s pipeline.ts): stages of equal layers, one micro-batch per stage in flight, each with its own scheduler and 1/stages of the KV cache and batch cap, stages never waiting on one another (PP at its best).' : ''}`,
   ];
-  const searchSpace = 'the sweep file\u2019s matrix: TP, vLLM / Sarathi-Serve, batch, chunk, A100/H100; no PP, no Orca+';
+  const searchSpace = `the sweep file\u2019s matrix: ${axes}; no Orca+`;
   let artifacts: FigureArtifacts;
   if (o.name === 'vidur-fig5') {
     const paper = figurePaper(data, 'vidur-fig5', { trace: sweeps[0].trace, onHosts: false }, {
       slo: `${slo.ttft.source}, ${slo.tbt.source}`,
-      capacityCriterion: 'the TTFT and TBT SLOs hold',
+      capacityCriterion: vidurRule ? 'P99 scheduling delay < 5 s' : 'the TTFT and TBT SLOs hold',
       trace: sweeps[0].trace,
       searchSpace,
       pricePer: 'capacity ÷ hourly rent of one replica\u2019s GPUs (gpu-profiles prices)',

@@ -3,7 +3,7 @@
 // can print it. Pure: same inputs, same plan, byte for byte. Prompt content is not planned here,
 // only named: the run's nonce and the probe's stream (prompt.ts writes the text from them).
 import { arrivalTimesS } from './arrivals.ts';
-import { PRESETS, lengthSampler, truncateVidur, type LengthDist } from './lengths.ts';
+import { PRESETS, lengthSampler, presetDists, truncateVidur, type LengthDist } from './lengths.ts';
 import { createRng, deriveSeed, permutation, type Rng } from '../util/rng.ts';
 import type { TraceTable } from './traceCsv.ts';
 import type { WorkloadSpec } from './workloadSpec.ts';
@@ -140,8 +140,7 @@ function lengthSource(workload: WorkloadSpec, trace: TraceTable | undefined, max
   let capTokens = maxContextTokens;
   if (lengths.kind === 'preset') {
     const p = PRESETS[lengths.preset];
-    prompt = { dist: 'quantiles', ...p.prompt, min: 1, max: 1 << 20 };
-    output = { dist: 'quantiles', ...p.output, min: 1, max: 1 << 20 };
+    ({ prompt, output } = presetDists(p));
     if (p.maxTotalTokens !== undefined) capTokens = Math.min(capTokens, p.maxTotalTokens);
   } else {
     prompt = lengths.prompt;

@@ -3,7 +3,8 @@
 //
 //   workload:
 //     api: completions                 # completions | chat
-//     lengths: { preset: arxiv-4k }    # chat-1m | arxiv-4k | bwb-4k
+//     lengths: { preset: arxiv-4k }    # chat-1m | arxiv-4k | bwb-4k | arxiv-summarization (full, needs a
+//                                      #   65536-token context: target.engineArgs.ropeScaling)
 //     # or lengths: { prompt: <dist>, output: <dist>, maxTotalTokens?: n }, where <dist> is
 //     #   512 | { dist: fixed, tokens } | { dist: uniform, min, max }
 //     #   | { dist: quantiles, median, p90, min?, max? }   (lognormal through median and p90)

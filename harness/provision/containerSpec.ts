@@ -121,7 +121,10 @@ function vllmArgv(t: TargetSpec, promptCache: PromptCache): string[] {
     '--gpu-memory-utilization', num(a.gpuMemoryUtilization),
     '--max-num-seqs', num(a.maxNumSeqs),
   ];
+  if (t.pipelineParallel > 1) argv.push('--pipeline-parallel-size', num(t.pipelineParallel));
   if (a.maxModelLen !== undefined) argv.push('--max-model-len', num(a.maxModelLen));
+  // One argv element holding JSON (no shell): vLLM derives its longest context from the scaled config.
+  if (a.ropeScaling !== undefined) argv.push('--hf-overrides', JSON.stringify({ rope_scaling: { rope_type: a.ropeScaling.type, factor: a.ropeScaling.factor } }));
   if (t.engine === 'sarathi') {
     // Sarathi-Serve as the papers ran it in vLLM: chunked prefill, the chunk size as the per-iteration token budget.
     argv.push('--enable-chunked-prefill', '--max-num-batched-tokens', num(a.chunkSize ?? 512));
@@ -193,9 +196,11 @@ function simArgv(t: TargetSpec, gpuProfile: string | undefined): string[] {
     '--gpu-memory-utilization', num(a.gpuMemoryUtilization),
     '--max-num-seqs', num(a.maxNumSeqs),
   );
+  if (t.pipelineParallel > 1) argv.push('--pipeline-parallel', num(t.pipelineParallel));
   if (a.maxNumBatchedTokens !== undefined) argv.push('--max-num-batched-tokens', num(a.maxNumBatchedTokens));
   if (a.chunkSize !== undefined) argv.push('--chunk-size', num(a.chunkSize));
   if (a.maxModelLen !== undefined) argv.push('--max-model-len', num(a.maxModelLen));
+  if (a.ropeScaling !== undefined) argv.push('--rope-scaling-factor', num(a.ropeScaling.factor));
   if ('stream' in sim && sim.stream !== 'plain') argv.push('--stream', sim.stream);
   if ('emptyTextFraction' in sim && sim.emptyTextFraction !== undefined) argv.push('--empty-text-fraction', num(sim.emptyTextFraction));
   if ('mergeFraction' in sim && sim.mergeFraction !== undefined) argv.push('--merge-fraction', num(sim.mergeFraction));

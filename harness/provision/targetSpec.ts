@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { durationS, fraction, positiveInt } from '../util/zodKit.ts';
 
 /** Flags the adapters set themselves; passing them again in extraArgs would silently fight them. */
-export const MANAGED_FLAGS = ['--host', '--port', '--model', '--tensor-parallel-size', '--served-model-name', '-m', '--alias', '-a'];
+export const MANAGED_FLAGS = ['--host', '--port', '--model', '--tensor-parallel-size', '--pipeline-parallel-size', '--served-model-name', '-m', '--alias', '-a'];
 
 /** The engines fluidcap knows; every one but `endpoint` is launched by fluidcap. */
 export const ENGINES = ['sim', 'vllm', 'sarathi', 'llamacpp', 'endpoint'] as const;
@@ -23,6 +23,13 @@ const engineArgsSchema = z
     maxNumSeqs: positiveInt().default(256),
     maxNumBatchedTokens: positiveInt().optional(),
     maxModelLen: positiveInt().optional(),
+    /**
+     * Stretches the model's rotary position embeddings past the context it was trained on, so prompts
+     * longer than that fit (Metron's full Arxiv-Summarization runs past Llama-3's 8192 tokens this way):
+     * the context becomes the catalog's × factor. vLLM gets it as `--hf-overrides {"rope_scaling": ...}`
+     * (the one spelling 0.8.5 and newest both take); the simulated engine as its context limit.
+     */
+    ropeScaling: z.strictObject({ type: z.enum(['dynamic', 'linear']).default('dynamic'), factor: z.number().gt(1).max(32) }).optional(),
     /** Sarathi-Serve's prefill chunk (tokens per iteration); the papers ran 512. */
     chunkSize: positiveInt().optional(),
     loadFormat: z.enum(['auto', 'dummy', 'safetensors', 'pt']).optional(),
@@ -149,6 +156,8 @@ const baseTargetSchema = z.strictObject({
   host: z.string().min(1).default('local'),
   gpus: z.array(z.number().int().min(0)).min(1).default([0]),
   tensorParallel: positiveInt().default(1),
+  /** Pipeline stages: the deployment's GPUs are tensorParallel × pipelineParallel. */
+  pipelineParallel: positiveInt().default(1),
   port: z.number().int().min(1).max(65535).default(8000),
   engineArgs: engineArgsSchema.prefault({}),
   sim: simSchema.optional(),
@@ -225,6 +234,7 @@ function checkEngineRules(t: BaseTarget, ctx: z.RefinementCtx): void {
   }
   if (t.engine !== 'llamacpp' && t.llamacpp !== undefined) issue(['llamacpp'], t.llamacpp, 'is only for engine llamacpp');
   if (t.engine === 'llamacpp' && t.tensorParallel !== 1) issue(['tensorParallel'], t.tensorParallel, 'must be 1 for engine llamacpp (one CPU process)');
+  if ((t.engine === 'llamacpp' || t.engine === 'endpoint') && t.pipelineParallel !== 1) issue(['pipelineParallel'], t.pipelineParallel, `must be 1 for engine ${t.engine}`);
   if (!container && t.env !== undefined && typeof t.env === 'object' && Object.keys(t.env).length > 0) {
     issue(['env'], t.env, 'must be absent for engine endpoint (nothing is launched)');
   }
@@ -233,8 +243,8 @@ function checkEngineRules(t: BaseTarget, ctx: z.RefinementCtx): void {
   }
   if (!Array.isArray(t.gpus) || typeof t.engineArgs !== 'object' || t.engineArgs === null) return;
   if (new Set(t.gpus).size !== t.gpus.length) issue(['gpus'], t.gpus, 'must not repeat a GPU id');
-  if ((t.engine === 'vllm' || t.engine === 'sarathi') && t.gpus.length !== t.tensorParallel) {
-    issue(['gpus'], t.gpus, `must list exactly tensorParallel (${t.tensorParallel}) GPU ids`);
+  if ((t.engine === 'vllm' || t.engine === 'sarathi') && t.gpus.length !== t.tensorParallel * t.pipelineParallel) {
+    issue(['gpus'], t.gpus, t.pipelineParallel === 1 ? `must list exactly tensorParallel (${t.tensorParallel}) GPU ids` : `must list exactly tensorParallel × pipelineParallel (${t.tensorParallel} × ${t.pipelineParallel}) GPU ids`);
   }
   const a = t.engineArgs;
   if (t.engine === 'llamacpp' && Array.isArray(a.extraArgs)) {
@@ -242,6 +252,9 @@ function checkEngineRules(t: BaseTarget, ctx: z.RefinementCtx): void {
       const field = LLAMACPP_FLAG_FIELDS[arg.split('=')[0]];
       if (field) issue(['engineArgs', 'extraArgs', i], arg, `must not set ${arg.split('=')[0]} (fluidcap sets it from ${field})`);
     });
+  }
+  if (a.ropeScaling !== undefined && t.engine !== 'vllm' && t.engine !== 'sarathi' && t.engine !== 'sim') {
+    issue(['engineArgs', 'ropeScaling'], a.ropeScaling, 'is only for engines vllm, sarathi and sim');
   }
   const llamaOnly = (['slots', 'ctxSize', 'threads', 'metrics'] as const).filter((k) => a[k] !== undefined);
   if (t.engine !== 'llamacpp') {
@@ -300,6 +313,11 @@ function llamacppEngineArgs(a: z.output<typeof engineArgsSchema>) {
     metrics: a.metrics ?? LLAMACPP_DEFAULTS.metrics,
     maxModelLen: a.maxModelLen ?? Math.floor(ctxSize / slots),
   };
+}
+
+/** The context a model takes under the target's rope scaling: its trained context × the factor. */
+export function scaledContextTokens(trainedTokens: number, ropeScaling: { factor: number } | undefined): number {
+  return ropeScaling === undefined ? trainedTokens : Math.floor(trainedTokens * ropeScaling.factor);
 }
 
 /** A validated target section, as every provisioning function takes it. */

@@ -5,6 +5,7 @@
 import { findModel } from '../catalog/models.ts';
 import { listGpuProfiles } from '../catalog/gpus.ts';
 import { renderContainerSpec } from '../provision/containerSpec.ts';
+import { scaledContextTokens } from '../provision/targetSpec.ts';
 import { simServeArgvProblems } from '../sim/serveFlags.ts';
 import { describeValue } from '../util/errors.ts';
 import type { Recipe } from './parse.ts';
@@ -30,7 +31,7 @@ export function launchProblems(recipe: Recipe, env: NodeJS.ProcessEnv | null): s
   const maxModelLen = t.engineArgs.maxModelLen;
   // A maxModelLen beyond the context, or a GPU profile or model the catalogs lack, is reported by
   // the lookups (recipe/lookups.ts); the engine is not asked again about the same field.
-  if (model !== null && maxModelLen !== undefined && maxModelLen > model.maxContextTokens) return problems;
+  if (model !== null && maxModelLen !== undefined && maxModelLen > scaledContextTokens(model.maxContextTokens, t.engineArgs.ropeScaling)) return problems;
   if (t.gpuProfile !== undefined && !listGpuProfiles().includes(t.gpuProfile)) return problems;
   if (t.engine === 'sim' && model !== null) problems.push(...simProblems(recipe));
   return problems;

@@ -37,8 +37,12 @@ export function lookupProblems(raw: unknown, file: string, lookups: Lookups): st
     problems.push(simModelProblem(file, model, lookups.models));
   }
   const maxModelLen = field(field(target, 'engineArgs'), 'maxModelLen');
-  if (known !== null && typeof maxModelLen === 'number' && maxModelLen > known.maxContextTokens) {
-    problems.push(`${file}: target.engineArgs.maxModelLen must be <= ${known.name}'s context of ${known.maxContextTokens} tokens, got ${describeValue(maxModelLen)}`);
+  const factor = field(field(field(target, 'engineArgs'), 'ropeScaling'), 'factor');
+  const scaled = typeof factor === 'number' && factor > 1 ? factor : null;
+  const context = known === null ? 0 : Math.floor(known.maxContextTokens * (scaled ?? 1));
+  if (known !== null && typeof maxModelLen === 'number' && maxModelLen > context) {
+    const how = scaled === null ? ' (target.engineArgs.ropeScaling stretches it)' : ` × target.engineArgs.ropeScaling.factor ${scaled} = ${context}`;
+    problems.push(`${file}: target.engineArgs.maxModelLen must be <= ${known.name}'s context of ${known.maxContextTokens} tokens${how}, got ${describeValue(maxModelLen)}`);
   }
   const trace = field(field(field(raw, 'workload'), 'lengths'), 'trace');
   if (typeof trace === 'string') {

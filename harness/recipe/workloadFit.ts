@@ -5,9 +5,10 @@
 // (workload.lengths.maxTotalTokens within the context); presets and traces carry the cap of the
 // paper that defines them and are cut as that paper does. Pure.
 import type { LengthDist } from '../load/lengths.ts';
-import { shareOverCap } from '../load/lengths.ts';
+import { PRESETS, shareOverCap } from '../load/lengths.ts';
 import { createRng, deriveSeed } from '../util/rng.ts';
 import type { Recipe } from './parse.ts';
+import { scaledContextTokens } from '../provision/targetSpec.ts';
 
 /** A model's context when no catalog knows it and the recipe sets no maxModelLen. */
 export const ASSUMED_CONTEXT_TOKENS = 4096;
@@ -17,7 +18,8 @@ export function runContext(target: Recipe['target'], modelContext: (model: strin
   const set = target.engineArgs.maxModelLen;
   if (set !== undefined) return { tokens: set, from: 'target.engineArgs.maxModelLen' };
   const known = target.model ? modelContext(target.model) : null;
-  if (known !== null) return { tokens: known, from: `${target.model}'s context` };
+  const rope = target.engineArgs.ropeScaling;
+  if (known !== null) return { tokens: scaledContextTokens(known, rope), from: `${target.model}'s context${rope ? ` × target.engineArgs.ropeScaling.factor ${rope.factor}` : ''}` };
   return { tokens: ASSUMED_CONTEXT_TOKENS, from: 'the context assumed for a model the catalog does not know (set target.engineArgs.maxModelLen)' };
 }
 
@@ -37,8 +39,17 @@ const describeDist = (d: LengthDist): string => {
 /** The problem of a workload cut to the context without the recipe asking, or null. */
 export function contextCutProblem(recipe: Recipe, modelContext: (model: string) => number | null): string | null {
   const lengths = recipe.workload.lengths;
-  if (lengths.kind !== 'dists') return null;
   const context = runContext(recipe.target, modelContext);
+  if (lengths.kind === 'preset') {
+    // A preset without a cap of its own (the full Arxiv trace) is measured only where none of it is cut.
+    const needs = PRESETS[lengths.preset].needsContextTokens;
+    if (needs === undefined || needs <= context.tokens) return null;
+    return (
+      `${recipe.source.file}: workload.lengths.preset ${lengths.preset} draws prompt + output up to ${needs} tokens, above the ${context.tokens}-token context ` +
+      `(${context.from}), so its longest requests would be cut; set target.engineArgs.maxModelLen: ${needs} (with target.engineArgs.ropeScaling past the model's trained context)`
+    );
+  }
+  if (lengths.kind !== 'dists') return null;
   if (lengths.maxTotalTokens !== undefined && lengths.maxTotalTokens <= context.tokens) return null;
   const rng = createRng(deriveSeed(recipe.workload.seed, 'context-fit'));
   const share = shareOverCap(lengths.prompt, lengths.output, context.tokens, rng);

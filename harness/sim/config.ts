@@ -18,11 +18,15 @@ export interface SimServerOptions {
   port?: number;
   timeScale?: number;
   tensorParallel?: number;
+  /** Pipeline stages (pipeline.ts); the deployment's GPUs are tensorParallel × this. */
+  pipelineParallel?: number;
   gpuMemoryUtilization?: number;
   maxNumSeqs?: number;
   maxNumBatchedTokens?: number;
   chunkSize?: number;
   maxModelLen?: number;
+  /** Rope scaling's factor: the model takes its catalog context × this (vLLM's rope_scaling). */
+  ropeScalingFactor?: number;
   servedModelName?: string;
   /** Fixes the number of KV blocks (as vLLM's --num-gpu-blocks-override); for preemption tests. */
   numGpuBlocksOverride?: number;
@@ -88,6 +92,7 @@ export interface SimConfig {
   port: number;
   timeScale: number;
   tensorParallel: number;
+  pipelineParallel: number;
   gpuMemoryUtilization: number;
   maxNumSeqs: number;
   maxNumBatchedTokens: number;
@@ -124,11 +129,13 @@ const optionsSchema = z.object({
   port: int(0).max(65535, 'must be <= 65535').default(8000),
   timeScale: z.number('must be a number').gt(0, 'must be > 0').refine(Number.isFinite, 'must be finite').default(1),
   tensorParallel: int(1).default(1),
+  pipelineParallel: int(1).default(1),
   gpuMemoryUtilization: z.number('must be a number').gt(0, 'must be > 0 and <= 1').max(1, 'must be > 0 and <= 1').default(0.9),
   maxNumSeqs: int(1).default(256),
   maxNumBatchedTokens: int(1).optional(),
   chunkSize: int(1).default(512),
   maxModelLen: int(1).optional(),
+  ropeScalingFactor: z.number('must be a number').gt(1, 'must be > 1').max(32, 'must be <= 32').optional(),
   servedModelName: z.string('must be a name').min(1, 'must not be empty').optional(),
   numGpuBlocksOverride: int(1).optional(),
   startDelay: duration.default(0),
@@ -187,9 +194,16 @@ export function resolveSimConfig(options: SimServerOptions): SimConfig {
   if (model.heads % tp !== 0 || model.kvHeads % tp !== 0) {
     problems.push(`--tensor-parallel must divide the model's ${model.heads} attention heads and ${model.kvHeads} KV heads, got ${describeValue(tp)}`);
   }
-  const maxModelLen = o.maxModelLen ?? model.maxContextTokens;
-  if (maxModelLen > model.maxContextTokens) {
-    problems.push(`--max-model-len must be <= ${model.name}'s context of ${model.maxContextTokens} tokens, got ${describeValue(maxModelLen)}`);
+  const pp = o.pipelineParallel;
+  if (model.layers % pp !== 0) problems.push(`--pipeline-parallel must divide the model's ${model.layers} layers (balanced stages), got ${describeValue(pp)}`);
+  // Every GPU of the deployment holds 1/(TP·PP) of the weights and of each token's KV entries.
+  const gpus = tp * pp;
+  // As vLLM: rope scaling stretches the context by its factor, and the longest context defaults to it.
+  const context = Math.floor(model.maxContextTokens * (o.ropeScalingFactor ?? 1));
+  const maxModelLen = o.maxModelLen ?? context;
+  if (maxModelLen > context) {
+    const scaled = o.ropeScalingFactor === undefined ? '' : ` × --rope-scaling-factor ${o.ropeScalingFactor}`;
+    problems.push(`--max-model-len must be <= ${model.name}'s context of ${model.maxContextTokens} tokens${scaled}${scaled ? ` = ${context}` : ''}, got ${describeValue(maxModelLen)}`);
   }
   // llama.cpp's n_batch defaults to 2048 (common/common.h); vLLM's budget must hold one whole prompt.
   const maxNumBatchedTokens = o.maxNumBatchedTokens ?? (o.scheduler === 'llamacpp' ? 2048 : Math.max(4096, maxModelLen));
@@ -197,19 +211,19 @@ export function resolveSimConfig(options: SimServerOptions): SimConfig {
     problems.push(`--max-num-batched-tokens must be >= --max-model-len (${maxModelLen}) with the vllm scheduler (whole prompts are prefilled in one iteration), got ${describeValue(maxNumBatchedTokens)}`);
   }
   const sizes = modelSizes(model);
-  const weightsGiB = sizes.weightBytes / 2 ** 30 / tp;
+  const weightsGiB = sizes.weightBytes / 2 ** 30 / gpus;
   const usableGiB = gpu.memoryGiB * o.gpuMemoryUtilization;
   const memoryBlocks = kvBlocksForMemory({
     memoryGiB: gpu.memoryGiB,
     gpuMemoryUtilization: o.gpuMemoryUtilization,
     weightBytes: sizes.weightBytes,
     kvBytesPerToken: sizes.kvBytesPerToken,
-    tensorParallel: tp,
+    tensorParallel: gpus,
   });
   const totalKvBlocks = o.numGpuBlocksOverride ?? memoryBlocks;
   if (weightsGiB >= usableGiB) {
     problems.push(
-      `--model ${model.name} does not fit: ${weightsGiB.toFixed(1)} GiB of bf16 weights per GPU at --tensor-parallel ${tp}, ` +
+      `--model ${model.name} does not fit: ${weightsGiB.toFixed(1)} GiB of bf16 weights per GPU at --tensor-parallel ${tp}${pp > 1 ? ` × --pipeline-parallel ${pp}` : ''}, ` +
         `but ${gpu.name} offers ${gpu.memoryGiB} GiB × --gpu-memory-utilization ${o.gpuMemoryUtilization} = ${usableGiB.toFixed(1)} GiB`,
     );
   } else if (totalKvBlocks - Math.floor(totalKvBlocks * 0.01) < blocksFor(maxModelLen)) {
@@ -234,6 +248,7 @@ export function resolveSimConfig(options: SimServerOptions): SimConfig {
     port: o.port,
     timeScale: o.timeScale,
     tensorParallel: tp,
+    pipelineParallel: pp,
     gpuMemoryUtilization: o.gpuMemoryUtilization,
     maxNumSeqs: o.maxNumSeqs,
     maxNumBatchedTokens,

@@ -86,6 +86,15 @@ export function iterationCost(model: ModelSpec, gpu: GpuProfile, batch: BatchSha
   return { totalS, linearS, prefillAttentionS, decodeAttentionS, allReduceS, lmHeadS, overheadS };
 }
 
+/**
+ * One activation hop between pipeline stages: the batch's hidden states (bf16) over the GPUs' link
+ * (NVLink where the profile has it, else PCIe) plus the link's latency.
+ */
+export function pipelineHopS(model: ModelSpec, gpu: GpuProfile, tokens: number): number {
+  const linkGBps = gpu.nvlinkGBps > 0 ? gpu.nvlinkGBps : gpu.pcieGBps;
+  return (tokens * model.hiddenSize * BF16_BYTES) / (linkGBps * 1e9 * gpu.efficiency.allReduce) + gpu.efficiency.allReduceLatencyUs * 1e-6;
+}
+
 // An iteration-time model fitted to a measured engine instead of derived from a roofline: linear
 // in what a batch computes. A batch with prompt tokens starts from the prefill base (one whole
 // prompt's fixed cost, as the isolated-prefill profile measures it), a decode-only batch from the

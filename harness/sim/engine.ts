@@ -4,7 +4,7 @@
 import type { GpuProfile } from '../catalog/gpuProfile.ts';
 import type { SimConfig } from './config.ts';
 import type { ModelSpec } from '../catalog/models.ts';
-import { iterationCost, linearIterationS, type BatchShape, type LinearCostModel } from './costModel.ts';
+import { iterationCost, linearIterationS, pipelineHopS, type BatchShape, type LinearCostModel } from './costModel.ts';
 import { KvBlockPool } from './kvCache.ts';
 import type { PreciseTimerHandle } from './preciseTimer.ts';
 import type { SimRequest } from './request.ts';
@@ -27,6 +27,8 @@ export interface EngineConfig {
   totalKvBlocks: number;
   /** A calibrated iteration-time model (harness/twin/calibrate.ts) used instead of the roofline. */
   iterationModel?: LinearCostModel;
+  /** Pipeline stages (pipeline.ts): each micro-batch's iteration adds the hops between them. */
+  pipelineParallel?: number;
 }
 
 // The engine's part of a resolved config: what the real-time server and the virtual-time twin
@@ -36,6 +38,7 @@ export function engineConfigOf(config: SimConfig): EngineConfig {
     model: config.model,
     gpu: config.gpu,
     tensorParallel: config.tensorParallel,
+    pipelineParallel: config.pipelineParallel,
     timeScale: config.timeScale,
     limits: { policy: config.scheduler, maxNumSeqs: config.maxNumSeqs, maxNumBatchedTokens: config.maxNumBatchedTokens, chunkSize: config.chunkSize, slotContextTokens: config.maxModelLen },
     totalKvBlocks: config.totalKvBlocks,
@@ -45,11 +48,13 @@ export function engineConfigOf(config: SimConfig): EngineConfig {
 /** Modelled seconds of a batch shape under the config's model: the calibrated one when there is one, else the roofline. */
 export function modelledIterationS(config: EngineConfig, shape: BatchShape): number {
   if (config.iterationModel) return linearIterationS(config.iterationModel, shape);
-  return iterationCost(config.model, config.gpu, shape, config.tensorParallel).totalS;
+  const hops = (config.pipelineParallel ?? 1) - 1;
+  const tokens = shape.prefills.reduce((s, p) => s + p.chunkTokens, 0) + shape.decodeKvTokens.length;
+  return iterationCost(config.model, config.gpu, shape, config.tensorParallel).totalS + (hops > 0 ? hops * pipelineHopS(config.model, config.gpu, tokens) : 0);
 }
 
-// Receives each iteration's tokens; returns the first and last write times when it wrote anything.
-export type TokenSink = (events: TokenEvent[], batch: ScheduledBatch) => { firstWriteNs: bigint; lastWriteNs: bigint } | void;
+// Receives each iteration's tokens (and when the iteration started); returns the first and last write times when it wrote anything.
+export type TokenSink = (events: TokenEvent[], batch: ScheduledBatch, startNs: bigint) => { firstWriteNs: bigint; lastWriteNs: bigint } | void;
 
 // One iteration as it was planned and as it ran (for --trace-iterations and the benchmark).
 export interface IterationTrace {
@@ -145,7 +150,7 @@ export class SimEngine {
       const firedNs = this.deps.nowNs();
       trace.actualEndNs = firedNs;
       const events = this.scheduler.complete(batch);
-      const writes = this.sink(events, batch);
+      const writes = this.sink(events, batch, actualStartNs);
       if (writes) {
         trace.firstWriteNs = writes.firstWriteNs;
         trace.lastWriteNs = writes.lastWriteNs;

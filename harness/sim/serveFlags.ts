@@ -7,8 +7,8 @@ import { listGpuProfiles } from '../catalog/gpus.ts';
 import { DEFAULT_EMPTY_TEXT_FRACTION, DEFAULT_MERGE_FRACTION, resolveSimConfig, type SimServerOptions } from './config.ts';
 
 export const FLAG_KEYS = [
-  'model', 'gpu', 'scheduler', 'host', 'port', 'timeScale', 'tensorParallel', 'gpuMemoryUtilization', 'maxNumSeqs',
-  'maxNumBatchedTokens', 'chunkSize', 'maxModelLen', 'servedModelName', 'numGpuBlocksOverride', 'startDelay',
+  'model', 'gpu', 'scheduler', 'host', 'port', 'timeScale', 'tensorParallel', 'pipelineParallel', 'gpuMemoryUtilization', 'maxNumSeqs',
+  'maxNumBatchedTokens', 'chunkSize', 'maxModelLen', 'ropeScalingFactor', 'servedModelName', 'numGpuBlocksOverride', 'startDelay',
   'traceIterations', 'faultCrashAfter', 'faultStallFraction', 'faultStallFor', 'faultHttp429Fraction',
   'faultHttp500Fraction', 'faultMalformedSseFraction', 'faultExitAtStart', 'faultSeed', 'logStatsInterval',
   'strictOpenai',
@@ -26,11 +26,13 @@ export function serveOptions(y: Argv) {
     .option('port', { type: 'number', default: 8000, describe: 'port; 0 picks a free one (printed on start)' })
     .option('time-scale', { type: 'number', default: 1, describe: 'multiplies every modelled duration (< 1 runs faster than a GPU)' })
     .option('tensor-parallel', { type: 'number', default: 1, alias: 'tensor-parallel-size', describe: 'GPUs sharing the model' })
+    .option('pipeline-parallel', { type: 'number', default: 1, alias: 'pipeline-parallel-size', describe: "pipeline stages (micro-batches in flight, each with its own scheduler, 1/stages of the KV cache and of --max-num-seqs)" })
     .option('gpu-memory-utilization', { type: 'number', default: 0.9, describe: 'fraction of GPU memory for weights + KV cache' })
     .option('max-num-seqs', { type: 'number', default: 256, describe: 'most requests in one batch' })
     .option('max-num-batched-tokens', { type: 'number', describe: 'vllm: prompt tokens per prefill iteration (default max(4096, max-model-len))' })
     .option('chunk-size', { type: 'number', default: 512, describe: 'sarathi: tokens per iteration (decodes + prefill chunks)' })
     .option('max-model-len', { type: 'number', describe: "prompt + output limit (default: the model's context)" })
+    .option('rope-scaling-factor', { type: 'number', describe: "rope scaling: the model takes its catalog context × this (default: its context as trained)" })
     .option('served-model-name', { type: 'string', describe: 'name clients use in "model" (default: --model as given)' })
     .option('num-gpu-blocks-override', { type: 'number', describe: 'fix the number of 16-token KV blocks (forces preemption in tests)' })
     .option('start-delay', { type: 'string', default: '0', describe: 'not ready for this long (duration, e.g. 30s): port bound, requests held until ready, as vLLM does while loading' })

@@ -8,7 +8,8 @@ import { UserError } from '../util/errors.ts';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { resolveSimConfig, type SimConfig, type SimServerOptions } from './config.ts';
-import { engineConfigOf, SimEngine, type IterationTrace } from './engine.ts';
+import { engineConfigOf, type IterationTrace } from './engine.ts';
+import { createEngine } from './pipeline.ts';
 import { faultPlanner, type FaultPlan } from './faults.ts';
 import { errorBody, parseCompletionRequest, type ApiError, type ParsedRequest } from './openaiRequest.ts';
 import { fireAt } from './preciseTimer.ts';
@@ -182,7 +183,7 @@ export async function startSimServer(options: SimServerOptions = {}): Promise<Si
     }
   };
 
-  const engine = new SimEngine(
+  const engine = createEngine(
     engineConfigOf(config),
     { nowNs: () => process.hrtime.bigint(), fireAt, defer: (fn) => setImmediate(fn) },
     sink,

@@ -91,6 +91,7 @@ export function configRecipeText(baseText: string, baseDir: string, baseName: st
 // How a value reads without its field name where the value alone would not say what it is.
 const SHORT_FIELDS: Readonly<Record<string, string>> = {
   tensorParallel: 'TP',
+  pipelineParallel: 'PP',
   maxNumSeqs: 'seqs',
   maxNumBatchedTokens: 'batchTokens',
   maxModelLen: 'len',

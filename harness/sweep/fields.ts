@@ -10,6 +10,7 @@ export const FIELD_ALIASES: Readonly<Record<string, string>> = {
   host: 'target.host',
   gpus: 'target.gpus',
   tensorParallel: 'target.tensorParallel',
+  pipelineParallel: 'target.pipelineParallel',
   maxNumSeqs: 'target.engineArgs.maxNumSeqs',
   maxNumBatchedTokens: 'target.engineArgs.maxNumBatchedTokens',
   maxModelLen: 'target.engineArgs.maxModelLen',

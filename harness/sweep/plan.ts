@@ -120,10 +120,12 @@ export function planSweep(sweep: SweepFile, baseText: string, deps: SweepPlanDep
   for (const c of configs) {
     // With gpusPerHost the placement chooses the GPU ids: a run's list only has to have its size.
     let text = configRecipeText(baseText, sweep.dir, baseName, c);
-    const tp = parseDocument(text).getIn(['target', 'tensorParallel']);
+    const doc = parseDocument(text);
+    const pp = doc.getIn(['target', 'pipelineParallel']) ?? 1;
+    const tp = Number.isInteger(doc.getIn(['target', 'tensorParallel'])) && Number.isInteger(pp) ? (doc.getIn(['target', 'tensorParallel']) as number) * (pp as number) : doc.getIn(['target', 'tensorParallel']);
     if (sweep.gpusPerHost !== undefined && Number.isInteger(tp) && (tp as number) > sweep.gpusPerHost) {
       // Refused before a list of that many GPU ids is built (gpusPerHost is bounded, tensorParallel is not yet).
-      problems.push(`${where(c)}: target.tensorParallel (${tp}) is more than gpusPerHost (${sweep.gpusPerHost})`);
+      problems.push(`${where(c)}: target.tensorParallel${pp === 1 ? '' : ' × target.pipelineParallel'} (${tp}) is more than gpusPerHost (${sweep.gpusPerHost})`);
       continue;
     }
     if (sweep.gpusPerHost !== undefined && Number.isInteger(tp) && (tp as number) > 0) {
@@ -141,7 +143,7 @@ export function planSweep(sweep: SweepFile, baseText: string, deps: SweepPlanDep
       id: config.id,
       hostOrGroup: recipe.target.host,
       gpus: recipe.target.gpus,
-      gpuCount: Math.max(recipe.target.gpus.length, recipe.target.tensorParallel),
+      gpuCount: Math.max(recipe.target.gpus.length, recipe.target.tensorParallel * recipe.target.pipelineParallel),
       launch: launchOf(recipe),
     })),
     { hostsOf: deps.hostsOf, gpusPerHost: sweep.gpusPerHost, portBase: sweep.ports?.base ?? firstPass[0].recipe.target.port },

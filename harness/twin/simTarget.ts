@@ -22,12 +22,14 @@ export function simOptionsOf(target: TargetSpec, file: string): SimServerOptions
     scheduler,
     timeScale: target.engine === 'sim' ? (target.sim?.timeScale ?? 1) : 1,
     tensorParallel: target.tensorParallel,
+    pipelineParallel: target.pipelineParallel,
     gpuMemoryUtilization: a.gpuMemoryUtilization,
     maxNumSeqs: a.maxNumSeqs,
     ...(a.maxNumBatchedTokens !== undefined ? { maxNumBatchedTokens: a.maxNumBatchedTokens } : {}),
     // vLLM's chunked prefill takes its budget from --max-num-batched-tokens; the adapter passes the chunk size there.
     ...(a.chunkSize !== undefined ? { chunkSize: a.chunkSize } : {}),
     ...(a.maxModelLen !== undefined ? { maxModelLen: a.maxModelLen } : {}),
+    ...(a.ropeScaling !== undefined ? { ropeScalingFactor: a.ropeScaling.factor } : {}),
     port: 0,
   };
 }

@@ -22,6 +22,8 @@ import type { EngineConfig } from '../sim/engine.ts';
 import { runVirtualProbe, type VirtualProbeOptions } from './virtualProbe.ts';
 import { runVirtualProfile } from './virtualProfile.ts';
 import { judgeProbe, metricsUnder } from './judge.ts';
+import { percentile } from '../metrics/percentile.ts';
+import { UserError, describeValue } from '../util/errors.ts';
 
 /** The twin's account of one probe: what capacity.json keeps, plus the latencies it saw. */
 export interface TwinProbe {
@@ -46,6 +48,28 @@ export interface TwinProbe {
   decision: ProbeStatistics['decision'];
 }
 
+/**
+ * What makes a probe pass: the recipe's SLO (fluidcap's capacity), or Vidur's — the P99 of the
+ * requests' scheduling delay (arrival to first scheduled) under a bound, 5 s in the paper: the
+ * highest rate at which the queue does not grow, whatever the latencies.
+ */
+export type CapacityRule = { kind: 'slo' } | { kind: 'scheduling-delay'; percentile: number; maxS: number };
+
+/** Vidur's capacity criterion (§6): P99 scheduling delay under 5 s. */
+export const VIDUR_CAPACITY: CapacityRule = { kind: 'scheduling-delay', percentile: 99, maxS: 5 };
+
+/** The rule a `--capacity` value names: slo or scheduling-delay; anything else is a UserError. */
+export function capacityRuleOf(name: string): CapacityRule {
+  if (name === 'slo') return { kind: 'slo' };
+  if (name === 'scheduling-delay') return VIDUR_CAPACITY;
+  throw new UserError(`--capacity must be slo or scheduling-delay, got ${describeValue(name)}`);
+}
+
+/** The rule in words, for rankings and figure notes. */
+export function capacityRuleText(rule: CapacityRule, sloText: string): string {
+  return rule.kind === 'slo' ? `the highest rate at which ${sloText} hold` : `the highest rate with P${rule.percentile} scheduling delay under ${rule.maxS} s (Vidur's criterion; the SLOs are only reported)`;
+}
+
 export interface TwinSearchInput {
   plan: RunPlan;
   workload: WorkloadSpec;
@@ -63,6 +87,8 @@ export interface TwinSearchInput {
   onProbe?: (p: TwinProbe) => void;
   /** The rule that ends a knee warm-up; default the one runs use (load/kneeWarmup.ts stationaryRule). The proofs vary it. */
   kneeRule?: StationaryRule;
+  /** What makes a probe pass (default: the recipe's SLO). */
+  capacity?: CapacityRule;
 }
 
 export interface TwinSearchResult {
@@ -95,7 +121,8 @@ export function runTwinSearch(input: TwinSearchInput): TwinSearchResult {
     if (!profile.fit.ok) throw new Error(`twin: the virtual prefill profile was refused: ${profile.fit.problems.join('; ')}`);
     fit = profile.fit;
   }
-  const earlyStop = input.earlyStop ?? plan.probe.earlyStop;
+  // The early stop judges the SLO; under Vidur's rule every probe runs to its end.
+  const earlyStop = input.capacity?.kind === 'scheduling-delay' ? false : input.earlyStop ?? plan.probe.earlyStop;
   const probes: TwinProbe[] = [];
   let decision: SearchDecision;
   for (;;) {
@@ -156,6 +183,20 @@ export function runTwinProbe(input: TwinSearchInput & { fit: PrefillFit; earlySt
     ...input.delays,
   });
   const verdict = judgeProbe(run.records, plan.slo, input.fit, run.earlyStop);
+  const rule = input.capacity ?? { kind: 'slo' };
+  if (rule.kind === 'scheduling-delay') {
+    // Every request of a probe without early stop ends, so each evaluated one has its delay.
+    const delays = run.records.filter((r) => r.warmup !== true).map((r) => run.schedulingDelayS[r.id] ?? run.durationS - r.sentS);
+    const tail = delays.length ? percentile(delays, rule.percentile) : null;
+    return {
+      index, qps, passed: tail !== null && tail < rule.maxS, valid: true, requests: verdict.requests, planned: run.planned, kneeWarmup: run.kneeWarmup,
+      durationS: run.durationS, earlyStop: run.earlyStop, sloValue: tail, ttftS: verdict.summary.ttftS, tbtS: verdict.summary.tbtS, iterations: run.iterations,
+      // The capacity interval weighs SLO evidence; a scheduling-delay verdict carries none, and its
+      // decision is the verdict itself (no sequential test stands behind it).
+      parts: [],
+      decision: tail !== null && tail < rule.maxS ? 'pass' : 'fail',
+    };
+  }
   // The counts the interval reads, as the probe step keeps them: the decision a stop fired on, else the whole probe's.
   const stoppedOn = run.earlyStop !== null ? early?.decided() ?? null : null;
   const statistics = stoppedOn ? statisticsOfDecision(stoppedOn) : probeDecision(metricsUnder(run.records.filter((r) => r.warmup !== true), plan.slo, input.fit), plan.slo, DEFAULT_DECISION, minRequests);

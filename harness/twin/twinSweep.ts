@@ -24,7 +24,7 @@ import { configLabels } from '../sweep/expand.ts';
 import { UserError } from '../util/errors.ts';
 import { planOf } from './rehearse.ts';
 import { simOptionsOf, simConfigOf } from './simTarget.ts';
-import { plannedRequests, runTwinSearch } from './twinSearch.ts';
+import { capacityRuleText, plannedRequests, runTwinSearch, type CapacityRule } from './twinSearch.ts';
 import { SWEEP_FILES } from '../runDir/layout.ts';
 import { renderPage } from '../report/html.ts';
 import { twinPageBlocks, twinSummaryLines } from './twinSweepPage.ts';
@@ -75,7 +75,7 @@ export function memoryFit(a: { model: ModelSpec; gpu: GpuProfile; tensorParallel
 const mean = (xs: number[]) => (xs.length === 0 ? null : xs.reduce((a, b) => a + b, 0) / xs.length);
 
 /** One configuration's capacity search on the twin, as a row of the ranking. */
-export function evaluateOnTwin(run: Pick<PlannedRun, 'config' | 'recipe'>): TwinConfigRow {
+export function evaluateOnTwin(run: Pick<PlannedRun, 'config' | 'recipe'>, capacity: CapacityRule = { kind: 'slo' }): TwinConfigRow {
   const recipe: Recipe = run.recipe;
   const t0 = performance.now();
   const file = recipe.source.file;
@@ -89,6 +89,7 @@ export function evaluateOnTwin(run: Pick<PlannedRun, 'config' | 'recipe'>): Twin
     throw new UserError(`${file}: target.gpuProfile: ${(err as Error).message}`);
   }
   const tp = opts.tensorParallel ?? 1;
+  const pp = opts.pipelineParallel ?? 1;
   const base: TwinConfigRow = {
     id: run.config.id,
     values: run.config.values,
@@ -98,7 +99,8 @@ export function evaluateOnTwin(run: Pick<PlannedRun, 'config' | 'recipe'>): Twin
     gpuProfile: gpu.name,
     scheduler: opts.scheduler ?? 'vllm',
     tensorParallel: tp,
-    gpuCount: tp,
+    pipelineParallel: pp,
+    gpuCount: tp * pp,
     usdPerGpuHour: gpu.price?.usdPerGpuHour ?? null,
     capacityQps: null,
     bracket: null,
@@ -111,13 +113,14 @@ export function evaluateOnTwin(run: Pick<PlannedRun, 'config' | 'recipe'>): Twin
     virtualS: 0,
     wallS: 0,
   };
-  const fit = memoryFit({ model, gpu, tensorParallel: tp, gpuMemoryUtilization: opts.gpuMemoryUtilization ?? 0.9, maxModelLen: opts.maxModelLen ?? model.maxContextTokens });
+  // Every GPU of the deployment holds 1/(TP·PP) of the weights and of the KV cache (the sim sizes it so).
+  const fit = memoryFit({ model, gpu, tensorParallel: tp * pp, gpuMemoryUtilization: opts.gpuMemoryUtilization ?? 0.9, maxModelLen: opts.maxModelLen ?? model.maxContextTokens });
   if (!fit.fits) return { ...base, status: 'infeasible', reason: fit.reason, wallS: (performance.now() - t0) / 1000 };
 
   const sim = simConfigOf(recipe.target, file);
   const plan = planOf(recipe, `${recipe.name}-twin`);
   const trace = loadWorkloadTrace(recipe.workload, recipe.source.dir, file);
-  const result = runTwinSearch({ plan, workload: recipe.workload, trace, engine: engineConfigOf(sim), fitBounds: recipe.profile.fitBounds });
+  const result = runTwinSearch({ plan, workload: recipe.workload, trace, engine: engineConfigOf(sim), fitBounds: recipe.profile.fitBounds, capacity });
   const atCapacity = result.probes.find((p) => p.passed && p.qps === result.bracket.passQps) ?? null;
   const capacityQps = result.bracket.passQps === null ? null : result.capacityQps;
   let meanPromptTokens: number | null = null;
@@ -165,6 +168,8 @@ export interface TwinSweepOptions {
   outDir: string;
   /** Also write a sweep file of the top N configurations. */
   top?: number;
+  /** What a probe must meet (default: the recipe's SLO). */
+  capacity?: CapacityRule;
   log: (line: string) => void;
   now?: () => Date;
 }
@@ -205,14 +210,14 @@ export async function runTwinSweep(o: TwinSweepOptions): Promise<TwinSweepOutcom
   for (const run of runs) {
     let row: TwinConfigRow;
     try {
-      row = evaluateOnTwin(run);
+      row = evaluateOnTwin(run, o.capacity);
     } catch (err) {
       if (err instanceof UserError) throw err;
       // Keep the other configurations' results; the fault is reported and the exit code says so.
       failed++;
       row = {
         id: run.config.id, values: run.config.values, status: 'failed', reason: (err as Error).message, model: String(run.recipe.target.model ?? ''),
-        gpuProfile: String(run.recipe.target.gpuProfile ?? ''), scheduler: '', tensorParallel: run.recipe.target.tensorParallel, gpuCount: run.recipe.target.tensorParallel,
+        gpuProfile: String(run.recipe.target.gpuProfile ?? ''), scheduler: '', tensorParallel: run.recipe.target.tensorParallel, pipelineParallel: run.recipe.target.pipelineParallel, gpuCount: run.recipe.target.tensorParallel * run.recipe.target.pipelineParallel,
         usdPerGpuHour: null, capacityQps: null, bracket: null, outcome: null, probes: 0, meanPromptTokens: null, meanOutputTokens: null, ttftP90S: null, tbtP99S: null, virtualS: 0, wallS: 0,
       };
     }
@@ -234,7 +239,7 @@ export async function runTwinSweep(o: TwinSweepOptions): Promise<TwinSweepOutcom
     sweepName: sweep.name,
     sweepFile: sweep.file,
     recipeFile: sweep.recipeFile,
-    sloText: sloTextOf(first),
+    sloText: o.capacity?.kind === 'scheduling-delay' ? `${sloTextOf(first)}, reported only: capacity is ${capacityRuleText(o.capacity, sloTextOf(first))}` : sloTextOf(first),
     workloadText: workloadTextOf(first),
     baseEngine: first.target.engine,
     baseHost: first.target.host ?? null,

@@ -21,7 +21,9 @@ export interface TwinConfigRow {
   gpuProfile: string;
   scheduler: string;
   tensorParallel: number;
-  /** GPUs of one replica: its tensor parallelism. */
+  /** Pipeline stages (absent: 1, no pipeline parallelism); a swept value is also a matrix column. */
+  pipelineParallel?: number;
+  /** GPUs of one replica: tensor × pipeline parallelism. */
   gpuCount: number;
   usdPerGpuHour: number | null;
   capacityQps: number | null;

@@ -3,10 +3,11 @@
 // discrete-event clock, and every token becomes a timeline chunk at the virtual instant the engine
 // emits it. The result is the same TimelineRecord[] a real probe archives, so the same metrics,
 // early stop and search judge it. Pure: no I/O, no real clock.
-import { SimEngine, type EngineConfig } from '../sim/engine.ts';
+import type { EngineConfig } from '../sim/engine.ts';
+import { createEngine } from '../sim/pipeline.ts';
 import { VirtualClock } from '../sim/virtualClock.ts';
 import { newSimRequest, type SimRequest } from '../sim/request.ts';
-import type { TokenEvent } from '../sim/scheduler.ts';
+import type { ScheduledBatch, TokenEvent } from '../sim/scheduler.ts';
 import type { ProbePlan, PlannedRequest } from '../load/plan.ts';
 import type { Chunk, TimelineRecord } from '../timeline/record.ts';
 import type { ShouldStop } from '../capacity/earlyStop.ts';
@@ -41,6 +42,8 @@ export interface VirtualProbeResult {
   earlyStop: string | null;
   iterations: number;
   preemptions: number;
+  /** Each sent request's scheduling delay (s), by id: from its arrival at the engine to the start of the iteration that first schedules it (Vidur's). */
+  schedulingDelayS: Record<string, number>;
 }
 
 interface Live {
@@ -94,7 +97,12 @@ export function runVirtualProbe(plan: ProbePlan, engineConfig: EngineConfig, opt
     records.push(record);
   };
 
-  const sink = (events: TokenEvent[]) => {
+  const schedulingDelayS: Record<string, number> = {};
+  const sink = (events: TokenEvent[], batch: ScheduledBatch, startNs: bigint) => {
+    for (const r of batch.firstScheduled) {
+      const state = live.get(r);
+      if (state) schedulingDelayS[state.planned.id] = Number(startNs) / NS - state.sentS;
+    }
     const nowS = Number(clock.nowNs()) / NS;
     const atS = roundUs(nowS + receiveDelayS);
     for (const ev of events) {
@@ -122,7 +130,7 @@ export function runVirtualProbe(plan: ProbePlan, engineConfig: EngineConfig, opt
     }
   };
 
-  const engine = new SimEngine(engineConfig, clock, sink);
+  const engine = createEngine(engineConfig, clock, sink);
   // Engine ids in arrival order, as the server numbers requests when they reach it.
   let seq = 0;
   plan.requests.forEach((r, index) => {
@@ -160,5 +168,6 @@ export function runVirtualProbe(plan: ProbePlan, engineConfig: EngineConfig, opt
     earlyStop,
     iterations: engine.iterations,
     preemptions: engine.scheduler.preemptionsTotal,
+    schedulingDelayS,
   };
 }

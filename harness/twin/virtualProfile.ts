@@ -1,6 +1,7 @@
 // Prefill profiling in virtual time: the profile plan's isolated requests, each alone on an idle
 // engine, first-token time = prefill; then the same quadratic D_p fit the real profile makes. Pure.
-import { SimEngine, type EngineConfig } from '../sim/engine.ts';
+import type { EngineConfig } from '../sim/engine.ts';
+import { createEngine } from '../sim/pipeline.ts';
 import { VirtualClock } from '../sim/virtualClock.ts';
 import { newSimRequest } from '../sim/request.ts';
 import type { ProfilePlan } from '../capacity/profilePlan.ts';
@@ -19,7 +20,7 @@ export function isolatedPrefillS(engineConfig: EngineConfig, promptTokens: numbe
   const clock = new VirtualClock(0n);
   let firstNs: bigint | null = null;
   let lastNs = 0n;
-  const engine = new SimEngine(engineConfig, clock, (events) => {
+  const engine = createEngine(engineConfig, clock, (events) => {
     for (const ev of events) {
       if (ev.tokenIndex === 0) firstNs = clock.nowNs();
       lastNs = clock.nowNs();

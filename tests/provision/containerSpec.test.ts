@@ -189,7 +189,7 @@ test('prompt cache: off unless the run opts in (vLLM --no-enable-prefix-caching)
 test('papers: vLLM 0.8.x recipes pin the V0 engine; vllm without chunked prefill, sarathi with 512-token chunks', async () => {
   const dir = new URL('../../recipes/papers/', import.meta.url).pathname;
   const checked: string[] = [];
-  for (const file of ['llama3-8b-h100-vllm.yaml', 'llama2-70b-a100-tp4-vllm.yaml', 'llama3-8b-h100-sarathi.yaml']) {
+  for (const file of ['llama3-8b-h100-vllm.yaml', 'llama2-70b-a100-tp4-vllm.yaml', 'llama3-8b-h100-sarathi.yaml', 'llama3-8b-h100-vllm-arxiv.yaml', 'llama3-8b-h100-sarathi-arxiv.yaml']) {
     const recipe = await loadRecipe(dir + file);
     const spec = renderContainerSpec(recipe.target, { runId: 'paper' })!;
     assert.match(spec.image, /^vllm\/vllm-openai:v0\.8\.\d+$/, `${file}: the V0 pin holds for vLLM 0.8.x only`);
@@ -211,7 +211,25 @@ test('papers: vLLM 0.8.x recipes pin the V0 engine; vllm without chunked prefill
     assert.match(formatDockerRun(spec), / -e VLLM_USE_V1=0 /);
     checked.push(file);
   }
-  assert.is(checked.length, 3);
+  assert.is(checked.length, 5);
+});
+
+test('full Arxiv recipes: the engine is told the rope-scaled context (vLLM by --hf-overrides, the sim by its factor)', async () => {
+  const dir = new URL('../../recipes/papers/', import.meta.url).pathname;
+  for (const sys of ['vllm', 'sarathi']) {
+    const real = renderContainerSpec((await loadRecipe(`${dir}llama3-8b-h100-${sys}-arxiv.yaml`)).target, { runId: 'paper' })!;
+    const at = real.argv.indexOf('--hf-overrides');
+    assert.ok(at > 0, `${sys}: --hf-overrides given`);
+    // One argv element, JSON as vLLM parses it: rope_scaling × 8 stretches Llama-3's 8192 to the 65536 asked for.
+    assert.equal(JSON.parse(real.argv[at + 1]), { rope_scaling: { rope_type: 'dynamic', factor: 8 } });
+    assert.is(real.argv[real.argv.indexOf('--max-model-len') + 1], '65536');
+    const sim = renderContainerSpec((await loadRecipe(`${dir}llama3-8b-h100-${sys}-arxiv-sim.yaml`)).target, { runId: 'paper' })!;
+    assert.is(sim.argv[sim.argv.indexOf('--rope-scaling-factor') + 1], '8');
+    assert.is(sim.argv[sim.argv.indexOf('--max-model-len') + 1], '65536');
+  }
+  // The 4K recipes stretch nothing.
+  const plain = renderContainerSpec((await loadRecipe(`${dir}llama3-8b-h100-vllm.yaml`)).target, { runId: 'paper' })!;
+  assert.not.ok(plain.argv.includes('--hf-overrides'));
 });
 
 const llama = (over: Record<string, unknown> = {}) =>

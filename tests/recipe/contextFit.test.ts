@@ -8,6 +8,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseRecipe, type Recipe } from '../../harness/recipe/parse.ts';
+import { fileLookups } from '../../harness/recipe/load.ts';
+import { lookupProblems } from '../../harness/recipe/lookups.ts';
 import { planProblems, planRun } from '../../harness/capacity/runPlan.ts';
 import { loadRunRecipe, resolveRun } from '../../harness/capacity/resolveRun.ts';
 import { findModel } from '../../harness/catalog/models.ts';
@@ -81,6 +83,48 @@ test('accepted cuts and workloads that fit run: an explicit cap, presets, a Vidu
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('the full Arxiv-Summarization preset: prompts past 8192 tokens, none cut under the rope-scaled 65536-token context its paper recipes give', async () => {
+  // The paper recipe as shipped: the engine is told the stretched context, the plan takes it.
+  const shipped = await loadRunRecipe(join(import.meta.dirname, '..', '..', 'recipes', 'papers', 'llama3-8b-h100-vllm-arxiv-sim.yaml'), { hosts: 'unchecked' });
+  const plan = planRun(shipped, { runId: 'x', modelContext, trace: null });
+  assert.is(plan.maxContextTokens, 65536);
+  const probe = planProbe({ workload: plan.workload, rateQps: 1, requests: 3000, maxContextTokens: plan.maxContextTokens });
+  // The same draws with no context at all: equal pair for pair means no request was cut.
+  const uncut = planProbe({ workload: plan.workload, rateQps: 1, requests: 3000, maxContextTokens: 1 << 24 });
+  assert.equal(probe.requests.map((r) => [r.promptTokens, r.maxTokens]), uncut.requests.map((r) => [r.promptTokens, r.maxTokens]));
+  const prompts = probe.requests.map((r) => r.promptTokens).sort((a, b) => a - b);
+  const past8k = prompts.filter((p) => p > 8192).length / prompts.length;
+  // Lognormal through median 7827 and p90 18549: about 48% of prompts lie past 8192 tokens.
+  assert.ok(past8k > 0.42 && past8k < 0.54, `share of prompts past 8192: ${past8k}`);
+  assert.ok(prompts.at(-1)! > 32768, `the longest prompt ${prompts.at(-1)} reaches past four times Llama-3's context`);
+  assert.ok(probe.requests.every((r) => r.promptTokens + r.maxTokens <= 65536));
+
+  // Without the stretched context the preset is refused, naming what to set; with rope scaling alone
+  // (no maxModelLen) the context is the catalog's 8192 × the factor.
+  const short = planProblems(recipe({ preset: 'arxiv-summarization' }, {}), { modelContext });
+  assert.is(short.length, 1, short.join('\n'));
+  assert.match(short[0], /^recipes\/x\.yaml: workload\.lengths\.preset arxiv-summarization draws prompt \+ output up to 65536 tokens, above the 8192-token context \(llama-3-8b's context\)/);
+  assert.match(short[0], /set target\.engineArgs\.maxModelLen: 65536 \(with target\.engineArgs\.ropeScaling/);
+  assert.equal(planProblems(recipe({ preset: 'arxiv-summarization' }, { ropeScaling: { factor: 8 } }), { modelContext }), []);
+  const four = planProblems(recipe({ preset: 'arxiv-summarization' }, { ropeScaling: { factor: 4 } }), { modelContext });
+  assert.match(four.join('\n'), /above the 32768-token context \(llama-3-8b's context × target\.engineArgs\.ropeScaling\.factor 4\)/);
+});
+
+test('rope scaling stretches the bound on maxModelLen; without it a maxModelLen past the trained context is refused', () => {
+  const raw = (engineArgs: object) => ({ name: 'x', target: { engine: 'sim', model: 'llama-3-8b', gpuProfile: 'h100-sxm-80gb', engineArgs }, workload: { lengths: { preset: 'arxiv-summarization' } } });
+  const lookups = fileLookups('/nowhere');
+  assert.equal(lookupProblems(raw({ maxModelLen: 65536 }), 'recipes/x.yaml', lookups), [
+    "recipes/x.yaml: target.engineArgs.maxModelLen must be <= llama-3-8b's context of 8192 tokens (target.engineArgs.ropeScaling stretches it), got 65536 (number)",
+  ]);
+  assert.equal(lookupProblems(raw({ maxModelLen: 65536, ropeScaling: { factor: 8 } }), 'recipes/x.yaml', lookups), []);
+  assert.match(lookupProblems(raw({ maxModelLen: 65537, ropeScaling: { factor: 8 } }), 'recipes/x.yaml', lookups).join('\n'), /8192 tokens × target\.engineArgs\.ropeScaling\.factor 8 = 65536, got 65537/);
+  const llama = parseRecipe(
+    { name: 'x', target: { engine: 'llamacpp', model: 'llama-3-8b', llamacpp: { modelFile: '/m.gguf' }, engineArgs: { ropeScaling: { factor: 2 } } }, workload: { lengths: { preset: 'chat-1m' } }, slo: { fluidity: { tbtDeadline: '50ms' } } },
+    source,
+  );
+  assert.match((llama as { problems: string[] }).problems.join('\n'), /target\.engineArgs\.ropeScaling.*is only for engines vllm, sarathi and sim/);
 });
 
 test.run();

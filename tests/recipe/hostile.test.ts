@@ -157,7 +157,7 @@ test('what the engine or this machine would refuse is reported at validation, be
   const badValue = await loadProblems(recipeFile('extra-value.yaml', minimal({ target: { engineArgs: { extraArgs: ['--num-gpu-blocks-override', '-4'] } } })));
   assert.match(badValue, /target\.engineArgs\.extraArgs: the simulated engine would refuse to start: --num-gpu-blocks-override/);
   const tooLong = await loadProblems(recipeFile('long.yaml', minimal({ target: { engineArgs: { maxModelLen: 100000 } } })));
-  assert.match(tooLong, /target\.engineArgs\.maxModelLen must be <= llama-3-8b's context of 8192 tokens, got 100000 \(number\)/);
+  assert.match(tooLong, /target\.engineArgs\.maxModelLen must be <= llama-3-8b's context of 8192 tokens \(target\.engineArgs\.ropeScaling stretches it\), got 100000 \(number\)/);
   const vllm = await loadProblems(
     recipeFile('vllm-long.yaml', minimal({ target: { engine: 'vllm', image: 'vllm/vllm-openai:v0.8.5', model: 'meta-llama/Meta-Llama-3-8B', engineArgs: { maxModelLen: 100000 } } })),
   );

@@ -51,4 +51,13 @@ test('models that do not fit, TP that does not divide the heads, a too-small KV 
   assert.is(resolveSimConfig({ scheduler: 'sarathi', maxNumBatchedTokens: 2048 }).scheduler, 'sarathi');
 });
 
+test('rope scaling: the context is the catalog\'s × the factor, and the longest context defaults to it (as vLLM derives it)', () => {
+  assert.match(problem({ model: 'llama-3-8b', maxModelLen: 65536 }), /--max-model-len must be <= llama-3-8b's context of 8192 tokens, got 65536/);
+  const stretched = resolveSimConfig({ model: 'llama-3-8b', maxModelLen: 65536, ropeScalingFactor: 8 });
+  assert.is(stretched.maxModelLen, 65536);
+  assert.is(resolveSimConfig({ model: 'llama-3-8b', ropeScalingFactor: 4 }).maxModelLen, 32768);
+  assert.match(problem({ model: 'llama-3-8b', maxModelLen: 65536, ropeScalingFactor: 4 }), /8192 tokens × --rope-scaling-factor 4 = 32768, got 65536/);
+  assert.match(problem({ ropeScalingFactor: 1 }), /--rope-scaling-factor must be > 1, got 1 \(number\)/);
+});
+
 test.run();

@@ -123,15 +123,16 @@ test('bad input: a matrix value the recipe refuses exits 2 naming the file, conf
   assert.match(top.stderr, /--top needs --twin/);
 });
 
-test('sweeps/vidur-fig5.yaml expands to 96 configurations, of which the 24 at tensor parallelism 1 cannot hold the 70B weights', async () => {
+test('sweeps/vidur-fig5.yaml expands to Vidur\'s 360 configurations (less Orca+), of which the 40 on one GPU (TP 1 × PP 1) cannot hold the 70B weights', async () => {
   const { runs } = await prepareTwinSweep('sweeps/vidur-fig5.yaml');
-  assert.is(runs.length, 96);
+  // 2 GPU types × 3 TP × 3 PP × 5 batch sizes × (vLLM + Sarathi-Serve at 3 chunk sizes).
+  assert.is(runs.length, 360);
   const infeasible = runs.filter((r) => {
     const t = r.recipe.target;
-    return !memoryFit({ model: findModel(t.model!)!, gpu: loadGpuProfile(t.gpuProfile!), tensorParallel: t.tensorParallel, gpuMemoryUtilization: t.engineArgs.gpuMemoryUtilization, maxModelLen: 4096 }).fits;
+    return !memoryFit({ model: findModel(t.model!)!, gpu: loadGpuProfile(t.gpuProfile!), tensorParallel: t.tensorParallel * t.pipelineParallel, gpuMemoryUtilization: t.engineArgs.gpuMemoryUtilization, maxModelLen: 4096 }).fits;
   });
-  assert.is(infeasible.length, 24);
-  assert.ok(infeasible.every((r) => r.recipe.target.tensorParallel === 1));
+  assert.is(infeasible.length, 40);
+  assert.ok(infeasible.every((r) => r.recipe.target.tensorParallel === 1 && r.recipe.target.pipelineParallel === 1));
 });
 
 test.run();

@@ -18,6 +18,7 @@ interface SweepArgs {
   acceptNewHostKey: boolean;
   twin: boolean;
   top?: number;
+  capacity: string;
 }
 
 export const sweepCommand: VerbFactory = (setExit) => ({
@@ -34,6 +35,7 @@ export const sweepCommand: VerbFactory = (setExit) => ({
       .option('accept-new-host-key', { type: 'boolean', default: false, describe: 'pin the key of a host missing from known_hosts' })
       .option('twin', { type: 'boolean', default: false, describe: 'evaluate the matrix on the simulated twin (virtual time, seconds per configuration) and rank it by QPS per $/hour; no engine, no host' })
       .option('top', { type: 'number', describe: 'with --twin: also write top-N.yaml, a sweep file of the N best configurations for a real sweep' })
+      .option('capacity', { type: 'string', default: 'slo', describe: "with --twin: what a probe must meet: slo (the recipe's SLO) or scheduling-delay (Vidur's: P99 scheduling delay under 5 s; the SLOs only reported)" })
       .epilog(
         exitCodesSection([
           [0, 'every run found a capacity (--twin: every configuration was evaluated)'],
@@ -49,6 +51,7 @@ export const sweepCommand: VerbFactory = (setExit) => ({
     const { loadInventory } = await import('../../provision/inventory.ts');
     const args = raw as unknown as SweepArgs;
     if (args.top !== undefined && !args.twin) throw new UserError('--top needs --twin (it writes the best configurations the twin found)');
+    if (args.capacity !== 'slo' && !args.twin) throw new UserError('--capacity needs --twin (a real sweep judges the recipe\'s SLO)');
     if (args.twin) return twinSweep(args, setExit);
     if (!args.sweep && !args.resume) throw new UserError('sweep needs a sweep file (or --resume <sweepDir>)');
     if (args.sweep && args.resume) throw new UserError('sweep takes a sweep file or --resume <sweepDir>, not both (the sweep directory names its sweep file)');
@@ -102,7 +105,8 @@ async function twinSweep(args: SweepArgs, setExit: (code: number) => void): Prom
   if (args.top !== undefined && !(Number.isInteger(args.top) && args.top >= 1)) throw new UserError(`--top must be a whole number >= 1, got ${JSON.stringify(args.top)}`);
   const { runTwinSweep, TWIN_SWEEP_FILES } = await import('../../twin/twinSweep.ts');
   const { realSweepMeasures } = await import('../../twin/twinSweepRank.ts');
-  const outcome = await runTwinSweep({ sweepFile: args.sweep, outDir: args.out, top: args.top, log: (line) => process.stderr.write(`${line}\n`) });
+  const { capacityRuleOf } = await import('../../twin/twinSearch.ts');
+  const outcome = await runTwinSweep({ sweepFile: args.sweep, outDir: args.out, top: args.top, capacity: capacityRuleOf(args.capacity), log: (line) => process.stderr.write(`${line}\n`) });
   if (args.json) {
     process.stdout.write(JSON.stringify({ source: 'twin', dir: outcome.dir, wallS: outcome.wallS, configurations: outcome.rows }, null, 2) + '\n');
   } else {
