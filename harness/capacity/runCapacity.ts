@@ -38,6 +38,7 @@ import { setUpPrompts } from './promptSetup.ts';
 import { profileStream } from './profilePlan.ts';
 import type { Progress } from './progress.ts';
 import { makeDirs } from '../util/makeDirs.ts';
+import type { SlurmAllocationRecord } from '../runDir/schema.ts';
 
 export interface RunOptions {
   recipeFile: string;
@@ -62,6 +63,8 @@ export interface RunOptions {
   recalibrate?: (runDir: string) => Promise<Bracket | { bracket: Bracket; rehearsal: RehearsalJson } | null>;
   /** Wall clock for run ids and stamps (tests pin it). */
   now?: () => Date;
+  /** The Slurm allocation the run's engine runs in (manifest.json \`slurm\`, one entry per session's job). */
+  slurm?: SlurmAllocationRecord;
   /** Called once the run directory is locked: where it is, and the host a container will run on (null: none). */
   onStart?: (run: { runDir: string; runId: string; containerHost: string | null }) => void;
 }
@@ -187,6 +190,7 @@ async function reopenRun(resumeDir: string, now: () => Date, inventory: Inventor
     exitReason: null,
     engineUpS: found.engineUpS ?? 0,
     host: found.host ?? null,
+    ...(Array.isArray(found.slurm) ? { slurm: found.slurm as SlurmAllocationRecord[] } : {}),
     runId,
     recipeFile,
     recipeSha256,
@@ -226,7 +230,8 @@ async function runOpened(opts: RunOptions, opened: OpenedRun, now: () => Date): 
     manifest = { ...manifest, ...update };
     writeJsonFile(runDir, paths.manifest, manifest);
   };
-  saveManifest();
+  const slurm = opts.slurm;
+  saveManifest(slurm ? { slurm: [...(manifest.slurm ?? []).filter((a) => a.jobId !== slurm.jobId), slurm] } : {});
   journal.append({ type: 'run-started', runId, recipeFile: manifest.recipeFile, resumed });
   log(`${resumed ? 'resuming' : 'run'} ${runId} → ${runDir}`);
 
