@@ -70,24 +70,41 @@ export class SweepAllocations {
    */
   async withAllocation<T>(
     run: SlurmRun,
-    hooks: { log: (line: string) => void; onSubmitted: (jobId: string) => void; onRunning: (facts: AllocationFacts) => void; onReleased: (facts: AllocationFacts, heldS: number) => void },
+    hooks: {
+      log: (line: string) => void;
+      onSubmitted: (jobId: string) => void;
+      onRunning: (facts: AllocationFacts) => void;
+      /** After scancel; `facts` is null for a job cancelled before it ran (Ctrl-C or a failure while it queued). */
+      onReleased: (jobId: string, facts: AllocationFacts | null, heldS: number) => void;
+    },
     work: (held: HeldAllocation) => Promise<T>,
   ): Promise<T> {
     const entry = slurmEntry(this.inventory, run.host)!;
     const conn = await this.login(entry);
     const exec = (command: string, args: string[], o?: { timeoutS?: number }) => conn.exec(command, args, o);
-    const alloc: Allocation = await allocate(
-      {
-        settings: entry.slurm!,
-        request: { jobName: `fluidcap-${run.id}`, gpus: run.gpus },
-        priorJobId: run.priorJobId,
-        onSubmitted: hooks.onSubmitted,
-        signal: this.opts.signal,
-        log: hooks.log,
-        pollS: this.opts.pollS,
-      },
-      { exec, sleep: (s) => new Promise((r) => setTimeout(r, s * 1000)), nowS: () => performance.now() / 1000 },
-    );
+    let submitted: string | null = null;
+    let alloc: Allocation;
+    try {
+      alloc = await allocate(
+        {
+          settings: entry.slurm!,
+          request: { jobName: `fluidcap-${run.id}`, gpus: run.gpus },
+          priorJobId: run.priorJobId,
+          onSubmitted: (jobId) => {
+            submitted = jobId;
+            hooks.onSubmitted(jobId);
+          },
+          signal: this.opts.signal,
+          log: hooks.log,
+          pollS: this.opts.pollS,
+        },
+        { exec, sleep: (s) => new Promise((r) => setTimeout(r, s * 1000)), nowS: () => performance.now() / 1000 },
+      );
+    } catch (err) {
+      // allocate() cancelled the job it submitted before rethrowing.
+      if (submitted !== null) hooks.onReleased(submitted, null, 0);
+      throw err;
+    }
     const { release, ...facts } = alloc;
     hooks.onRunning(facts);
     const t0 = performance.now();
@@ -97,7 +114,7 @@ export class SweepAllocations {
       return await work({ facts, inventory });
     } finally {
       await release().catch((e: Error) => hooks.log(`could not release Slurm job ${facts.jobId}: ${e.message}`));
-      hooks.onReleased(facts, +((performance.now() - t0) / 1000).toFixed(2));
+      hooks.onReleased(facts.jobId, facts, +((performance.now() - t0) / 1000).toFixed(2));
     }
   }
 

@@ -241,10 +241,10 @@ export async function runSweep(opts: SweepOptions): Promise<SweepOutcome> {
               log: runLog,
               onSubmitted: (jobId) => journal.append({ type: 'allocation-submitted', id, jobId }),
               onRunning: (f) => journal.append({ type: 'allocation-running', id, jobId: f.jobId, node: f.node, queuedS: f.queuedS, slurmQueuedS: f.slurmQueuedS, reattached: f.reattached }),
-              onReleased: (f, heldS) => {
-                journal.append({ type: 'allocation-released', id, jobId: f.jobId, heldS });
+              onReleased: (jobId, f, heldS) => {
+                journal.append({ type: 'allocation-released', id, jobId, heldS });
                 // Queue time apart from run time: the wait is Slurm's, the hold is the run's.
-                runLog(`Slurm job ${f.jobId}: ${f.queuedS.toFixed(1)} s in the queue, ${heldS.toFixed(1)} s allocated on ${f.node}`);
+                if (f) runLog(`Slurm job ${jobId}: ${f.queuedS.toFixed(1)} s in the queue, ${heldS.toFixed(1)} s allocated on ${f.node}`);
               },
             },
             (held) => runWith(held.inventory, held.facts),
