@@ -1,10 +1,12 @@
 // `fluidcap hosts check`: for each inventory host, what a run would rely on — SSH (host key,
 // round trip), Docker (version, runtimes, socket permission), GPUs (nvidia-smi facts), leftovers.
-import { LOCAL_HOST, type Host, type Inventory } from './inventory.ts';
+import { LOCAL_HOST, type Host, type Inventory, type InventoryHost } from './inventory.ts';
 import { openHost } from './hostHandle.ts';
 import type { ConnectOptions } from './sshConnection.ts';
 import { readGpuFacts, type GpuFacts } from './gpuFacts.ts';
 import { listRunContainers } from './teardown.ts';
+import { connectHost } from './sshConnection.ts';
+import { checkSlurm, type SlurmCheck } from '../slurm/checkSlurm.ts';
 
 export interface HostCheck {
   host: string;
@@ -14,6 +16,8 @@ export interface HostCheck {
   docker: { version: string; apiVersion: string; runtimes: string[]; pingMs: number } | null;
   gpu: GpuFacts | null;
   leftovers: string[];
+  /** A Slurm entry: what sinfo on its login host says (its nodes are checked only inside an allocation). */
+  slurm?: SlurmCheck;
 }
 
 /** Checks every host in parallel; a failing host is a result with problems, never an exception. */
@@ -24,6 +28,7 @@ export async function checkHosts(inventory: Inventory | null, opts: { connect?: 
 }
 
 async function checkHost(host: Host, connect?: ConnectOptions): Promise<HostCheck> {
+  if (!host.local && host.kind === 'slurm' && host.slurm) return checkSlurmEntry(host, connect);
   const result: HostCheck = { host: host.name, ok: false, problems: [], ssh: null, docker: null, gpu: null, leftovers: [] };
   const t0 = performance.now();
   let handle;
@@ -61,6 +66,33 @@ async function checkHost(host: Host, connect?: ConnectOptions): Promise<HostChec
     result.problems.push((err as Error).message);
   } finally {
     await handle.close();
+  }
+  return result;
+}
+
+// A login host need not run Docker or have GPUs: it is checked for SSH and Slurm only.
+async function checkSlurmEntry(host: InventoryHost, connect?: ConnectOptions): Promise<HostCheck> {
+  const result: HostCheck = { host: host.name, ok: false, problems: [], ssh: null, docker: null, gpu: null, leftovers: [] };
+  const t0 = performance.now();
+  let conn;
+  try {
+    conn = await connectHost(host, connect);
+  } catch (err) {
+    result.problems.push((err as Error).message);
+    return result;
+  }
+  try {
+    const connectMs = performance.now() - t0;
+    const t1 = performance.now();
+    await conn.exec('true', []);
+    result.ssh = { hostKey: `${conn.hostKey.type} ${conn.hostKey.fingerprint} (${conn.hostKey.verdict})`, connectMs: +connectMs.toFixed(1), execMs: +(performance.now() - t1).toFixed(1) };
+    result.slurm = await checkSlurm((c, a, o) => conn.exec(c, a, o), host.slurm!);
+    result.problems.push(...result.slurm.problems);
+    result.ok = result.problems.length === 0;
+  } catch (err) {
+    result.problems.push((err as Error).message);
+  } finally {
+    await conn.close();
   }
   return result;
 }

@@ -68,6 +68,12 @@ if (env && slurm) {
     slurm: { partition: ${slurm.partition}, timeLimit: "15", gpuType: h100, constraint: h100, maxConcurrent: 2, nodeSshPort: ${env.sshPort} }
 `,
     );
+    // hosts check reads the cluster on the login host: its partition, GPU types and free node.
+    const check = await fluidcap(['hosts', 'check', inv], { timeoutMs: 60_000 });
+    assert.is(check.code, 0, check.stdout + check.stderr);
+    assert.match(check.stdout, new RegExp(`slurm {3}GPU types 4 h100; free nodes in the entry's partition: ${slurm.node}`));
+    assert.match(check.stdout, new RegExp(`partition ${slurm.partition} \\(default\\): 1 node\\(s\\), 4 h100, free ${slurm.node}`));
+
     writeFileSync(
       join(dir, 'base.yaml'),
       `name: ${base}
