@@ -1,5 +1,6 @@
 // Brings up the engine a run plan names, whichever way it is launched (local child process,
-// container on a host through Docker over SSH or the local socket, or an existing endpoint), and
+// container on a host through Docker over SSH or the local socket, a process on a host over SSH,
+// or an existing endpoint), and
 // gives the pipeline one shape to use and release.
 import { startLocalSim } from '../provision/localProcess.ts';
 import { launchEngine, type Engine, type EngineExit } from '../provision/launcher.ts';
@@ -32,6 +33,8 @@ export interface SessionOptions {
   connect?: ConnectOptions;
   log: (line: string) => void;
   signal?: AbortSignal;
+  /** An engine of runtime process starts behind these words (srun into the run's Slurm allocation). */
+  launcherPrefix?: string[];
 }
 
 /** Launches (or attaches to) the plan's engine and resolves once it answers. */
@@ -71,6 +74,7 @@ export async function startEngineSession(plan: RunPlan, opts: SessionOptions): P
     connect: opts.connect,
     access: plan.session.access,
     gpuIdle: plan.session.gpuIdle,
+    launcherPrefix: opts.launcherPrefix,
   });
   const servedModel = plan.session.requestedModel ?? engine.facts.models[0] ?? plan.servedModel;
   return {

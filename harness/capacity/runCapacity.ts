@@ -39,6 +39,7 @@ import { profileStream } from './profilePlan.ts';
 import type { Progress } from './progress.ts';
 import { makeDirs } from '../util/makeDirs.ts';
 import type { SlurmAllocationRecord } from '../runDir/schema.ts';
+import { srunPrefix } from '../slurm/slurmCli.ts';
 
 export interface RunOptions {
   recipeFile: string;
@@ -209,7 +210,7 @@ export async function runCapacity(opts: RunOptions): Promise<RunOutcome> {
   const lock = acquireRunLock(opened.runDir, opts.log);
   try {
     const engine = opened.plan.engine;
-    opts.onStart?.({ runDir: opened.runDir, runId: opened.manifest.runId, containerHost: engine.kind === 'container' ? engine.host : null });
+    opts.onStart?.({ runDir: opened.runDir, runId: opened.manifest.runId, containerHost: engine.kind === 'container' || engine.kind === 'process' ? engine.host : null });
     return await runOpened(opts, opened, now);
   } finally {
     lock.release();
@@ -242,7 +243,10 @@ async function runOpened(opts: RunOptions, opened: OpenedRun, now: () => Date): 
   const engineUp = { sinceMs: 0, totalS: manifest.engineUpS };
   try {
     opts.progress?.phase('provision', `starting ${manifest.recipe.target.engine}`);
-    session = await startEngineSession(plan, { runDir, inventory: opts.inventory, connect: opts.connect, log, signal: opts.signal });
+    // Inside a Slurm allocation an engine process is a step of the job (scancel ends it with the job);
+    // a container runs beside it on the allocated node.
+    const launcherPrefix = opts.slurm ? srunPrefix(opts.slurm.jobId) : undefined;
+    session = await startEngineSession(plan, { runDir, inventory: opts.inventory, connect: opts.connect, log, signal: opts.signal, launcherPrefix });
     engineUp.sinceMs = performance.now();
     journal.append({ type: 'engine-ready', baseUrl: session.baseUrl, timeToReadyS: session.timeToReadyS, engine: manifest.recipe.target.engine });
     saveManifest({ host: session.facts });

@@ -9,6 +9,7 @@ import type { TraceTable } from '../load/traceCsv.ts';
 import type { TargetSpec } from '../provision/targetSpec.ts';
 import type { FitBounds } from './fit.ts';
 import { renderContainerSpec } from '../provision/containerSpec.ts';
+import { renderProcessSpec } from '../provision/processSpec.ts';
 import { planProfile, type ProfilePlan } from './profilePlan.ts';
 import type { SearchBounds } from './search.ts';
 import { UserError } from '../util/errors.ts';
@@ -150,8 +151,11 @@ export function planRun(recipe: Recipe, ctx: PlanContext): RunPlan {
   if (t.engine === 'endpoint') {
     engine = { kind: 'endpoint', url: t.endpoint!.url.replace(/\/$/, ''), apiKeyEnv: t.endpoint!.apiKeyEnv ?? null };
   } else {
-    const spec = renderContainerSpec(t, { runId: ctx.runId, recipeFile: recipe.source.file, promptCache: recipe.workload.promptCache.mode })!;
-    if (t.engine === 'sim' && t.image === undefined) {
+    const renderOpts = { runId: ctx.runId, recipeFile: recipe.source.file, promptCache: recipe.workload.promptCache.mode };
+    const spec = t.runtime === 'process' ? null : renderContainerSpec(t, renderOpts)!;
+    if (spec === null) {
+      engine = { kind: 'process', host: t.host, spec: renderProcessSpec(t, renderOpts) };
+    } else if (t.engine === 'sim' && t.image === undefined) {
       // No image: the engine runs as a child process here, on a free loopback port.
       engine = { kind: 'local-process', argv: withListenAddress(spec.argv, '127.0.0.1', 0) };
     } else {

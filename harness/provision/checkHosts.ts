@@ -5,8 +5,17 @@ import { openHost } from './hostHandle.ts';
 import type { ConnectOptions } from './sshConnection.ts';
 import { readGpuFacts, type GpuFacts } from './gpuFacts.ts';
 import { listRunContainers } from './teardown.ts';
-import { connectHost } from './sshConnection.ts';
-import { checkSlurm, type SlurmCheck } from '../slurm/checkSlurm.ts';
+
+
+/** What sinfo on a Slurm entry's login host says (harness/slurm/checkSlurm.ts fills it). */
+export interface SlurmCheck {
+  partitions: { name: string; nodes: number; freeNodes: string[]; gpus: Record<string, number>; default: boolean }[];
+  /** GPUs by type over every node (a node in several partitions counted once). */
+  gpuTypes: Record<string, number>;
+  /** Nodes of the entry's partition that take new GPU work now. */
+  freeNodes: string[];
+  problems: string[];
+}
 
 export interface HostCheck {
   host: string;
@@ -21,14 +30,23 @@ export interface HostCheck {
 }
 
 /** Checks every host in parallel; a failing host is a result with problems, never an exception. */
-export async function checkHosts(inventory: Inventory | null, opts: { connect?: ConnectOptions; includeLocal?: boolean; extraHosts?: Host[] } = {}): Promise<HostCheck[]> {
+export async function checkHosts(
+  inventory: Inventory | null,
+  opts: { connect?: ConnectOptions; includeLocal?: boolean; extraHosts?: Host[]; slurmEntry?: (host: InventoryHost, connect?: ConnectOptions) => Promise<HostCheck> } = {},
+): Promise<HostCheck[]> {
   const hosts: Host[] = [...(inventory?.hosts ?? []), ...(opts.extraHosts ?? [])];
   if (opts.includeLocal) hosts.push(LOCAL_HOST);
-  return Promise.all(hosts.map((h) => checkHost(h, opts.connect)));
+  return Promise.all(
+    hosts.map((h) => {
+      if (h.local || h.kind !== 'slurm') return checkHost(h, opts.connect);
+      // A login host need not run Docker or have GPUs: the Slurm check (harness/slurm) reads the cluster instead.
+      if (opts.slurmEntry) return opts.slurmEntry(h, opts.connect);
+      return Promise.resolve({ host: h.name, ok: false, problems: ['a Slurm entry is checked by fluidcap hosts check'], ssh: null, docker: null, gpu: null, leftovers: [] });
+    }),
+  );
 }
 
 async function checkHost(host: Host, connect?: ConnectOptions): Promise<HostCheck> {
-  if (!host.local && host.kind === 'slurm' && host.slurm) return checkSlurmEntry(host, connect);
   const result: HostCheck = { host: host.name, ok: false, problems: [], ssh: null, docker: null, gpu: null, leftovers: [] };
   const t0 = performance.now();
   let handle;
@@ -70,29 +88,3 @@ async function checkHost(host: Host, connect?: ConnectOptions): Promise<HostChec
   return result;
 }
 
-// A login host need not run Docker or have GPUs: it is checked for SSH and Slurm only.
-async function checkSlurmEntry(host: InventoryHost, connect?: ConnectOptions): Promise<HostCheck> {
-  const result: HostCheck = { host: host.name, ok: false, problems: [], ssh: null, docker: null, gpu: null, leftovers: [] };
-  const t0 = performance.now();
-  let conn;
-  try {
-    conn = await connectHost(host, connect);
-  } catch (err) {
-    result.problems.push((err as Error).message);
-    return result;
-  }
-  try {
-    const connectMs = performance.now() - t0;
-    const t1 = performance.now();
-    await conn.exec('true', []);
-    result.ssh = { hostKey: `${conn.hostKey.type} ${conn.hostKey.fingerprint} (${conn.hostKey.verdict})`, connectMs: +connectMs.toFixed(1), execMs: +(performance.now() - t1).toFixed(1) };
-    result.slurm = await checkSlurm((c, a, o) => conn.exec(c, a, o), host.slurm!);
-    result.problems.push(...result.slurm.problems);
-    result.ok = result.problems.length === 0;
-  } catch (err) {
-    result.problems.push((err as Error).message);
-  } finally {
-    await conn.close();
-  }
-  return result;
-}

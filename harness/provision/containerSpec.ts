@@ -18,7 +18,7 @@ export const CONTAINER_MODEL_DIR = '/models';
 export const CONTAINER_HF_CACHE = '/root/.cache/huggingface';
 /** Where the Hugging Face cache lives on a host whose inventory entry does not say (~ = remote $HOME). */
 export const DEFAULT_HOST_HF_CACHE = '~/.cache/huggingface';
-const RUN_ID_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,100}$/;
+export const RUN_ID_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,100}$/;
 
 export interface ContainerMount {
   /** Host path; a leading `~/` is the remote user's home, resolved at launch. */
@@ -29,6 +29,8 @@ export interface ContainerMount {
 
 /** Everything needed to start one engine container, as data. */
 export interface ContainerSpec {
+  /** Absent on a container spec; `process` on a ProcessSpec (processSpec.ts). */
+  runtime?: 'container';
   runId: string;
   engine: 'vllm' | 'sarathi' | 'sim' | 'llamacpp';
   /** Deterministic, so a leftover of the same run is found and replaced, never duplicated. */

@@ -25,6 +25,8 @@ export interface TeardownSteps<H extends TeardownHost> {
   containerName: string;
   runId: string;
   reconnectTimeoutS: number;
+  /** What the engine runs as, in messages (default container). */
+  runsAs?: 'container' | 'process';
   /** A fresh connection to the host (throws while it is unreachable). */
   reconnect(): Promise<H>;
   /** Stops and removes the run's containers on `host`, and lists what is left. */
@@ -67,9 +69,12 @@ export async function tearDown<H extends TeardownHost>(
   if (active) {
     try {
       removal = await steps.removeRunContainers(active);
-      if (removal.remaining.length > 0) problems.push(`containers still listed with ${steps.runId} on ${steps.hostName}: ${removal.remaining.join(', ')}`);
+      if (removal.remaining.length > 0) {
+        const what = steps.runsAs === 'process' ? 'engine processes still running for' : 'containers still listed with';
+        problems.push(`${what} ${steps.runId} on ${steps.hostName}: ${removal.remaining.join(', ')}`);
+      }
     } catch (err) {
-      problems.push(`removing ${steps.containerName} on ${steps.hostName} failed: ${(err as Error).message}`);
+      problems.push(`${steps.runsAs === 'process' ? 'stopping' : 'removing'} ${steps.containerName} on ${steps.hostName} failed: ${(err as Error).message}`);
     }
   }
   if (acquired.logs) await acquired.logs.close().catch(() => {});

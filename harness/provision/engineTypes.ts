@@ -33,6 +33,21 @@ export interface LaunchOptions {
   stopGraceS?: number;
   /** Bounds on the engine log's relay into server.log (logStream.ts defaults). */
   logBounds?: LogBounds;
+  /**
+   * Runtime process only: words put in front of the engine's command on the host, e.g.
+   * `['srun', '--jobid=123', '--overlap', '--ntasks=1']` to start it inside a Slurm allocation.
+   * With a prefix the engine may run on another machine than the SSH host: the host's own port,
+   * GPU and file checks are skipped.
+   */
+  launcherPrefix?: string[];
+  /**
+   * Runtime process only: the address the engine listens on as the SSH host reaches it (a compute
+   * node's name behind a launcher prefix). Default: the host itself. Load goes to it directly, or
+   * with `access: ssh-tunnel` through the host, readiness included.
+   */
+  engineAddress?: string;
+  /** Runtime process only: the state root on the host (default processState.ts DEFAULT_STATE_ROOT). */
+  stateRoot?: string;
 }
 
 export type EngineExit =
@@ -68,6 +83,17 @@ export interface EngineFacts {
   tunnel: TunnelFacts | null;
   /** Which connection the engine's log is followed over (absent in older runs). */
   logFollowedVia?: string;
+  /** How the engine runs (absent in older runs: container). */
+  runtime?: 'container' | 'process';
+  /** Runtime process: its state directory on the host, process group and whole argv. */
+  process?: ProcessFacts;
+}
+
+export interface ProcessFacts {
+  stateDir: string;
+  pgid: number;
+  argv: string[];
+  launcherPrefix: string[];
 }
 
 export interface TunnelFacts {

@@ -13,7 +13,7 @@ import { UserError } from '../util/errors.ts';
 export type VllmScheduler = 'prefill-first' | 'chunked-prefill';
 
 /** Where the version the argv and env were written for came from. */
-export type VersionSource = 'image' | 'tag' | 'unknown';
+export type VersionSource = 'image' | 'tag' | 'recipe' | 'unknown';
 
 export interface Version {
   major: number;
@@ -67,6 +67,7 @@ export interface VersionedParts {
 }
 
 export interface VersionContext {
+  /** The image, or for an engine run as a process its command (in messages). */
   image: string;
   version: string | null;
   source: VersionSource;
@@ -81,7 +82,7 @@ export interface VersionContext {
 /** How a version was learnt, for messages: `vLLM 0.8.5 (from the image tag)`. */
 export function describeVersion(version: string | null, source: VersionSource): string {
   if (version === null) return 'an unknown vLLM version';
-  return `vLLM ${version} (${source === 'image' ? 'read from the image' : 'from the image tag'})`;
+  return `vLLM ${version} (${source === 'image' ? 'read from the image' : source === 'recipe' ? 'as target.process.version says' : 'from the image tag'})`;
 }
 
 /**
@@ -92,7 +93,7 @@ export function vllmVersionedParts(scheduler: VllmScheduler, ctx: VersionContext
   const where = ctx.where ?? '';
   const traits = ctx.version === null ? null : vllmTraits(ctx.version);
   if (traits === null) return { argv: [], env: {} };
-  const which = `${describeVersion(ctx.version, ctx.source)}, image ${ctx.image}`;
+  const which = `${describeVersion(ctx.version, ctx.source)}, ${ctx.source === 'recipe' ? 'command' : 'image'} ${ctx.image}`;
   const env: Record<string, string> = {};
   const userV1 = ctx.userEnv.VLLM_USE_V1;
   if (scheduler === 'prefill-first') {

@@ -14,6 +14,8 @@ export interface ExitSources {
   lost: Promise<Error>;
   containerName: string;
   hostName: string;
+  /** What the engine runs as, in messages (default container). */
+  runsAs?: 'container' | 'process';
 }
 
 export interface ExitWatch {
@@ -50,7 +52,7 @@ export function watchExit(src: ExitSources, deps: { sleep(s: number): Promise<vo
           exitCode,
           oomKilled,
           lastLogLines: src.logs.tail(),
-          message: `engine container ${src.containerName} on ${src.hostName} exited with code ${exitCode}${oomKilled ? ' (OOM killed)' : ''}`,
+          message: `engine ${src.runsAs ?? 'container'} ${src.containerName} on ${src.hostName} exited with code ${exitCode}${oomKilled ? ' (OOM killed)' : ''}`,
         };
       },
       (err: Error): EngineExit => ({ kind: 'connection-lost', message: `lost the connection to ${src.hostName} while watching ${src.containerName}: ${err.message}` }),

@@ -7,7 +7,7 @@ import type Docker from 'dockerode';
 import { execFile } from 'node:child_process';
 import { InfraError } from '../util/errors.ts';
 import type { Host, InventoryHost } from './inventory.ts';
-import { connectHost, type ConnectOptions, type ExecResult, type HostConnection } from './sshConnection.ts';
+import { connectHost, type ConnectOptions, type ExecOptions, type ExecResult, type HostConnection } from './sshConnection.ts';
 import { dockerFor, localDocker } from './dockerAgent.ts';
 
 export interface HostHandle {
@@ -17,7 +17,7 @@ export interface HostHandle {
   docker: Docker;
   /** Null for the local host. */
   connection: HostConnection | null;
-  exec(command: string, args: string[], opts?: { timeoutS?: number }): Promise<ExecResult>;
+  exec(command: string, args: string[], opts?: ExecOptions): Promise<ExecResult>;
   /** Home directory of the user containers are started for (resolves `~/` in mounts). */
   home(): Promise<string>;
   /** True when something accepts TCP connections on 127.0.0.1:port of the host. */
@@ -28,13 +28,15 @@ export interface HostHandle {
 }
 
 // node's execFile rather than execa: the test runner loads sources as CommonJS, where execa (ESM only) cannot be required.
-function localExec(command: string, args: string[], opts: { timeoutS?: number } = {}): Promise<ExecResult> {
+function localExec(command: string, args: string[], opts: ExecOptions = {}): Promise<ExecResult> {
   return new Promise((resolve) => {
-    execFile(command, args, { timeout: opts.timeoutS ? opts.timeoutS * 1000 : 0, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
+    const child = execFile(command, args, { timeout: opts.timeoutS ? opts.timeoutS * 1000 : 0, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
       const e = err as (NodeJS.ErrnoException & { code?: string | number; signal?: string }) | null;
       const code = e === null ? 0 : e.code === 'ENOENT' ? 127 : typeof e.code === 'number' ? e.code : null;
       resolve({ stdout: String(stdout), stderr: String(stderr), code, signal: e?.signal ?? null });
     });
+    child.stdin?.on('error', () => {});
+    child.stdin?.end(opts.stdin ?? '');
   });
 }
 
@@ -63,19 +65,26 @@ export async function explainDockerFailure(conn: HostConnection, socket: string,
   return `cannot reach Docker at ${socket} on ${conn.host.name}: ${err.message}`;
 }
 
-/** Connects to a host (SSH + Docker for inventory hosts; the local socket for `local`) and checks Docker answers. */
-export async function openHost(host: Host, opts: ConnectOptions = {}): Promise<HostHandle> {
+/**
+ * Connects to a host (SSH + Docker for inventory hosts; the local socket for `local`) and checks
+ * Docker answers; with `need.docker` false (engines run as processes) Docker is neither checked
+ * nor used.
+ */
+export async function openHost(host: Host, opts: ConnectOptions = {}, need: { docker?: boolean } = {}): Promise<HostHandle> {
+  const checkDocker = need.docker ?? true;
   if (host.local) {
     const docker = localDocker(host.docker.socket);
-    try {
-      await docker.ping();
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      throw new InfraError(
-        code === 'EACCES'
-          ? `no permission to use the local Docker socket ${host.docker.socket} (add this user to the docker group)`
-          : `cannot reach the local Docker daemon at ${host.docker.socket}: ${(err as Error).message} (is dockerd running?)`,
-      );
+    if (checkDocker) {
+      try {
+        await docker.ping();
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        throw new InfraError(
+          code === 'EACCES'
+            ? `no permission to use the local Docker socket ${host.docker.socket} (add this user to the docker group)`
+            : `cannot reach the local Docker daemon at ${host.docker.socket}: ${(err as Error).message} (is dockerd running?)`,
+        );
+      }
     }
     return {
       host,
@@ -91,12 +100,14 @@ export async function openHost(host: Host, opts: ConnectOptions = {}): Promise<H
   }
   const conn = await connectHost(host as InventoryHost, opts);
   const docker = dockerFor(conn);
-  try {
-    await docker.ping();
-  } catch (err) {
-    const message = await explainDockerFailure(conn, host.docker.socket, err as Error);
-    await conn.close();
-    throw new InfraError(message, { cause: err, host: host.name });
+  if (checkDocker) {
+    try {
+      await docker.ping();
+    } catch (err) {
+      const message = await explainDockerFailure(conn, host.docker.socket, err as Error);
+      await conn.close();
+      throw new InfraError(message, { cause: err, host: host.name });
+    }
   }
   let homeDir: string | undefined;
   return {

@@ -18,8 +18,8 @@ export interface LaunchClock {
 export interface LaunchDeps extends LaunchClock {
   /** One GET; resolves with the status, rejects on connection errors or after timeoutS. */
   httpGet(url: string, timeoutS: number): Promise<{ status: number; body: string }>;
-  openHost(host: Host, opts?: ConnectOptions): Promise<HostHandle>;
-  openTunnel(conn: HostConnection, remotePort: number): Promise<SshTunnel>;
+  openHost(host: Host, opts?: ConnectOptions, need?: { docker?: boolean }): Promise<HostHandle>;
+  openTunnel(conn: HostConnection, remotePort: number, remoteHost?: string): Promise<SshTunnel>;
   /** Median keep-alive GET latency of baseUrl + path in ms; null when unreachable. */
   keepAliveLatencyMs(baseUrl: string, path: string): Promise<number | null>;
 }

@@ -4,7 +4,8 @@
 // everything acquired to the teardown (engineTeardown.ts), which releases it in reverse.
 //
 // Interface (stable):
-//   launchEngine(plan: ContainerSpec | EndpointPlan, host: Host, opts: LaunchOptions, deps?: LaunchDeps) → Promise<Engine>
+//   launchEngine(plan: ContainerSpec | ProcessSpec | EndpointPlan, host: Host, opts: LaunchOptions, deps?: LaunchDeps) → Promise<Engine>
+//   (a ProcessSpec, `target.runtime: process`, is started by processLauncher.ts)
 //   Engine { baseUrl, facts, serverLogPath, onExit(cb) → unsubscribe, startGpuTelemetry(file, intervalS?) → stop,
 //            stop() → Promise<StopReport> (idempotent) }
 import { mkdir } from 'node:fs/promises';
@@ -29,14 +30,16 @@ import { ensureImage } from './engineImage.ts';
 import { defaultImageCacheDir, imageFlagProblem, learnImage, type ImageFacts } from './imageFacts.ts';
 import { forVersion } from './containerSpec.ts';
 import { parseVersion } from './engineVersion.ts';
-import { describeRuntime, readEngineRuntime, runtimeMismatch, type EngineRuntime } from './engineRuntime.ts';
-import { readFile } from 'node:fs/promises';
+import { describeRuntime, runtimeMismatch } from './engineRuntime.ts';
+import { readRuntimeAfterStart } from './runtimeAfterStart.ts';
 import { waitGpusIdle } from './gpuIdle.ts';
 import { watchExit, type ExitWatch } from './exitWatch.ts';
 import { startupFailure } from './startupFailure.ts';
 import { describeTunnel, openMeasuredTunnel } from './tunnelAccess.ts';
 import { sampleGpuTelemetry } from './gpuTelemetry.ts';
 import { tearDown, type Acquired } from './engineTeardown.ts';
+import { launchProcessEngine } from './processLauncher.ts';
+import type { ProcessSpec } from './processSpec.ts';
 
 // The launcher is provisioning's public face: callers import these types from here.
 export { EngineLaunchError };
@@ -44,8 +47,9 @@ export type { EndpointPlan, Engine, EngineExit, EngineFacts, LaunchOptions, Stop
 export type { LaunchDeps } from './launchDeps.ts';
 
 /** Launches the engine and resolves once it is ready; on any failure nothing is left running. */
-export async function launchEngine(plan: ContainerSpec | EndpointPlan, host: Host, opts: LaunchOptions, deps: LaunchDeps = realLaunchDeps): Promise<Engine> {
+export async function launchEngine(plan: ContainerSpec | ProcessSpec | EndpointPlan, host: Host, opts: LaunchOptions, deps: LaunchDeps = realLaunchDeps): Promise<Engine> {
   if (plan.engine === 'endpoint') return endpointEngine(plan, host, opts.runDir, deps.isoNow());
+  if (plan.runtime === 'process') return launchProcessEngine(plan, host, opts, deps);
   // Rewritten once the image's own version is known.
   let spec = plan;
   const log = opts.log ?? (() => {});
@@ -240,16 +244,4 @@ export function specForImage(spec: ContainerSpec, learnt: ImageFacts): Container
   const problem = imageFlagProblem(out, learnt);
   if (problem) throw problem;
   return out;
-}
-
-// The start-up lines reach server.log through the log follower, which may trail readiness by a
-// moment: an engine expected to print them (vLLM, the simulated one) is read a few times.
-async function readRuntimeAfterStart(spec: ContainerSpec, serverLogPath: string, baseUrl: string, deps: LaunchDeps): Promise<EngineRuntime> {
-  const version = await deps.httpGet(`${baseUrl}/version`, 5).then((r) => (r.status === 200 ? r.body : null), () => null);
-  let rt = readEngineRuntime(await readFile(serverLogPath, 'utf8').catch(() => ''), version);
-  for (let i = 0; i < 8 && spec.basis.scheduler !== null && rt.generation === null && rt.chunkedPrefill === null; i++) {
-    await deps.sleep(0.25);
-    rt = readEngineRuntime(await readFile(serverLogPath, 'utf8').catch(() => ''), version);
-  }
-  return rt;
 }

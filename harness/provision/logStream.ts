@@ -55,6 +55,15 @@ export const DEFAULT_LOG_BOUNDS = { maxBytes: 64 * 2 ** 20, maxBytesPerS: 256 * 
 
 /** Follows `container`'s logs from its start into `logPath` (appending), within `bounds`. */
 export async function followLogs(docker: Docker, container: Docker.Container, logPath: string, bounds: LogBounds = {}): Promise<LogFollower> {
+  const stream = (await container.logs({ follow: true, stdout: true, stderr: true })) as unknown as Readable;
+  return relayLog(stream, logPath, bounds, (src, sink) => docker.modem.demuxStream(src, sink, sink));
+}
+
+/**
+ * Relays an engine's output stream into `logPath` (appending) within `bounds`; `demux` splits a
+ * framed stream (Docker's) into the plain bytes it carries (default: the stream is plain).
+ */
+export function relayLog(stream: Readable, logPath: string, bounds: LogBounds = {}, demux: (src: Readable, sink: PassThrough) => void = (src, sink) => void src.pipe(sink)): LogFollower {
   const { maxBytes, maxBytesPerS, maxBurstBytes, keep } = { ...DEFAULT_LOG_BOUNDS, ...stripUndefined(bounds) };
   const file = createWriteStream(logPath, { fd: openAppendIn(dirname(logPath), logPath) });
   const lines: string[] = [];
@@ -83,7 +92,6 @@ export async function followLogs(docker: Docker, container: Docker.Container, lo
     if (lines.length > keep) lines.splice(0, lines.length - keep);
     handlerS += (performance.now() - t0) / 1000;
   });
-  const stream = (await container.logs({ follow: true, stdout: true, stderr: true })) as unknown as Readable;
 
   // A token bucket (refilled continuously, not per second, so no bursts at second boundaries):
   // past its bytes, reading pauses until the deficit has drained at maxBytesPerS.
@@ -108,7 +116,7 @@ export async function followLogs(docker: Docker, container: Docker.Container, lo
       resumeTimer.unref();
     }
   });
-  docker.modem.demuxStream(stream, sink, sink);
+  demux(stream, sink);
   const ended = new Promise<void>((resolve) => {
     stream.once('end', resolve);
     stream.once('close', resolve);

@@ -24,6 +24,12 @@ export interface ConnectOptions {
   log?: (line: string) => void;
 }
 
+export interface ExecOptions {
+  timeoutS?: number;
+  /** Written to the command's stdin, then closed (values that must not appear on a command line). */
+  stdin?: string;
+}
+
 export interface ExecResult {
   stdout: string;
   stderr: string;
@@ -40,7 +46,7 @@ export interface HostConnection {
   client: Client;
   hostKey: { type: string; fingerprint: string; verdict: HostKeyVerdict['kind'] | 'pinned' };
   /** Runs `command args...` (every word shell-quoted, never pasted); resolves with the exit code. */
-  exec(command: string, args?: string[], opts?: { timeoutS?: number }): Promise<ExecResult>;
+  exec(command: string, args?: string[], opts?: ExecOptions): Promise<ExecResult>;
   /** A channel to a Unix socket on the host (OpenSSH streamlocal forwarding). */
   openStreamLocal(socketPath: string): Promise<ClientChannel>;
   /** A channel to host:port as seen from the host (for tunnels). */
@@ -246,7 +252,7 @@ export async function connectHost(host: InventoryHost, opts: ConnectOptions = {}
       let timer: NodeJS.Timeout | undefined;
       // The remote shell parses what SSH sends: the command is quoted like every argument (node-ssh
       // would quote only the arguments), so an inventory value such as nvidiaSmi stays one word.
-      const run = ssh.exec(shellJoin([command, ...args]), [], { stream: 'both', onChannel: (c) => (channel = c) }) as Promise<ExecResult>;
+      const run = ssh.exec(shellJoin([command, ...args]), [], { stream: 'both', stdin: execOpts.stdin, onChannel: (c) => (channel = c) }) as Promise<ExecResult>;
       const dropped = closed.then(() => {
         throw notOpen();
       });

@@ -12,14 +12,14 @@ export interface SshTunnel {
   close(): Promise<void>;
 }
 
-/** Listens on 127.0.0.1:0 and forwards every connection to 127.0.0.1:remotePort on the host. */
-export async function openTunnel(conn: HostConnection, remotePort: number): Promise<SshTunnel> {
+/** Listens on 127.0.0.1:0 and forwards every connection to remoteHost:remotePort as the host sees it (default: the host itself). */
+export async function openTunnel(conn: HostConnection, remotePort: number, remoteHost = '127.0.0.1'): Promise<SshTunnel> {
   const sockets = new Set<Socket>();
   const server = createServer((socket) => {
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
     socket.setNoDelay(true);
-    conn.forwardOut('127.0.0.1', remotePort).then(
+    conn.forwardOut(remoteHost, remotePort).then(
       (channel) => {
         socket.pipe(channel).pipe(socket);
         channel.once('close', () => socket.destroy());

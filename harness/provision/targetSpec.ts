@@ -110,6 +110,29 @@ export function hostPathProblem(path: string): string | null {
   return null;
 }
 
+// How an engine runs on its host: in a container (Docker), or as a process started from
+// `process.command` (hosts where Docker is not allowed: a module, a virtual environment, a binary).
+export const RUNTIMES = ['container', 'process'] as const;
+
+/** A program as `process.command[0]` may name it: a name found on the host's PATH, or a path. */
+const PROGRAM_RE = /^(?:~\/|\/)?[A-Za-z0-9_.+-]+(?:\/[A-Za-z0-9_.+-]+)*$/;
+
+const processSchema = z.strictObject({
+  /** The program and its first words (`[/opt/vllm/bin/vllm, serve]`); the adapter's flags follow them. */
+  command: z.array(z.string().min(1)).min(1),
+  /** The engine version the command runs; vLLM's version-dependent flags are written for it. */
+  version: z.string().min(1).optional(),
+});
+
+/** Why `word` cannot be `process.command[0]`, or null. */
+export function programProblem(word: string): string | null {
+  if (word.startsWith('-')) return 'must be a program name or a path, not an option (it must not start with "-")';
+  if (!PROGRAM_RE.test(word)) return 'must be a program name or a path (letters, digits, ".", "_", "+", "-" and "/" only; absolute or starting with ~/)';
+  if (word.includes('/') && !word.startsWith('/') && !word.startsWith('~/')) return 'must be a program name or an absolute path (or start with ~/), not a relative path';
+  if (word.split('/').includes('..')) return 'must not contain ".." segments';
+  return null;
+}
+
 const gpuIdleSchema = z
   .strictObject({
     /** Used memory per GPU that still counts as idle (driver and display overhead). */
@@ -140,6 +163,8 @@ const baseTargetSchema = z.strictObject({
   /** Shared memory for NCCL between tensor-parallel workers. */
   shmSizeGiB: z.number().positive().default(16),
   gpuIdle: gpuIdleSchema.prefault({}),
+  runtime: z.enum(RUNTIMES).default('container'),
+  process: processSchema.optional(),
 });
 
 type BaseTarget = z.output<typeof baseTargetSchema>;
@@ -154,6 +179,14 @@ const LLAMACPP_FLAG_FIELDS: Record<string, string> = {
   '-cram': 'the run\'s prompt-cache setting', '--cache-ram': 'the run\'s prompt-cache setting',
 };
 
+// What process.command looks like for each engine, for the message that asks for it.
+const PROCESS_EXAMPLES: Record<string, string> = {
+  vllm: '[/opt/vllm-venv/bin/vllm, serve]',
+  sarathi: '[/opt/vllm-venv/bin/vllm, serve]',
+  llamacpp: '[/opt/llama.cpp/bin/llama-server]',
+  sim: '[node, /opt/fluidcap/bin/fluidcap.js, sim, serve]',
+};
+
 /** llama.cpp server settings used when engineArgs leaves them out (as in the README's example). */
 export const LLAMACPP_DEFAULTS = { slots: 4, ctxSize: 8192, metrics: true } as const;
 
@@ -163,7 +196,23 @@ function checkEngineRules(t: BaseTarget, ctx: z.RefinementCtx): void {
   const issue = (path: (string | number)[], input: unknown, message: string) =>
     ctx.addIssue({ code: 'custom', path, input, message });
   const container = t.engine !== 'endpoint';
-  if ((t.engine === 'vllm' || t.engine === 'sarathi') && t.image === undefined) {
+  const asProcess = t.runtime === 'process';
+  if (asProcess) {
+    if (!container) issue(['runtime'], t.runtime, 'must be container (or left out) for engine endpoint (nothing is launched)');
+    else if (t.process === undefined) issue(['process', 'command'], undefined, `is required for runtime process (the program that starts the engine on the host, e.g. ${PROCESS_EXAMPLES[t.engine] ?? '[/opt/engine/bin/server]'})`);
+    if (t.image !== undefined) issue(['image'], t.image, 'must be absent for runtime process (the engine runs from target.process.command, not an image)');
+  } else if (t.process !== undefined) {
+    issue(['process'], t.process, 'is only for runtime process (set target.runtime: process)');
+  }
+  if (t.process !== undefined && t.process !== null && Array.isArray(t.process.command)) {
+    const program = t.process.command[0];
+    const problem = typeof program === 'string' && program !== '' ? programProblem(program) : null;
+    if (problem) issue(['process', 'command', 0], program, problem);
+    t.process.command.forEach((w, i) => {
+      if (typeof w === 'string' && w.includes('\0')) issue(['process', 'command', i], w, 'must not contain a NUL character');
+    });
+  }
+  if ((t.engine === 'vllm' || t.engine === 'sarathi') && t.image === undefined && !asProcess) {
     issue(['image'], t.image, `is required for engine ${t.engine} (e.g. vllm/vllm-openai:v0.8.5, best pinned by @sha256 digest)`);
   }
   if (!container && t.image !== undefined) issue(['image'], t.image, 'must be absent for engine endpoint (nothing is launched)');

@@ -2,6 +2,7 @@
 // of older runs convert what they find into these shapes at the edge (read.ts), so the code past
 // the reader handles one shape. Pure types: nothing here reads or writes.
 import type { ContainerSpec } from '../provision/containerSpec.ts';
+import type { ProcessSpec } from '../provision/processSpec.ts';
 import type { RecipeBody } from '../recipe/parse.ts';
 import type { ProbeResult } from '../load/runProbe.ts';
 import type { PromptCacheSpec } from '../load/workloadSpec.ts';
@@ -17,10 +18,11 @@ import type { TokenArrivals } from '../timeline/record.ts';
 
 // ---- manifest.json ----------------------------------------------------------------------------
 
-/** How the engine comes up: a local child process (sim without image), a container, or nothing. */
+/** How the engine comes up: a local child process (sim without image), a container, a process on a host (runtime process), or nothing. */
 export type EngineLaunch =
   | { kind: 'local-process'; argv: string[] }
   | { kind: 'container'; host: string; spec: ContainerSpec }
+  | { kind: 'process'; host: string; spec: ProcessSpec }
   | { kind: 'endpoint'; url: string; apiKeyEnv: string | null };
 
 /** The probe settings of a run plan (manifest.json keeps them as resolved). */

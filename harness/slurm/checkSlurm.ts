@@ -1,18 +1,13 @@
 // What `fluidcap hosts check` says of a Slurm entry, read on its login host: the partitions and
 // their nodes, the GPU types the nodes declare as gres, which nodes take new work, and whether the
 // entry's own partition, GPU type and features exist there.
-import type { SlurmSettings } from '../provision/inventory.ts';
+import type { InventoryHost, SlurmSettings } from '../provision/inventory.ts';
+import type { HostCheck, SlurmCheck } from '../provision/checkHosts.ts';
+import { connectHost, type ConnectOptions } from '../provision/sshConnection.ts';
 import type { SlurmExec } from './allocation.ts';
 import { parseSinfoNodes, sinfoNodesArgv, type NodeInfo } from './slurmCli.ts';
 
-export interface SlurmCheck {
-  partitions: { name: string; nodes: number; freeNodes: string[]; gpus: Record<string, number>; default: boolean }[];
-  /** GPUs by type over every node (a node in several partitions counted once). */
-  gpuTypes: Record<string, number>;
-  /** Nodes of the entry's partition that take new GPU work now. */
-  freeNodes: string[];
-  problems: string[];
-}
+export type { SlurmCheck };
 
 /** The check from sinfo's lines (pure). */
 export function summarizeSlurm(nodes: NodeInfo[], s: SlurmSettings): SlurmCheck {
@@ -57,4 +52,31 @@ export async function checkSlurm(exec: SlurmExec, s: SlurmSettings): Promise<Slu
     return { partitions: [], gpuTypes: {}, freeNodes: [], problems: [`sinfo failed: ${why}`] };
   }
   return summarizeSlurm(parseSinfoNodes(r.stdout), s);
+}
+
+/** `hosts check` of a Slurm entry: SSH to the login host (no Docker or GPU expected there), then sinfo. */
+export async function checkSlurmEntry(host: InventoryHost, connect?: ConnectOptions): Promise<HostCheck> {
+  const result: HostCheck = { host: host.name, ok: false, problems: [], ssh: null, docker: null, gpu: null, leftovers: [] };
+  const t0 = performance.now();
+  let conn;
+  try {
+    conn = await connectHost(host, connect);
+  } catch (err) {
+    result.problems.push((err as Error).message);
+    return result;
+  }
+  try {
+    const connectMs = performance.now() - t0;
+    const t1 = performance.now();
+    await conn.exec('true', []);
+    result.ssh = { hostKey: `${conn.hostKey.type} ${conn.hostKey.fingerprint} (${conn.hostKey.verdict})`, connectMs: +connectMs.toFixed(1), execMs: +(performance.now() - t1).toFixed(1) };
+    result.slurm = await checkSlurm((c, a, o) => conn.exec(c, a, o), host.slurm!);
+    result.problems.push(...result.slurm.problems);
+    result.ok = result.problems.length === 0;
+  } catch (err) {
+    result.problems.push((err as Error).message);
+  } finally {
+    await conn.close();
+  }
+  return result;
 }

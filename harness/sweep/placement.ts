@@ -13,6 +13,7 @@ export interface PlacementRequest {
   /** GPUs the run occupies (its tensor parallelism, or its GPU list when longer). */
   gpuCount: number;
   /** Nothing to place for an existing endpoint; a container needs a port, a local process picks its own. */
+  /** `container` also stands for an engine run as a process on a host (placed the same way). */
   launch: 'container' | 'local-process' | 'endpoint';
 }
 

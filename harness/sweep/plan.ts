@@ -42,6 +42,8 @@ export interface SweepPlan {
 
 function launchOf(r: Recipe): PlacementRequest['launch'] {
   if (r.target.engine === 'endpoint') return 'endpoint';
+  // A process on a host is placed as a container is: a host, its GPU set and a port.
+  if (r.target.runtime === 'process') return 'container';
   return r.target.engine === 'sim' && r.target.image === undefined ? 'local-process' : 'container';
 }
 

@@ -51,6 +51,7 @@ const CASES: { file: string; why: string; path: string; value: string }[] = [
   { file: 'bad-duration-text.yaml', why: 'bad duration text', path: 'slo.fluidity.tbtDeadline', value: '"25 millis" (string)' },
   { file: 'sarathi-batched-tokens.yaml', why: 'sarathi with maxNumBatchedTokens', path: 'target.engineArgs.maxNumBatchedTokens', value: '8192 (number)' },
   { file: 'unknown-sim-model.yaml', why: 'model missing from the simulated engine\'s catalog', path: 'target.model', value: '"gpt-5" (string)' },
+  { file: 'process-relative-command.yaml', why: 'runtime process with a relative program path', path: 'target.process.command[0]', value: '"bin/fluidcap.js" (string)' },
   { file: 'prompt-beyond-context.yaml', why: 'profiled prompt beyond the model context', path: 'profile.promptLengths[1]', value: '65536' },
 ];
 

@@ -42,7 +42,8 @@ export const hostsCommand = verb({
     const { loadInventory } = await import('../../provision/inventory.ts');
     const { checkHosts } = await import('../../provision/checkHosts.ts');
     const inventory = await loadInventory(argv.inventory);
-    const checks = await checkHosts(inventory, { includeLocal: argv.local, connect: { acceptNewHostKey: argv.acceptNewHostKey } });
+    const { checkSlurmEntry } = await import('../../slurm/checkSlurm.ts');
+    const checks = await checkHosts(inventory, { includeLocal: argv.local, connect: { acceptNewHostKey: argv.acceptNewHostKey }, slurmEntry: checkSlurmEntry });
     process.stdout.write(argv.json ? `${JSON.stringify(checks, null, 2)}\n` : `${checks.map(formatCheck).join('\n')}\n`);
     // A host that fails its check is an infrastructure fault (unreachable, no Docker, unknown key).
     if (checks.some((c) => !c.ok)) setExit(EXIT.infra);

@@ -9,6 +9,7 @@ import { createProgress } from '../../capacity/progress.ts';
 import { intervalHeadline } from '../../capacity/interval.ts';
 import { withInterrupts } from '../interrupts.ts';
 import { formatDockerRun, type ContainerSpec } from '../../provision/containerSpec.ts';
+import { formatProcessCommand } from '../../provision/processSpec.ts';
 import { describeVersion } from '../../provision/engineVersion.ts';
 import type { RunPlan } from '../../capacity/runPlan.ts';
 import { REPORT_FILES, RUN_FILES } from '../../runDir/layout.ts';
@@ -35,6 +36,14 @@ function describePlan(plan: RunPlan): string {
     const note = versionNote(plan.engine.spec.basis);
     if (note) lines.push('', `# ${note}`);
     lines.push('', `# equivalent docker command (not executed):`, `# ${formatDockerRun(plan.engine.spec)}`);
+  } else if (plan.engine.kind === 'process') {
+    const b = plan.engine.spec.basis;
+    if (b.family === 'vllm') {
+      lines.push('', b.version === null
+        ? '# engine version: unknown (target.process.version names it; without it no version-dependent flag or env is added, and the start-up log check stops a run whose scheduler is not the one asked for)'
+        : `# engine version: ${describeVersion(b.version, b.versionSource)}`);
+    }
+    lines.push('', `# equivalent command on ${plan.engine.host} (not executed; the launch starts it in its own process group with a state directory):`, `# ${formatProcessCommand(plan.engine.spec)}`);
   }
   return lines.join('\n') + '\n';
 }
