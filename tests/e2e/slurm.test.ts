@@ -1,13 +1,15 @@
 // `fluidcap sweep` through a real Slurm (scripts/ci/setup-slurm.sh: one node, this machine, with 4
 // stand-in h100 GPUs as gres): an inventory entry of kind slurm whose login host is the e2e sshd,
-// two configurations of the simulated engine in containers, each asking for all 4 GPUs, so Slurm
+// two configurations of the simulated engine as processes (runtime: process, started on the node
+// behind `srun --jobid --overlap`, a step of the allocation), each asking for all 4 GPUs, so Slurm
 // holds the second behind the first. Ctrl-C while the first probes and the second waits in the
-// queue leaves no job in squeue and no container; --resume finishes both and reports the queue
-// wait of the one held behind the other. The GPUs are Slurm's count only (no GPU here).
+// queue leaves no job in squeue, no engine process and no container; --resume finishes both and
+// reports the queue wait of the one held behind the other. The GPUs are Slurm's count only.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawn, execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { e2eEnv, freePort } from './e2eEnv.ts';
@@ -41,6 +43,20 @@ if (env && !slurm && process.env.FLUIDCAP_E2E === 'require') {
 function liveJobs(prefix: string): string[] {
   const out = execFileSync('squeue', ['--noheader', '--format=%j|%T'], { encoding: 'utf8' });
   return out.split('\n').filter((l) => l.startsWith(prefix) && !/\|(COMPLETED|CANCELLED|FAILED|TIMEOUT)$/.test(l));
+}
+
+/** Processes of this machine whose argv holds every one of the words (from /proc). */
+function processesWith(words: string[]): string[] {
+  const out: string[] = [];
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      if (words.every((w) => argv.includes(w))) out.push(`${pid}: ${argv.join(' ')}`);
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return out;
 }
 
 if (env && slurm) {
@@ -79,7 +95,8 @@ if (env && slurm) {
       `name: ${base}
 target:
   engine: sim
-  image: ${env.image}
+  runtime: process
+  process: { command: [${process.execPath}, ${join(fileURLToPath(new URL('../..', import.meta.url)), 'bin', 'fluidcap.js')}, sim, serve] }
   model: llama-3-8b
   gpuProfile: h100-sxm-80gb
   host: cluster
@@ -130,10 +147,13 @@ slo:
     const deadline = performance.now() + 240_000;
     for (let s = state(); !(s.probing >= 1 && s.pending) && child.exitCode === null && performance.now() < deadline; s = state()) await new Promise((r) => setTimeout(r, 250));
     assert.equal(state(), { probing: 1, pending: true }, `one run probing, the other queued: ${output.slice(-2000)}`);
+    const tInterrupt = performance.now();
     process.kill(-child.pid!, 'SIGINT');
     const code = await exited;
+    const interruptS = (performance.now() - tInterrupt) / 1000;
     assert.is(code, 130, output.slice(-2000));
     assert.equal(liveJobs('fluidcap-c0'), [], 'no Slurm job left after Ctrl-C');
+    assert.equal(processesWith(['sim', 'serve', String(portBase)]), [], 'no engine process left after Ctrl-C');
     assert.equal((await listRunContainers(localDocker())).filter((c) => (c.Labels?.[RUN_LABEL] ?? '').startsWith(base)), [], 'no container left after Ctrl-C');
     const first = readJsonl(join(sweepDir, 'sweep.jsonl'));
     const submitted = first.filter((l) => l.type === 'allocation-submitted');
@@ -142,6 +162,7 @@ slo:
 
     // Second pass: --resume asks Slurm again and finishes both; one waits behind the other.
     const resumedFrom = first.length;
+    const tResume = performance.now();
     const r = await fluidcap(['sweep', '--resume', sweepDir, '--hosts', inv], { timeoutMs: 600_000 });
     assert.is(r.code, 0, (r.stdout + r.stderr).slice(-3000));
     const after = readJsonl(join(sweepDir, 'sweep.jsonl')).slice(resumedFrom);
@@ -158,12 +179,17 @@ slo:
     assert.match(text, new RegExp(`Slurm job ${running[1].jobId} pending \\((Resources|Priority)\\)`));
     assert.match(text, new RegExp(`Slurm job ${running[1].jobId}: [\\d.]+ s in the queue, [\\d.]+ s allocated on ${slurm.node}`));
     for (const d of runDirsIn(join(sweepDir, 'runs'))) {
-      const m = JSON.parse(readFileSync(join(sweepDir, 'runs', d, 'manifest.json'), 'utf8')) as { slurm?: { jobId: string; node: string; gpuIndices: number[] }[] };
+      const m = JSON.parse(readFileSync(join(sweepDir, 'runs', d, 'manifest.json'), 'utf8')) as { slurm?: { jobId: string; node: string; gpuIndices: number[] }[]; host?: { process?: { launcherPrefix: string[] } } };
       assert.ok(m.slurm && m.slurm.length >= 1 && m.slurm.every((a) => a.node === slurm.node && a.gpuIndices.length === 4), `${d}: ${JSON.stringify(m.slurm)}`);
+      // The engine was a step of the run's last allocation.
+      assert.equal(m.host?.process?.launcherPrefix.slice(0, 2), ['srun', `--jobid=${m.slurm!.at(-1)!.jobId}`], JSON.stringify(m.host?.process));
     }
     assert.equal(liveJobs('fluidcap-c0'), [], 'no Slurm job left after the sweep');
+    assert.equal(processesWith(['sim', 'serve', String(portBase)]), [], 'no engine process left after the sweep');
     assert.equal((await listRunContainers(localDocker())).filter((c) => (c.Labels?.[RUN_LABEL] ?? '').startsWith(base)), []);
-    console.log(`slurm e2e: ${((performance.now() - t0) / 1000).toFixed(0)} s; queue wait of the held configuration ${running[1].queuedS} s`);
+    const total = (performance.now() - t0) / 1000;
+    const resumeS = (performance.now() - tResume) / 1000;
+    console.log(`slurm e2e: ${total.toFixed(0)} s (to Ctrl-C ${((tInterrupt - t0) / 1000).toFixed(0)} s, teardown ${interruptS.toFixed(0)} s, resume ${resumeS.toFixed(0)} s); queue wait of the held configuration ${running[1].queuedS} s`);
   });
 }
 
