@@ -4,7 +4,9 @@
 // behind `srun --jobid --overlap`, a step of the allocation), each asking for all 4 GPUs, so Slurm
 // holds the second behind the first. Ctrl-C while the first probes and the second waits in the
 // queue leaves no job in squeue, no engine process and no container; --resume finishes both and
-// reports the queue wait of the one held behind the other. The GPUs are Slurm's count only.
+// reports the queue wait of the one held behind the other. A second case runs one configuration
+// in a container on the allocated node (Docker reached over SSH through the login host). The GPUs
+// are Slurm's count only.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawn, execFileSync } from 'node:child_process';
@@ -190,6 +192,30 @@ slo:
     const total = (performance.now() - t0) / 1000;
     const resumeS = (performance.now() - tResume) / 1000;
     console.log(`slurm e2e: ${total.toFixed(0)} s (to Ctrl-C ${((tInterrupt - t0) / 1000).toFixed(0)} s, teardown ${interruptS.toFixed(0)} s, resume ${resumeS.toFixed(0)} s); queue wait of the held configuration ${running[1].queuedS} s`);
+  });
+
+  test('a container on the allocated node: the run completes in its allocation, the job is released and the container removed', async () => {
+    const t0 = performance.now();
+    const inv = join(dir, 'inventory.yaml');
+    const recipe = readFileSync(join(dir, 'base.yaml'), 'utf8')
+      .replace(/^ {2}runtime: process\n {2}process: .*\n/m, `  image: ${env.image}\n`)
+      .replace(`name: ${base}`, `name: ${base}c`)
+      .replace('maxProbes: 3', 'maxProbes: 2');
+    writeFileSync(join(dir, 'container.yaml'), recipe);
+    writeFileSync(join(dir, 'sweep-container.yaml'), `recipe: container.yaml\nmatrix:\n  maxNumSeqs: [8]\nports: { base: ${await freePort(1)} }\n`);
+    const out = join(dir, 'results-container');
+    const r = await fluidcap(['sweep', join(dir, 'sweep-container.yaml'), '--hosts', inv, '--out', out], { timeoutMs: 300_000 });
+    assert.is(r.code, 0, (r.stdout + r.stderr).slice(-3000));
+    const sweepDir = join(out, runDirsIn(out)[0]);
+    const lines = readJsonl(join(sweepDir, 'sweep.jsonl'));
+    assert.equal(lines.filter((l) => String(l.type).startsWith('allocation-')).map((l) => l.type), ['allocation-submitted', 'allocation-running', 'allocation-released']);
+    const [runDir] = runDirsIn(join(sweepDir, 'runs'));
+    const m = JSON.parse(readFileSync(join(sweepDir, 'runs', runDir, 'manifest.json'), 'utf8')) as { slurm?: { node: string }[]; host?: { containerId?: string; host?: string } };
+    assert.equal(m.slurm?.map((a) => a.node), [slurm.node]);
+    assert.ok(typeof m.host?.containerId === 'string', JSON.stringify(m.host));
+    assert.equal(liveJobs('fluidcap-c0'), [], 'no Slurm job left');
+    assert.equal((await listRunContainers(localDocker())).filter((c) => (c.Labels?.[RUN_LABEL] ?? '').startsWith(`${base}c`)), [], 'no container left');
+    console.log(`slurm e2e, container: ${((performance.now() - t0) / 1000).toFixed(0)} s`);
   });
 }
 
