@@ -9,6 +9,7 @@ import type { ConnectOptions } from '../provision/sshConnection.ts';
 import type { RunPlan } from './runPlan.ts';
 import type { LogRelayCounters } from '../load/health.ts';
 import { runPaths } from '../runDir/layout.ts';
+import { UserError } from '../util/errors.ts';
 
 export interface EngineSession {
   baseUrl: string;
@@ -68,6 +69,10 @@ export async function startEngineSession(plan: RunPlan, opts: SessionOptions): P
   }
 
   const host = launch.kind === 'endpoint' ? resolveHosts(undefined, 'local')[0] : resolveHosts(opts.inventory, launch.host)[0];
+  // A Slurm entry's address is its login host: engines go to an allocated node, which only a sweep asks for.
+  if (!host.local && host.kind === 'slurm') {
+    throw new UserError(`target.host ${host.name} is a Slurm cluster in ${opts.inventory?.file}: run it as a sweep (fluidcap sweep), which asks Slurm for an allocation per configuration; a sweep file with an empty matrix and one include entry runs one recipe`);
+  }
   const apiKey = launch.kind === 'endpoint' && launch.apiKeyEnv ? process.env[launch.apiKeyEnv] : undefined;
   const engine: Engine = await launchEngine(launch.kind === 'endpoint' ? { engine: 'endpoint', url: launch.url } : launch.spec, host, {
     runDir: opts.runDir,

@@ -39,6 +39,8 @@ import { profileStream } from './profilePlan.ts';
 import { fitReuseMismatch } from './fitReuse.ts';
 import type { Progress } from './progress.ts';
 import { makeDirs } from '../util/makeDirs.ts';
+import type { SlurmAllocationRecord } from '../runDir/schema.ts';
+import { srunPrefix } from '../slurm/slurmCli.ts';
 
 export interface RunOptions {
   recipeFile: string;
@@ -68,6 +70,8 @@ export interface RunOptions {
   recalibrate?: (runDir: string) => Promise<Bracket | { bracket: Bracket; rehearsal: RehearsalJson } | null>;
   /** Wall clock for run ids and stamps (tests pin it). */
   now?: () => Date;
+  /** The Slurm allocation the run's engine runs in (manifest.json \`slurm\`, one entry per session's job). */
+  slurm?: SlurmAllocationRecord;
   /** Called once the run directory is locked: where it is, and the host a container will run on (null: none). */
   onStart?: (run: { runDir: string; runId: string; containerHost: string | null }) => void;
 }
@@ -193,6 +197,7 @@ async function reopenRun(resumeDir: string, now: () => Date, inventory: Inventor
     exitReason: null,
     engineUpS: found.engineUpS ?? 0,
     host: found.host ?? null,
+    ...(Array.isArray(found.slurm) ? { slurm: found.slurm as SlurmAllocationRecord[] } : {}),
     runId,
     recipeFile,
     recipeSha256,
@@ -232,7 +237,8 @@ async function runOpened(opts: RunOptions, opened: OpenedRun, now: () => Date): 
     manifest = { ...manifest, ...update };
     writeJsonFile(runDir, paths.manifest, manifest);
   };
-  saveManifest();
+  const slurm = opts.slurm;
+  saveManifest(slurm ? { slurm: [...(manifest.slurm ?? []).filter((a) => a.jobId !== slurm.jobId), slurm] } : {});
   journal.append({ type: 'run-started', runId, recipeFile: manifest.recipeFile, resumed });
   log(`${resumed ? 'resuming' : 'run'} ${runId} → ${runDir}`);
 
@@ -243,7 +249,10 @@ async function runOpened(opts: RunOptions, opened: OpenedRun, now: () => Date): 
   const engineUp = { sinceMs: 0, totalS: manifest.engineUpS };
   try {
     opts.progress?.phase('provision', `starting ${manifest.recipe.target.engine}`);
-    session = await startEngineSession(plan, { runDir, inventory: opts.inventory, connect: opts.connect, log, signal: opts.signal, processLaunch: opts.processLaunch });
+    // Inside a Slurm allocation an engine process is a step of the job (scancel ends it with the job);
+    // a container runs beside it on the allocated node.
+    const processLaunch = opts.slurm ? { ...opts.processLaunch, launcherPrefix: srunPrefix(opts.slurm.jobId) } : opts.processLaunch;
+    session = await startEngineSession(plan, { runDir, inventory: opts.inventory, connect: opts.connect, log, signal: opts.signal, processLaunch });
     engineUp.sinceMs = performance.now();
     journal.append({ type: 'engine-ready', baseUrl: session.baseUrl, timeToReadyS: session.timeToReadyS, engine: manifest.recipe.target.engine });
     saveManifest({ host: session.facts });

@@ -1,10 +1,21 @@
 // `fluidcap hosts check`: for each inventory host, what a run would rely on — SSH (host key,
 // round trip), Docker (version, runtimes, socket permission), GPUs (nvidia-smi facts), leftovers.
-import { LOCAL_HOST, type Host, type Inventory } from './inventory.ts';
+import { LOCAL_HOST, type Host, type Inventory, type InventoryHost } from './inventory.ts';
 import { openHost } from './hostHandle.ts';
 import type { ConnectOptions } from './sshConnection.ts';
 import { readGpuFacts, type GpuFacts } from './gpuFacts.ts';
 import { listRunContainers } from './teardown.ts';
+
+
+/** What sinfo on a Slurm entry's login host says (harness/slurm/checkSlurm.ts fills it). */
+export interface SlurmCheck {
+  partitions: { name: string; nodes: number; freeNodes: string[]; gpus: Record<string, number>; default: boolean }[];
+  /** GPUs by type over every node (a node in several partitions counted once). */
+  gpuTypes: Record<string, number>;
+  /** Nodes of the entry's partition that take new GPU work now. */
+  freeNodes: string[];
+  problems: string[];
+}
 
 export interface HostCheck {
   host: string;
@@ -14,13 +25,25 @@ export interface HostCheck {
   docker: { version: string; apiVersion: string; runtimes: string[]; pingMs: number } | null;
   gpu: GpuFacts | null;
   leftovers: string[];
+  /** A Slurm entry: what sinfo on its login host says (its nodes are checked only inside an allocation). */
+  slurm?: SlurmCheck;
 }
 
 /** Checks every host in parallel; a failing host is a result with problems, never an exception. */
-export async function checkHosts(inventory: Inventory | null, opts: { connect?: ConnectOptions; includeLocal?: boolean; extraHosts?: Host[] } = {}): Promise<HostCheck[]> {
+export async function checkHosts(
+  inventory: Inventory | null,
+  opts: { connect?: ConnectOptions; includeLocal?: boolean; extraHosts?: Host[]; slurmEntry?: (host: InventoryHost, connect?: ConnectOptions) => Promise<HostCheck> } = {},
+): Promise<HostCheck[]> {
   const hosts: Host[] = [...(inventory?.hosts ?? []), ...(opts.extraHosts ?? [])];
   if (opts.includeLocal) hosts.push(LOCAL_HOST);
-  return Promise.all(hosts.map((h) => checkHost(h, opts.connect)));
+  return Promise.all(
+    hosts.map((h) => {
+      if (h.local || h.kind !== 'slurm') return checkHost(h, opts.connect);
+      // A login host need not run Docker or have GPUs: the Slurm check (harness/slurm) reads the cluster instead.
+      if (opts.slurmEntry) return opts.slurmEntry(h, opts.connect);
+      return Promise.resolve({ host: h.name, ok: false, problems: ['a Slurm entry is checked by fluidcap hosts check'], ssh: null, docker: null, gpu: null, leftovers: [] });
+    }),
+  );
 }
 
 async function checkHost(host: Host, connect?: ConnectOptions): Promise<HostCheck> {
@@ -64,3 +87,4 @@ async function checkHost(host: Host, connect?: ConnectOptions): Promise<HostChec
   }
   return result;
 }
+

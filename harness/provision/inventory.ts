@@ -18,6 +18,21 @@
 //     hfCache: /data/hf-cache    # host path mounted as the container's Hugging Face cache
 //     nvidiaSmi: nvidia-smi      # or a path
 //     labels: { rack: a }
+//   - name: cluster              # a Slurm cluster: the SSH fields reach its login host
+//     kind: slurm
+//     address: login.cluster.example.edu
+//     user: alice
+//     key: ~/.ssh/id_ed25519
+//     slurm:
+//       partition: gpu
+//       account: lab-llm           # optional, as are qos and constraint
+//       qos: normal
+//       timeLimit: "02:00:00"      # minutes, HH:MM:SS or D-HH:MM:SS
+//       gpuRequest: gres           # --gres=gpu[:type]:N (default), or gpus: --gpus=[type:]N
+//       gpuType: h100              # optional GPU type in the request
+//       constraint: h100           # node features (--constraint), & and | allowed
+//       maxConcurrent: 2           # allocations a sweep holds at once (default 1)
+//       nodeSshPort: 22            # compute nodes' sshd, reached through the login host
 // groups:
 //   h100: [gpu1]
 // ```
@@ -33,8 +48,28 @@ import { MAX_ALIAS_COUNT, yamlExpansionProblem } from '../util/yamlLimits.ts';
 const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 const NAME_RULE = 'must be letters, digits, ".", "_" or "-"';
 
+// Slurm names (partition, account, QoS, GPU type, features) and time limits as sbatch reads them;
+// each travels as one argv word, so these rules are for clear errors, not for safety.
+const SLURM_NAME = z.string().regex(NAME_RE, NAME_RULE);
+const SLURM_TIME_RE = /^(\d+|\d+:\d{2}|\d+:\d{2}:\d{2}|\d+-\d+|\d+-\d+:\d{2}|\d+-\d+:\d{2}:\d{2})$/;
+const slurmSchema = z.strictObject({
+  partition: SLURM_NAME,
+  account: SLURM_NAME.optional(),
+  qos: SLURM_NAME.optional(),
+  timeLimit: z.string().regex(SLURM_TIME_RE, 'must be a Slurm time limit: minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS'),
+  gpuRequest: z.enum(['gres', 'gpus']).default('gres'),
+  gpuType: SLURM_NAME.optional(),
+  constraint: z.string().regex(/^[A-Za-z0-9_.-]+([&|][A-Za-z0-9_.-]+)*$/, 'must be node features joined by & or | (such as h100 or a100&nvlink)').optional(),
+  maxConcurrent: z.number().int().min(1).default(1),
+  nodeSshPort: z.number().int().min(1).max(65535).default(22),
+});
+export type SlurmSettings = z.output<typeof slurmSchema>;
+
 const hostSchema = z
   .strictObject({
+    /** `slurm`: the SSH fields reach a login host, and runs get their node from an allocation; absent: ssh. */
+    kind: z.enum(['ssh', 'slurm']).optional(),
+    slurm: slurmSchema.optional(),
     name: z.string().regex(NAME_RE, NAME_RULE).refine((n) => n !== 'local', 'must not be "local" (reserved for this machine)'),
     address: z.string().min(1),
     port: z.number().int().min(1).max(65535).default(22),
@@ -57,6 +92,12 @@ const hostSchema = z
     if (h.key === undefined && h.agent === undefined && typeof h.name !== 'string') return;
     if (h.key === undefined && (h.agent === undefined || h.agent === false)) {
       ctx.addIssue({ code: 'custom', path: ['key'], input: h.key, message: 'must be set (a private key file), or set agent: true' });
+    }
+    if (h.kind === 'slurm' && h.slurm === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['slurm'], input: h.slurm, message: 'must be set for kind: slurm (at least partition and timeLimit)' });
+    }
+    if (h.kind !== 'slurm' && h.slurm !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['kind'], input: h.kind, message: 'must be slurm when the host has a slurm section' });
     }
     if (h.passphraseEnv !== undefined && h.key === undefined) {
       ctx.addIssue({ code: 'custom', path: ['passphraseEnv'], input: h.passphraseEnv, message: 'needs key (a passphrase unlocks a key file)' });
@@ -86,7 +127,11 @@ export const inventorySchema = z
     }
   }, { when: (p) => typeof p.value === 'object' && p.value !== null });
 
-export type InventoryHost = z.output<typeof hostSchema> & { local?: false };
+export type InventoryHost = z.output<typeof hostSchema> & {
+  local?: false;
+  /** Reached through this host's SSH connection (a compute node behind a Slurm login host); set at run time, never in a file. */
+  jump?: InventoryHost;
+};
 export type Inventory = z.output<typeof inventorySchema> & { file: string };
 
 /** The machine fluidcap runs on: the local Docker socket, no SSH. */

@@ -180,9 +180,24 @@ export async function connectHost(host: InventoryHost, opts: ConnectOptions = {}
     verify(false);
   };
 
+  // A host behind another (a Slurm compute node behind its login host): the SSH session rides a
+  // channel of the other host's connection, as `ssh -J` does; the node's own key is verified all the same.
+  let jump: HostConnection | null = null;
+  let sock: ClientChannel | undefined;
+  if (host.jump) {
+    jump = await connectHost(host.jump, opts);
+    try {
+      sock = await jump.forwardOut(host.address, host.port);
+    } catch (err) {
+      await jump.close();
+      throw new InfraError(`host ${host.name} (${label}) is unreachable from ${host.jump.name}: ${(err as Error).message}`, { cause: err, host: host.name });
+    }
+  }
+
   const ssh = new NodeSSH();
   try {
     await ssh.connect({
+      ...(sock ? { sock } : {}),
       host: host.address,
       port: host.port,
       username: host.user,
@@ -197,6 +212,7 @@ export async function connectHost(host: InventoryHost, opts: ConnectOptions = {}
     });
   } catch (err) {
     ssh.dispose();
+    await jump?.close();
     if (refusal !== undefined) throw new UserError(refusal, { cause: err });
     throw new InfraError(describeConnectError(err as Error, host, label), { cause: err, host: host.name });
   }
@@ -215,6 +231,7 @@ export async function connectHost(host: InventoryHost, opts: ConnectOptions = {}
   const closed = new Promise<Error | null>((resolve) => {
     client.once('close', () => {
       open = false;
+      void jump?.close();
       resolve(closedByUs ? null : (lastError ?? new Error(`SSH connection to ${host.name} (${label}) closed`)));
     });
   });

@@ -22,6 +22,8 @@ export interface ManifestRead {
   node?: string;
   seed?: number;
   promptNonce?: unknown;
+  /** The Slurm allocations of earlier sessions, kept as written (checked as a list where used). */
+  slurm?: unknown;
   startedAt?: string;
   endedAt?: string | null;
   status?: string;

@@ -116,6 +116,19 @@ export interface Manifest extends ToolInfo {
   host: Record<string, unknown> | null;
   /** Set once the engine is up (absent in older runs). */
   prompts?: ManifestPrompts;
+  /** The Slurm allocations the run's sessions ran in (runs on a Slurm inventory entry only). */
+  slurm?: SlurmAllocationRecord[];
+}
+
+/** One Slurm allocation of a run: its job, node and GPU indices, and how long it waited in the queue. */
+export interface SlurmAllocationRecord {
+  jobId: string;
+  partition: string;
+  node: string;
+  gpuIndices: number[];
+  queuedS: number;
+  slurmQueuedS: number | null;
+  reattached: boolean;
 }
 
 /** What a probe's summary and capacity.json keep of its statistical decision (capacity/sloDecision.ts). */

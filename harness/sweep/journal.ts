@@ -15,6 +15,11 @@ export type SweepEvent =
   | { type: 'sweep-started'; name: string; sweepFile: string; sweepSha256: string; recipeSha256: string; runs: number; resumed: boolean }
   | { type: 'run-started'; id: string; host: string; gpus: number[]; port: number | null; recipeFile: string; resumeDir: string | null }
   | { type: 'run-finished'; id: string; status: SweepRunStatus; reason: string; runDir: string | null; capacityQps: number | null }
+  // A run on a Slurm entry: its job id as soon as Slurm gave one (resume re-attaches to it while it
+  // lives), its node and queue wait once it runs, and how long it was held once released.
+  | { type: 'allocation-submitted'; id: string; jobId: string }
+  | { type: 'allocation-running'; id: string; jobId: string; node: string; queuedS: number; slurmQueuedS: number | null; reattached: boolean }
+  | { type: 'allocation-released'; id: string; jobId: string; heldS: number }
   | { type: 'sweep-finished'; status: 'completed' | 'failed' | 'interrupted'; completed: number; failed: number; interrupted: number; notStarted: number };
 
 export type SweepJournalLine = SweepEvent & { atIso: string };
@@ -80,6 +85,8 @@ export interface RunState {
   status: SweepRunStatus | 'pending' | 'started';
   runDir: string | null;
   attempts: number;
+  /** The Slurm job of the run not yet released (fluidcap was killed while holding it). */
+  jobId: string | null;
 }
 
 /**
@@ -103,8 +110,13 @@ export function runStates(
   ids: readonly string[],
   runDirOf: (value: string, entry: string) => string = (v) => v,
 ): Map<string, RunState> {
-  const states = new Map<string, RunState>(ids.map((id) => [id, { status: 'pending', runDir: null, attempts: 0 }]));
+  const states = new Map<string, RunState>(ids.map((id) => [id, { status: 'pending', runDir: null, attempts: 0, jobId: null }]));
   for (const e of lines) {
+    if (e.type === 'allocation-submitted' || e.type === 'allocation-released') {
+      const a = states.get(e.id);
+      if (a) a.jobId = e.type === 'allocation-submitted' ? e.jobId : null;
+      continue;
+    }
     if (e.type !== 'run-started' && e.type !== 'run-finished') continue;
     const s = states.get(e.id);
     if (!s) continue;

@@ -25,6 +25,7 @@ import { gpuLocks } from './placement.ts';
 import { SweepJournal, originalSweepDirs, runStates, type SweepRunStatus } from './journal.ts';
 import { runReportHref, sweepCsv, sweepHtml, sweepMarkdown, type CapacitySummary, type SweepRow } from './sweepReport.ts';
 import { makeDirs } from '../util/makeDirs.ts';
+import { SweepAllocations, slurmEntry } from '../slurm/sweepAllocations.ts';
 
 export interface SweepOptions {
   /** A new sweep: the sweep file. */
@@ -207,6 +208,7 @@ export async function runSweep(opts: SweepOptions): Promise<SweepOutcome> {
   const results = new Map<string, { status: SweepRunStatus | 'not started'; reason: string; runDir: string | null }>();
   const limit = pLimit(plan.parallel);
   const locks = new Locks();
+  const allocations = new SweepAllocations(opts.inventory, { connect: opts.connect, signal: opts.signal });
 
   const execute = async (run: PlannedRun): Promise<void> => {
     const id = run.config.id;
@@ -228,16 +230,26 @@ export async function runSweep(opts: SweepOptions): Promise<SweepOutcome> {
     let status: SweepRunStatus;
     let reason: string;
     let runDir: string | null;
+    const runLog = (line: string) => opts.log(`[${id}] ${line}`);
+    const runWith = (inventory: Inventory | undefined, slurm?: RunOptions['slurm']) =>
+      runOne({ recipeFile: file, outDir: runsDir, resumeDir: priorDir ?? undefined, inventory, connect: opts.connect, signal: opts.signal, log: runLog, slurm });
     try {
-      const outcome = await runOne({
-        recipeFile: file,
-        outDir: runsDir,
-        resumeDir: priorDir ?? undefined,
-        inventory: opts.inventory,
-        connect: opts.connect,
-        signal: opts.signal,
-        log: (line) => opts.log(`[${id}] ${line}`),
-      });
+      const outcome = slurmEntry(opts.inventory, p.host)
+        ? await allocations.withAllocation(
+            { id, host: p.host, gpus: p.gpus.length, priorJobId: state.jobId },
+            {
+              log: runLog,
+              onSubmitted: (jobId) => journal.append({ type: 'allocation-submitted', id, jobId }),
+              onRunning: (f) => journal.append({ type: 'allocation-running', id, jobId: f.jobId, node: f.node, queuedS: f.queuedS, slurmQueuedS: f.slurmQueuedS, reattached: f.reattached }),
+              onReleased: (jobId, f, heldS) => {
+                journal.append({ type: 'allocation-released', id, jobId, heldS });
+                // Queue time apart from run time: the wait is Slurm's, the hold is the run's.
+                if (f) runLog(`Slurm job ${jobId}: ${f.queuedS.toFixed(1)} s in the queue, ${heldS.toFixed(1)} s allocated on ${f.node}`);
+              },
+            },
+            (held) => runWith(held.inventory, held.facts),
+          )
+        : await runWith(opts.inventory);
       ({ status, reason, runDir } = outcome);
     } catch (err) {
       status = opts.signal?.aborted ? 'interrupted' : 'failed';
@@ -254,7 +266,14 @@ export async function runSweep(opts: SweepOptions): Promise<SweepOutcome> {
   };
 
   // allSettled: a fault in one run's bookkeeping must not abandon the others mid-teardown.
-  const settled = await Promise.allSettled(plan.runs.map((run) => locks.with(gpuLocks(run.placement), () => limit(() => execute(run)))));
+  // Runs on a Slurm entry take no GPU locks of ours: Slurm places them, at most maxConcurrent at once.
+  const settled = await Promise.allSettled(
+    plan.runs.map((run) => {
+      const onSlurm = slurmEntry(opts.inventory, run.placement.host) !== null;
+      return locks.with(onSlurm ? [] : gpuLocks(run.placement), () => allocations.limited(run.placement.host, () => limit(() => execute(run))));
+    }),
+  );
+  await allocations.close();
   const fault = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
   if (fault) throw fault.reason;
 

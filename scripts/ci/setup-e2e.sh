@@ -151,4 +151,7 @@ if [[ -x "$engines/build-llama-server.sh" && -f "$engines/stories260K.gguf" ]]; 
 else
   say "no ../shared/engines beside the repository: the llama.cpp end-to-end tests will skip"
 fi
+# 6. A one-node Slurm (munge, slurmctld, slurmd) for the Slurm end-to-end tests, which find it
+# with sinfo and skip without it. A failure leaves every other end-to-end test runnable.
+scripts/ci/setup-slurm.sh || say "Slurm could not be started (see above); the Slurm end-to-end tests will fail"
 say "ready (env in .tmp/e2e/env)"

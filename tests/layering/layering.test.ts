@@ -19,16 +19,17 @@ const ALLOWED: Record<string, string[]> = {
   load: ['metrics', 'timeline', 'util'],
   sim: ['catalog', 'util'],
   provision: ['util'],
+  slurm: ['provision', 'runDir', 'util'],
   recipe: ['catalog', 'load', 'metrics', 'provision', 'sim', 'util'],
   runDir: ['load', 'metrics', 'provision', 'recipe', 'timeline', 'util'],
   analyze: ['capacity', 'metrics', 'runDir', 'timeline', 'util'],
   report: ['catalog', 'metrics', 'runDir', 'util'],
-  capacity: ['catalog', 'load', 'metrics', 'provision', 'recipe', 'report', 'runDir', 'timeline', 'util'],
-  sweep: ['capacity', 'catalog', 'load', 'metrics', 'provision', 'recipe', 'report', 'runDir', 'util'],
+  capacity: ['catalog', 'load', 'metrics', 'provision', 'recipe', 'report', 'runDir', 'slurm', 'timeline', 'util'],
+  sweep: ['capacity', 'catalog', 'load', 'metrics', 'provision', 'recipe', 'report', 'runDir', 'slurm', 'util'],
   gate: ['report', 'runDir', 'util'],
   twin: ['capacity', 'catalog', 'load', 'metrics', 'provision', 'recipe', 'report', 'runDir', 'sim', 'sweep', 'timeline', 'util'],
   figures: ['capacity', 'catalog', 'load', 'metrics', 'provision', 'recipe', 'report', 'runDir', 'sweep', 'timeline', 'twin', 'util'],
-  cli: ['analyze', 'capacity', 'catalog', 'figures', 'gate', 'load', 'metrics', 'provision', 'recipe', 'report', 'runDir', 'sim', 'sweep', 'timeline', 'twin', 'util'],
+  cli: ['analyze', 'capacity', 'catalog', 'figures', 'gate', 'load', 'metrics', 'provision', 'recipe', 'report', 'runDir', 'sim', 'slurm', 'sweep', 'timeline', 'twin', 'util'],
 };
 
 /** Modules that compute without side effects: at run time they may not reach I/O, through any import. */

@@ -4,7 +4,7 @@ import * as assert from 'uvu/assert';
 import { appendFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SweepJournal, runStates } from '../../harness/sweep/journal.ts';
+import { SweepJournal, runStates, type SweepEvent } from '../../harness/sweep/journal.ts';
 
 test('finished, interrupted, killed mid-run and never started runs', () => {
   const path = join(mkdtempSync(join(tmpdir(), 'fluidcap-sweepjournal-')), 'sweep.jsonl');
@@ -19,10 +19,10 @@ test('finished, interrupted, killed mid-run and never started runs', () => {
   const lines = j.read();
   assert.is(lines.length, 6);
   const s = runStates(lines, ['c01', 'c02', 'c03', 'c04']);
-  assert.equal(s.get('c01'), { status: 'completed', runDir: '/runs/1', attempts: 1 });
-  assert.equal(s.get('c02'), { status: 'interrupted', runDir: '/runs/2', attempts: 1 });
-  assert.equal(s.get('c03'), { status: 'started', runDir: null, attempts: 1 });
-  assert.equal(s.get('c04'), { status: 'pending', runDir: null, attempts: 0 });
+  assert.equal(s.get('c01'), { status: 'completed', runDir: '/runs/1', attempts: 1, jobId: null });
+  assert.equal(s.get('c02'), { status: 'interrupted', runDir: '/runs/2', attempts: 1, jobId: null });
+  assert.equal(s.get('c03'), { status: 'started', runDir: null, attempts: 1, jobId: null });
+  assert.equal(s.get('c04'), { status: 'pending', runDir: null, attempts: 0, jobId: null });
 });
 
 test('a resumed run: its run directory kept from the start line, the later end wins', () => {
@@ -36,7 +36,15 @@ test('a resumed run: its run directory kept from the start line, the later end w
     ],
     ['c02'],
   );
-  assert.equal([...s.entries()], [['c02', { status: 'completed', runDir: '/runs/2', attempts: 2 }]]);
+  assert.equal([...s.entries()], [['c02', { status: 'completed', runDir: '/runs/2', attempts: 2, jobId: null }]]);
+});
+
+test('a Slurm job stays the run\'s to re-attach to until its release is journalled', () => {
+  const started: SweepEvent = { type: 'run-started', id: 'c01', host: 'cluster', gpus: [0], port: 1, recipeFile: '/r1', resumeDir: null };
+  const held = runStates([{ type: 'allocation-submitted', id: 'c01', jobId: '41' }, started, { type: 'allocation-submitted', id: 'c01', jobId: '42' }], ['c01']);
+  assert.equal(held.get('c01'), { status: 'started', runDir: null, attempts: 1, jobId: '42' });
+  const released = runStates([started, { type: 'allocation-submitted', id: 'c01', jobId: '42' }, { type: 'allocation-released', id: 'c01', jobId: '42', heldS: 3 }], ['c01']);
+  assert.is(released.get('c01')!.jobId, null);
 });
 
 test.run();

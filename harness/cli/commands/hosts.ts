@@ -1,4 +1,5 @@
-// `fluidcap hosts check <inventory.yaml>`: SSH, Docker and GPU facts and problems for each host.
+// `fluidcap hosts check <inventory.yaml>`: SSH, Docker and GPU facts and problems for each host;
+// for a Slurm entry, its login host's partitions, GPU types and free nodes.
 import { verb } from '../command.ts';
 import { EXIT } from '../../util/errors.ts';
 import type { HostCheck } from '../../provision/checkHosts.ts';
@@ -12,6 +13,11 @@ function formatCheck(c: HostCheck): string {
       lines.push(`  gpu ${g.index}   ${g.name}, ${g.memoryUsedMiB}/${g.memoryTotalMiB} MiB used, driver ${g.driverVersion}, util ${g.utilizationPct ?? 'n/a'}%, ${g.powerW ?? 'n/a'} W`);
     }
   } else if (c.gpu) lines.push(`  gpu     ${c.gpu.reason}`);
+  if (c.slurm) {
+    const gpus = (g: Record<string, number>) => Object.entries(g).map(([t, n]) => `${n} ${t}`).join(', ') || 'no GPUs';
+    lines.push(`  slurm   GPU types ${gpus(c.slurm.gpuTypes)}; free nodes in the entry's partition: ${c.slurm.freeNodes.join(', ') || 'none'}`);
+    for (const p of c.slurm.partitions) lines.push(`  partition ${p.name}${p.default ? ' (default)' : ''}: ${p.nodes} node(s), ${gpus(p.gpus)}, free ${p.freeNodes.join(', ') || 'none'}`);
+  }
   if (c.leftovers.length > 0) lines.push(`  fluidcap containers ${c.leftovers.join(', ')} (a run in progress, or leftovers: fluidcap clean)`);
   for (const p of c.problems) lines.push(`  problem: ${p}`);
   return lines.join('\n');
@@ -19,7 +25,7 @@ function formatCheck(c: HostCheck): string {
 
 export const hostsCommand = verb({
   command: 'hosts <action> <inventory>',
-  describe: 'check each inventory host: SSH, Docker and GPU facts (action: check)',
+  describe: 'check each inventory host: SSH, Docker and GPU facts, or a Slurm entry\'s partitions, GPU types and free nodes (action: check)',
   exits: [
     [0, 'every host is ready'],
     [3, 'a host has a problem (listed under it)'],
@@ -36,7 +42,8 @@ export const hostsCommand = verb({
     const { loadInventory } = await import('../../provision/inventory.ts');
     const { checkHosts } = await import('../../provision/checkHosts.ts');
     const inventory = await loadInventory(argv.inventory);
-    const checks = await checkHosts(inventory, { includeLocal: argv.local, connect: { acceptNewHostKey: argv.acceptNewHostKey } });
+    const { checkSlurmEntry } = await import('../../slurm/checkSlurm.ts');
+    const checks = await checkHosts(inventory, { includeLocal: argv.local, connect: { acceptNewHostKey: argv.acceptNewHostKey }, slurmEntry: checkSlurmEntry });
     process.stdout.write(argv.json ? `${JSON.stringify(checks, null, 2)}\n` : `${checks.map(formatCheck).join('\n')}\n`);
     // A host that fails its check is an infrastructure fault (unreachable, no Docker, unknown key).
     if (checks.some((c) => !c.ok)) setExit(EXIT.infra);
