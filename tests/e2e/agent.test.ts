@@ -1,0 +1,144 @@
+// Load agents over the real sshd + dockerd of CI: the agent image built and imported through the
+// SSH connection, one agent beside the simulated engine's container (engine on loopback), then two
+// agents on two "hosts" (a second sshd in front of the same dockerd) sharing one Poisson plan; the
+// merged arrivals keep the plan's rate and gap CV²; no container is left after either.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { e2eEnv, e2eHost, freePort } from './e2eEnv.ts';
+import { targetSchema } from '../../harness/provision/targetSpec.ts';
+import { renderContainerSpec } from '../../harness/provision/containerSpec.ts';
+import { launchEngine, type Engine } from '../../harness/provision/launcher.ts';
+import { dockerFor, localDocker } from '../../harness/provision/dockerAgent.ts';
+import { connectHost, type HostConnection } from '../../harness/provision/sshConnection.ts';
+import { listRunContainers } from '../../harness/provision/teardown.ts';
+import { planProbe } from '../../harness/load/plan.ts';
+import { workloadSchema } from '../../harness/load/workloadSpec.ts';
+import { ensureAgentImage, localAgentVersion } from '../../harness/agent/image.ts';
+import { startAgents, type AgentSite } from '../../harness/agent/container.ts';
+import { runAgentProbe } from '../../harness/agent/runAgents.ts';
+import type { TimelineRecord } from '../../harness/timeline/record.ts';
+
+const env = e2eEnv('load agents');
+const readLines = (file: string) => readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as TimelineRecord);
+
+/** Rate and squared coefficient of variation of the gaps of arrival times (sorted here). */
+function arrivalProcess(times: number[]): { rate: number; cv2: number } {
+  const t = [...times].sort((a, b) => a - b);
+  const gaps = t.slice(1).map((x, i) => x - t[i]);
+  const mean = gaps.reduce((s, g) => s + g, 0) / gaps.length;
+  const variance = gaps.reduce((s, g) => s + (g - mean) ** 2, 0) / gaps.length;
+  return { rate: 1 / mean, cv2: variance / mean ** 2 };
+}
+
+/** A second sshd from the e2e one's config on another port (as the sweep test starts it). */
+async function secondSshd(dir: string, config: string): Promise<{ port: number; stop: () => void }> {
+  const port = await freePort();
+  const pidFile = join(dir, 'sshd2.pid');
+  const text = readFileSync(config, 'utf8').replace(/^Port \d+$/m, `Port ${port}`).replace(/^PidFile .*$/m, `PidFile ${pidFile}`);
+  const cfg = join(dir, 'sshd2_config');
+  writeFileSync(cfg, text);
+  execFileSync('/usr/sbin/sshd', ['-f', cfg, '-E', join(dir, 'sshd2.log')]);
+  const t0 = performance.now();
+  while (!existsSync(pidFile) && performance.now() - t0 < 10_000) await new Promise((r) => setTimeout(r, 50));
+  const pid = Number(readFileSync(pidFile, 'utf8').trim());
+  return { port, stop: () => { try { process.kill(pid, 'SIGTERM'); } catch { /* already gone */ } } };
+}
+
+if (env) {
+  const dir = mkdtempSync(join(tmpdir(), 'fluidcap-e2e-agent-'));
+  const runId = `e2e-${process.pid}-agent`;
+  const version = localAgentVersion();
+  const workload = workloadSchema.parse({ lengths: { prompt: { min: 16, max: 64 }, output: { min: 4, max: 12 } }, arrivals: { process: 'poisson' }, seed: 11 });
+  const options = { model: 'tiny', workers: 1, requestTimeoutS: 20, stallTimeoutS: 5, scrapeIntervalS: 0.5 };
+  let engine: Engine | null = null;
+  let conn: HostConnection | null = null;
+  let port = 0;
+
+  test.before(async () => {
+    port = await freePort();
+    const target = targetSchema.parse({ engine: 'sim', image: env.image, model: 'tiny', port, sim: { timeScale: 0.05 }, readyTimeout: '60s' });
+    engine = await launchEngine(renderContainerSpec(target, { runId })!, e2eHost(env), { runDir: dir });
+    conn = await connectHost(e2eHost(env));
+  });
+
+  test('one agent beside the engine: image imported over SSH, probe timed on the agent, container removed', async () => {
+    const t0 = performance.now();
+    const docker = dockerFor(conn!);
+    const lines: string[] = [];
+    const image = await ensureAgentImage(docker, { version, hostName: 'e2e', log: (l) => lines.push(l) });
+    assert.is(image, `fluidcap/agent:${version}`);
+    const site: AgentSite = { docker, hostName: 'e2e', engineUrl: `http://127.0.0.1:${port}`, lost: conn!.closed };
+    const started = await startAgents([site], { count: 1, image, runId, namePrefix: `fluidcap-${runId}-agent-p01` });
+    const labelled = await listRunContainers(localDocker(), runId);
+    assert.is(labelled.filter((c) => c.Labels['fluidcap.role'] === 'agent').length, 1, 'the agent carries the run label');
+    const plan = planProbe({ workload, rateQps: 20, requests: 60, maxContextTokens: 2048, idPrefix: '01' });
+    const out = join(dir, 'one');
+    try {
+      const result = await runAgentProbe({ plan, options, agents: started.agents, version, timelinesFile: join(out, 'timelines.jsonl'), serverMetricsFile: join(out, 'server-metrics.jsonl'), log: (l) => lines.push(l) });
+      assert.is(result.agentLost, null, lines.join('\n'));
+      assert.is(result.byStatus.ok, 60, JSON.stringify(result.byStatus));
+      assert.ok(result.clientHealth.recvMinusEmit && result.clientHealth.recvMinusEmit.samples > 0, 'receive − emit measured beside the engine');
+      assert.equal(result.load.agents.map((a) => [a.host, a.planned, a.sent]), [['e2e', 60, 60]]);
+      assert.ok(result.serverMetrics.available, 'the agent scraped /metrics on loopback');
+      const records = readLines(join(out, 'timelines.jsonl'));
+      assert.is(records.length, 60);
+      assert.ok(records.every((r) => r.agent === 0));
+    } finally {
+      assert.equal(await started.remove(), []);
+    }
+    assert.equal((await listRunContainers(localDocker(), runId)).filter((c) => c.Labels['fluidcap.role'] === 'agent'), [], 'no agent container left');
+    console.log(`  one agent: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  });
+
+  test('two agents on two hosts: one plan dealt between them, merged arrivals keep the rate (3%) and gap CV² (10%)', async () => {
+    const t0 = performance.now();
+    const sshd2 = await secondSshd(dir, env.sshdConfig);
+    const keyLine = readFileSync(env.knownHosts, 'utf8').split('\n').find((l) => l.trim())!;
+    writeFileSync(join(dir, 'known_hosts'), `[127.0.0.1]:${sshd2.port} ${keyLine.slice(keyLine.indexOf(' ') + 1)}\n`);
+    const conn2 = await connectHost(e2eHost(env, { name: 'e2e-b', port: sshd2.port, knownHosts: join(dir, 'known_hosts') }));
+    try {
+      const sites: AgentSite[] = [
+        { docker: dockerFor(conn!), hostName: 'e2e', engineUrl: `http://127.0.0.1:${port}`, lost: conn!.closed },
+        { docker: dockerFor(conn2), hostName: 'e2e-b', engineUrl: `http://127.0.0.1:${port}`, lost: conn2.closed },
+      ];
+      const image = await ensureAgentImage(sites[1].docker, { version, hostName: 'e2e-b', log: () => {} });
+      const started = await startAgents(sites, { count: 2, image, runId, namePrefix: `fluidcap-${runId}-agent-p02` });
+      const plan = planProbe({ workload, rateQps: 30, requests: 300, maxContextTokens: 2048, idPrefix: '02' });
+      const out = join(dir, 'two');
+      try {
+        const result = await runAgentProbe({ plan, options, agents: started.agents, version, timelinesFile: join(out, 'timelines.jsonl'), serverMetricsFile: join(out, 'server-metrics.jsonl') });
+        assert.is(result.agentLost, null);
+        assert.is(result.byStatus.ok, 300, JSON.stringify(result.byStatus));
+        assert.equal(result.load.agents.map((a) => [a.host, a.planned]), [['e2e', 150], ['e2e-b', 150]]);
+        const records = readLines(join(out, 'timelines.jsonl'));
+        assert.is(records.length, 300);
+        assert.equal(records.map((r) => r.id), plan.requests.map((r) => r.id), 'merged in plan order');
+        assert.ok(records.every((r, i) => r.agent === i % 2));
+        const sent = arrivalProcess(records.map((r) => r.sentS));
+        const planned = arrivalProcess(plan.requests.map((r) => r.scheduledS));
+        assert.ok(Math.abs(sent.rate / planned.rate - 1) < 0.03, `rate ${sent.rate} vs ${planned.rate}`);
+        assert.ok(Math.abs(sent.cv2 / planned.cv2 - 1) < 0.1, `gap CV² ${sent.cv2} vs ${planned.cv2}`);
+        console.log(`  two agents: sent rate ${sent.rate.toFixed(2)} vs planned ${planned.rate.toFixed(2)} QPS, gap CV² ${sent.cv2.toFixed(3)} vs ${planned.cv2.toFixed(3)}`);
+      } finally {
+        assert.equal(await started.remove(), []);
+      }
+    } finally {
+      await conn2.close();
+      sshd2.stop();
+    }
+    console.log(`  two agents: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  });
+
+  test.after(async () => {
+    await conn?.close();
+    const report = await engine?.stop();
+    assert.equal(report?.remaining ?? [], []);
+    assert.equal(await listRunContainers(localDocker(), runId), [], 'no container left with the run label');
+  });
+}
+
+test.run();
