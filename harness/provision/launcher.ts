@@ -194,6 +194,7 @@ export async function launchEngine(plan: ContainerSpec | EndpointPlan, host: Hos
       serverLogPath,
       onExit: (cb) => exits.onExit(cb),
       logRelayCost: () => logs.cost(),
+      loadSite: { docker: handle.docker, hostName: host.name, port: spec.port, address: handle.address, lost: handle.lost },
       startGpuTelemetry(file, intervalS = 1) {
         if (!gpu.available) return async () => {};
         const stopSampling = sampleGpuTelemetry(file, { intervalS, gpuIds, halted: () => stopping }, {
