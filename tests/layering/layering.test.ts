@@ -20,7 +20,8 @@ const ALLOWED: Record<string, string[]> = {
   sim: ['catalog', 'util'],
   provision: ['util'],
   recipe: ['catalog', 'load', 'metrics', 'provision', 'sim', 'util'],
-  agent: ['load', 'metrics', 'provision', 'timeline', 'util'],
+  // '..' is bin/sourcesHash.js: an agent's version is the one hash of fluidcap's sources (as dist/'s).
+  agent: ['..', 'load', 'metrics', 'provision', 'timeline', 'util'],
   runDir: ['load', 'metrics', 'provision', 'recipe', 'timeline', 'util'],
   analyze: ['capacity', 'metrics', 'runDir', 'timeline', 'util'],
   report: ['catalog', 'metrics', 'runDir', 'util'],
