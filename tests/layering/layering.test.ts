@@ -115,7 +115,8 @@ test('the folders form no cycle (the table itself is acyclic, and so is what the
     if (state.get(f) === 'done') return;
     if (state.get(f) === 'open') return void cycles.push([...path, f].join(' → '));
     state.set(f, 'open');
-    for (const g of ALLOWED[f]) visit(g, [...path, f]);
+    // '..' (bin/, outside harness/) imports nothing of harness/.
+    for (const g of ALLOWED[f] ?? []) visit(g, [...path, f]);
     state.set(f, 'done');
   };
   for (const f of Object.keys(ALLOWED)) visit(f, []);
