@@ -170,27 +170,38 @@ export async function runAgentProbe(input: AgentProbeInput): Promise<AgentProbeR
       anyGone.then((why) => Promise.reject(new InfraError(`${what}: ${why}`))),
       new Promise<T>((_, reject) => setTimeout(() => reject(new InfraError(`${what}: no answer within ${bootMs / 1000} s`)), bootMs).unref()),
     ]);
+  let refused: Error | null = null;
   try {
     const versions = await within(Promise.all(hellos), 'a load agent did not start');
     versions.forEach((v, k) => {
       const problem = versionProblem(input.version, v, agents[k].link.name);
-      if (problem) throw new InfraError(problem);
+      if (problem) refused ??= new InfraError(problem);
     });
+    if (refused) throw refused;
     agents.forEach((a, k) =>
       a.link.send({ type: 'probe', plan: shares[k], options: { ...input.options, baseUrl: a.baseUrl, ...(k > 0 ? { metricsUrl: false } : {}) } }),
     );
     await within(Promise.all(readies), 'a load agent did not get ready');
   } catch (err) {
-    input.signal?.removeEventListener('abort', onAbort);
-    agents.forEach((a) => a.link.close());
-    writer.close();
-    throw err;
+    // An agent of another version is refused outright; one lost while starting interrupts the
+    // probe like one lost later (nothing was sent), so the run can be resumed.
+    if (err === refused) {
+      input.signal?.removeEventListener('abort', onAbort);
+      agents.forEach((a) => a.link.close());
+      writer.close();
+      throw err;
+    }
+    agentLost ??= (err as Error).message;
+    log(`probe: ${agentLost}`);
+    sendAll({ type: 'cancel' });
   }
-  goAt = performance.now();
-  sendAll({ type: 'go' });
-  log(`probe: ${n} load agent${n === 1 ? '' : 's'} started (${agents.map((a) => a.link.name).join(', ')})`);
   try {
-    await Promise.all(ends);
+    if (agentLost === null) {
+      goAt = performance.now();
+      sendAll({ type: 'go' });
+      log(`probe: ${n} load agent${n === 1 ? '' : 's'} started (${agents.map((a) => a.link.name).join(', ')})`);
+      await Promise.all(ends);
+    }
   } finally {
     input.signal?.removeEventListener('abort', onAbort);
     agents.forEach((a) => a.link.close());
