@@ -4,11 +4,12 @@
 // merged arrivals keep the plan's rate and gap CV²; no container is left after either.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { e2eEnv, e2eHost, freePort } from './e2eEnv.ts';
+import { e2eEnv, e2eHost, e2eInventory, freePort } from './e2eEnv.ts';
+import { BIN, FAST_RECIPE, ROOT, childEnv, fluidcap, readJson, readJsonl, untilProbeStarted } from '../pipeline/support.ts';
 import { targetSchema } from '../../harness/provision/targetSpec.ts';
 import { renderContainerSpec } from '../../harness/provision/containerSpec.ts';
 import { launchEngine, type Engine } from '../../harness/provision/launcher.ts';
@@ -131,6 +132,68 @@ if (env) {
       sshd2.stop();
     }
     console.log(`  two agents: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  });
+
+  test('fluidcap run with the default agent: the agent killed mid-probe exits 3 with the resume line; --resume finishes; no container left', async () => {
+    const t0 = performance.now();
+    const runDirs = join(dir, 'runs');
+    const inventory = join(dir, 'inventory.yaml');
+    writeFileSync(inventory, e2eInventory(env));
+    const sim = `sim: { scheduler: vllm, timeScale: 1 }\n  image: ${env.image}\n  host: e2e\n  port: ${await freePort()}\n  readyTimeout: 60s`;
+    // Probes of 8 s at least, so one is still sending when its agent is killed.
+    const text = readFileSync(FAST_RECIPE, 'utf8').replace('sim: { scheduler: vllm, timeScale: 1 }', sim).replace('minDuration: 3s', 'minDuration: 8s');
+    assert.ok(text.includes('host: e2e') && text.includes('minDuration: 8s'));
+    const recipe = join(dir, 'agent-run.yaml');
+    writeFileSync(recipe, text.replace('name: fast', 'name: agentrun'));
+    const child = spawn(process.execPath, [BIN, 'run', recipe, '--hosts', inventory, '--out', runDirs], { cwd: ROOT, env: childEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
+    const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
+    const runDir = await untilProbeStarted(runDirs, 2, exited, () => stderr);
+    const runIdOf = runDir.split('/').pop()!;
+    // The second probe's agent, once it runs: killed as a host would kill it.
+    let agent: string | null = null;
+    for (let i = 0; i < 600 && agent === null; i++) {
+      const found = (await listRunContainers(localDocker(), runIdOf)).find((c) => c.Labels['fluidcap.role'] === 'agent' && c.State === 'running' && c.Names[0].includes('-p02-'));
+      if (found) agent = found.Id;
+      else await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.ok(agent, `no running agent for probe 2:\n${stderr.slice(-2000)}`);
+    // Killed mid-probe: once the timeline of probe 2 has records.
+    const probes = join(runDir, 'probes');
+    const recorded = () => {
+      const d = existsSync(probes) ? readdirSync(probes).find((n) => n.startsWith('02-qps-') && !n.endsWith('.interrupted')) : undefined;
+      return d && existsSync(join(probes, d, 'timelines.jsonl')) ? readFileSync(join(probes, d, 'timelines.jsonl'), 'utf8').split('\n').length - 1 : 0;
+    };
+    for (let i = 0; i < 1200 && recorded() < 5 && child.exitCode === null; i++) await new Promise((r) => setTimeout(r, 100));
+    assert.ok(recorded() >= 5, `probe 2 recorded nothing:\n${stderr.slice(-2000)}`);
+    await localDocker().getContainer(agent!).kill().catch(() => {});
+    const code = await exited;
+    assert.is(code, 3, stderr.slice(-3000));
+    assert.match(stderr, /a load agent was lost during probe \d+ at \S+ QPS: agent 0 on e2e.*resume with: fluidcap run --resume /s, stderr.slice(-3000));
+    assert.equal(await listRunContainers(localDocker(), runIdOf), [], 'no container left after the fault');
+    const events = readJsonl(join(runDir, 'events.jsonl'));
+    const moved = events.find((e) => e.type === 'probe-interrupted')!;
+    assert.ok(moved, 'the probe was moved aside, not judged');
+    const lost = readJson<{ agentLost?: string; valid: boolean }>(join(runDir, String(moved.movedTo), 'summary.json'));
+    assert.ok(lost.agentLost && !lost.valid);
+
+    const resumed = await fluidcap(['run', '--resume', runDir, '--hosts', inventory], { timeoutMs: 600_000 });
+    assert.is(resumed.code, 0, resumed.stderr.slice(-3000));
+    const manifest = readJson<{ status: string; plan: { load: { from: string; chosenBy: string } }; host: { loadFrom: string } }>(join(runDir, 'manifest.json'));
+    assert.is(manifest.status, 'completed');
+    assert.equal(manifest.plan.load, { from: 'agent', chosenBy: 'default', agents: 1, hosts: null });
+    assert.match(manifest.host.loadFrom, /^1 load agent beside the engine on e2e \(version /);
+    const finished = readJsonl(join(runDir, 'events.jsonl')).filter((e) => e.type === 'probe-finished');
+    assert.ok(finished.length >= 2);
+    for (const f of finished) {
+      const s = readJson<{ load: { from: string; agents: { host: string }[] } }>(join(runDir, String(f.dir), 'summary.json'));
+      assert.is(s.load.from, 'agent');
+      assert.equal(s.load.agents.map((a) => a.host), ['e2e']);
+    }
+    assert.match(readFileSync(join(runDir, 'report.md'), 'utf8'), /load sent from.*1 load agent beside the engine on e2e/);
+    assert.equal(await listRunContainers(localDocker(), runIdOf), [], 'no container left after the resumed run');
+    console.log(`  killed and resumed run: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   });
 
   test.after(async () => {
