@@ -90,11 +90,12 @@ export function buildAgentArchive(version: string, cacheDir: string, log: (line:
   try {
     rmSync(stage, { recursive: true, force: true });
     mkdirSync(rootfs, { recursive: true });
-    // The node binary and every shared library it loads, at the same absolute paths.
+    // The node binary, util-linux's chrt when this machine has it (the receivers' SCHED_FIFO, as
+    // threadPriority.ts sets it), and every shared library they load, at the same absolute paths.
     const nodeBin = process.execPath;
-    const ldd = execFileSync('ldd', [nodeBin], { encoding: 'utf8' });
-    const libs = [...ldd.matchAll(/(?:=>\s*)?(\/\S+)\s+\(0x/g)].map((m) => m[1]);
-    for (const file of [nodeBin, ...new Set(libs)]) cpSync(file, join(rootfs, file), { dereference: true });
+    const bins = [nodeBin, ...['/usr/bin/chrt', '/bin/chrt'].filter((b) => existsSync(b)).slice(0, 1)];
+    const libs = bins.flatMap((b) => [...execFileSync('ldd', [b], { encoding: 'utf8' }).matchAll(/(?:=>\s*)?(\/\S+)\s+\(0x/g)].map((m) => m[1]));
+    for (const file of [...bins, ...new Set(libs)]) cpSync(file, join(rootfs, file), { dereference: true });
     if (nodeBin !== '/usr/bin/node') cpSync(nodeBin, join(rootfs, 'usr/bin/node'), { dereference: true });
     // Just enough of /etc for a process to know who it is and resolve localhost.
     mkdirSync(join(rootfs, 'etc'), { recursive: true });
