@@ -10,6 +10,7 @@ import type { RunPlan } from './runPlan.ts';
 import type { LogRelayCounters } from '../load/health.ts';
 import { runPaths } from '../runDir/layout.ts';
 import { UserError } from '../util/errors.ts';
+import { openSessionAgents, type SessionAgents } from './agentSession.ts';
 
 export interface EngineSession {
   baseUrl: string;
@@ -24,6 +25,8 @@ export interface EngineSession {
   startGpuTelemetry(file: string): () => Promise<void>;
   /** What relaying the engine's log has cost so far (cumulative), where a log is followed. */
   logRelayCost?: () => LogRelayCounters;
+  /** The load agents probes are sent from; absent when this process sends them. */
+  agents?: SessionAgents;
   /** Releases the engine; `verified` says no container with the run's label is left. */
   stop(): Promise<{ verified: boolean; problems: string[] }>;
 }
@@ -51,7 +54,7 @@ export async function startEngineSession(plan: RunPlan, opts: SessionOptions): P
       baseUrl: local.baseUrl,
       servedModel: plan.servedModel,
       apiKey: undefined,
-      facts: { engine: 'sim', launch: 'local-process', pid: local.pid, baseUrl: local.baseUrl, gpu: { available: false, reason: 'simulated engine: no GPU' } },
+      facts: { engine: 'sim', launch: 'local-process', pid: local.pid, baseUrl: local.baseUrl, gpu: { available: false, reason: 'simulated engine: no GPU' }, loadFrom: 'client (this process)' },
       timeToReadyS: local.timeToReadyS,
       onExit(cb) {
         void local.exited.then(({ exitCode, signal }) => {
@@ -84,11 +87,22 @@ export async function startEngineSession(plan: RunPlan, opts: SessionOptions): P
     ...(launch.kind === 'process' ? opts.processLaunch : {}),
   });
   const servedModel = plan.session.requestedModel ?? engine.facts.models[0] ?? plan.servedModel;
+  let agents: SessionAgents | undefined;
+  if (plan.load.from === 'agent' && engine.loadSite && launch.kind === 'container') {
+    try {
+      agents = await openSessionAgents(plan.load, engine.loadSite, { runId: plan.runId, containerName: launch.spec.name, inventory: opts.inventory, connect: opts.connect, log: opts.log });
+    } catch (err) {
+      await engine.stop();
+      throw err;
+    }
+    opts.log(`probes are sent by ${agents.describe}`);
+  }
   return {
+    agents,
     baseUrl: engine.baseUrl,
     servedModel,
     apiKey,
-    facts: { ...engine.facts },
+    facts: { ...engine.facts, loadFrom: agents ? agents.describe : 'client (this process)' },
     timeToReadyS: engine.facts.timeToReadyS,
     onExit(cb) {
       engine.onExit((e: EngineExit) => cb(e.message));
@@ -96,8 +110,10 @@ export async function startEngineSession(plan: RunPlan, opts: SessionOptions): P
     startGpuTelemetry: (file) => engine.startGpuTelemetry(file),
     logRelayCost: engine.logRelayCost,
     async stop() {
+      const agentProblems = (await agents?.close()) ?? [];
       const report = await engine.stop();
-      return { verified: report.remaining.length === 0 && report.problems.length === 0, problems: report.problems };
+      const problems = [...agentProblems, ...report.problems];
+      return { verified: report.remaining.length === 0 && problems.length === 0, problems };
     },
   };
 }

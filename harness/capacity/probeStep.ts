@@ -5,6 +5,7 @@ import { makeDirIn } from '../util/confinedFs.ts';
 import { performance } from 'node:perf_hooks';
 import { planProbe, type ProbePlan } from '../load/plan.ts';
 import { runProbe, type ProbeProgress, type ProbeResult } from '../load/runProbe.ts';
+import { runAgentProbe, type LoadSource } from '../agent/runAgents.ts';
 import { readTimelines } from '../timeline/reader.ts';
 import { computeRequestMetrics, type RequestMetrics } from '../metrics/request.ts';
 import { predictPrefillS, type PrefillFit } from '../metrics/prefill.ts';
@@ -100,33 +101,71 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
     abort.abort();
   });
   const stopTelemetry = input.session.startGpuTelemetry(paths.gpu);
-  let result: ProbeResult;
+  let result: ProbeResult & { agentLost?: string | null; load?: LoadSource };
+  const shouldStop = (p: ProbeProgress) => {
+    input.onProgress?.(p);
+    return early ? early(p) : null;
+  };
+  const agents = input.session.agents;
   try {
-    result = await runProbe(probePlan, {
-      outDir: paths.dir,
-      baseUrl: input.session.baseUrl,
-      model: input.session.servedModel,
-      apiKey: input.session.apiKey,
-      requestTimeoutS: plan.probe.requestTimeoutS,
-      stallTimeoutS: plan.probe.stallTimeoutS,
-      concurrency: plan.probe.concurrency ?? undefined,
-      workers: plan.probe.workers ?? undefined,
-      warmupRequests,
-      ...(knee ? { kneeWarmup: knee, onKneeWarmupEnd } : {}),
-      signal: abort.signal,
-      tbtDeadlineS,
-      clientToleranceS: plan.probe.clientToleranceS ?? undefined,
-      continuousUsage: plan.probe.continuousUsage,
-      keepCoresAwake: plan.probe.keepCoresAwake,
-      realtimeReceivers: plan.probe.realtimeReceivers,
-      content: input.prompts?.content,
-      extraBody: input.prompts?.extraBody,
-      logRelayCost: input.session.logRelayCost,
-      shouldStop: (p) => {
-        input.onProgress?.(p);
-        return early ? early(p) : null;
-      },
-    });
+    if (agents) {
+      const started = await agents.start(index);
+      try {
+        result = await runAgentProbe({
+          plan: probePlan,
+          options: {
+            model: input.session.servedModel,
+            apiKey: input.session.apiKey,
+            requestTimeoutS: plan.probe.requestTimeoutS,
+            stallTimeoutS: plan.probe.stallTimeoutS,
+            concurrency: plan.probe.concurrency === null ? undefined : Math.max(1, Math.floor(plan.probe.concurrency / agents.count)),
+            workers: plan.probe.workers ?? undefined,
+            tbtDeadlineS,
+            clientToleranceS: plan.probe.clientToleranceS ?? undefined,
+            continuousUsage: plan.probe.continuousUsage,
+            keepCoresAwake: plan.probe.keepCoresAwake,
+            realtimeReceivers: plan.probe.realtimeReceivers,
+            content: input.prompts?.content as Record<string, unknown> | undefined,
+            extraBody: input.prompts?.extraBody,
+          },
+          agents: started.agents,
+          version: agents.version,
+          timelinesFile: paths.timelines,
+          serverMetricsFile: paths.serverMetrics,
+          warmupRequests,
+          ...(knee ? { kneeWarmup: knee, onKneeWarmupEnd } : {}),
+          signal: abort.signal,
+          shouldStop,
+          log: input.log,
+        });
+      } finally {
+        const left = await started.remove();
+        if (left.length > 0) input.log(`probe ${index}: load agents not removed: ${left.join('; ')}`);
+      }
+    } else {
+      result = await runProbe(probePlan, {
+        outDir: paths.dir,
+        baseUrl: input.session.baseUrl,
+        model: input.session.servedModel,
+        apiKey: input.session.apiKey,
+        requestTimeoutS: plan.probe.requestTimeoutS,
+        stallTimeoutS: plan.probe.stallTimeoutS,
+        concurrency: plan.probe.concurrency ?? undefined,
+        workers: plan.probe.workers ?? undefined,
+        warmupRequests,
+        ...(knee ? { kneeWarmup: knee, onKneeWarmupEnd } : {}),
+        signal: abort.signal,
+        tbtDeadlineS,
+        clientToleranceS: plan.probe.clientToleranceS ?? undefined,
+        continuousUsage: plan.probe.continuousUsage,
+        keepCoresAwake: plan.probe.keepCoresAwake,
+        realtimeReceivers: plan.probe.realtimeReceivers,
+        content: input.prompts?.content,
+        extraBody: input.prompts?.extraBody,
+        logRelayCost: input.session.logRelayCost,
+        shouldStop,
+      });
+    }
   } finally {
     input.signal?.removeEventListener('abort', onOuterAbort);
     await stopTelemetry();
@@ -181,11 +220,15 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
     // The baselines are decided by the same sequential test as the recipe's SLO.
     baselines[name] = { passed: ev.passed, results: ev.results, statistics: probeDecision(metrics, slo, DEFAULT_DECISION, minRequests) };
   }
-  const interrupted = result.cancelled || engineDied !== null;
+  const agentLost = result.agentLost ?? null;
+  const interrupted = result.cancelled || engineDied !== null || agentLost !== null;
   // Whatever the requests showed, they measured an engine that was going away: no verdict.
   if (engineDied !== null) {
     valid = false;
     validity = `the engine died: ${engineDied}`;
+  } else if (agentLost !== null) {
+    valid = false;
+    validity = `a load agent was lost: ${agentLost}`;
   }
   // Beside the nearest-rank verdict, what the same requests establish about the rate: a short probe
   // near the knee passes or fails by chance, and this says how much chance (docs/verdicts.md).
@@ -221,6 +264,8 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
     serverMetrics: summarizeServerMetrics(paths.serverMetrics),
     seed: probePlan.seed,
     engineDied,
+    ...(agentLost !== null ? { agentLost } : {}),
+    load: result.load ?? { from: 'client', agents: [] },
     earlyStopFor: early ? Object.keys(stopSlo) : [],
     ...(clientTrustedFails ? { clientTrustedFails } : {}),
     ...(clientTrustedPasses ? { clientTrustedPasses } : {}),

@@ -98,6 +98,7 @@ function manifestPlan(plan: RunPlan): ManifestPlan {
     probe: plan.probe,
     prompts: plan.prompts,
     probeSeeds: plan.probeSeeds,
+    load: plan.load,
   };
 }
 
@@ -498,6 +499,11 @@ async function search(
       renameIn(runDir, probe.dir, probe.interruptedDir);
       journal.append({ type: 'probe-interrupted', index, qps, dir: probe.rel, movedTo });
       const why = summary.engineDied ?? 'interrupted by signal';
+      if (summary.agentLost && !summary.engineDied) {
+        throw new InfraError(`a load agent was lost during probe ${index} at ${qps} QPS: ${summary.agentLost} (received data kept in ${movedTo}; resume with: fluidcap run --resume ${runDir})`, {
+          host: typeof session.facts.host === 'string' ? session.facts.host : 'local',
+        });
+      }
       if (summary.engineDied) {
         throw new InfraError(`the engine died during probe ${index} at ${qps} QPS: ${summary.engineDied} (received data kept in ${movedTo}; resume with: fluidcap run --resume ${runDir})`, {
           host: typeof session.facts.host === 'string' ? session.facts.host : 'local',

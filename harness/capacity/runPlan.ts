@@ -18,7 +18,7 @@ import { listModels } from '../catalog/models.ts';
 import { simModelProblem } from '../recipe/lookups.ts';
 import { contextCutProblem, runContext } from '../recipe/workloadFit.ts';
 import { deriveSeed } from '../util/rng.ts';
-import type { EngineLaunch, ProbeSettings, RunPrompts } from '../runDir/schema.ts';
+import type { EngineLaunch, LoadPlan, ProbeSettings, RunPrompts } from '../runDir/schema.ts';
 import { stationaryRule, type KneeWarmupPlan, type StationaryRule } from '../load/kneeWarmup.ts';
 
 export interface RunPlan {
@@ -62,6 +62,8 @@ export interface RunPlan {
   probeSeeds: 'per-rate' | 'workload';
   /** How prompts are written: the cache policy (off: the engine's cache-off switches are used) and the run's nonce. */
   prompts: RunPrompts;
+  /** Where each probe's load is sent from. */
+  load: LoadPlan;
 }
 
 export interface PlanContext {
@@ -136,7 +138,26 @@ export function planProblems(recipe: Recipe, ctx: Pick<PlanContext, 'modelContex
   for (const p of profile.problems) problems.push(p.startsWith('profile.') ? `${file}: ${p}` : `${file}: profile cannot run: ${p}`);
   const cut = contextCutProblem(recipe, ctx.modelContext);
   if (cut !== null) problems.push(cut);
+  const load = loadPlan(recipe);
+  if (load.agents > 1 && load.from === 'client') {
+    problems.push(`${file}: load.agents (${load.agents}): more than 1 needs load agents, and this engine ${t.engine === 'endpoint' ? 'is an endpoint' : 'runs inside this process (no target.image)'}`);
+  }
   return problems;
+}
+
+/**
+ * Where probes are sent from: the recipe's choice, else an agent beside an engine fluidcap starts
+ * in a container on another host (what lies between the engine and this machine is then out of
+ * the measurement), else this process. Several agents imply agents.
+ */
+export function loadPlan(recipe: Recipe): LoadPlan {
+  const l = recipe.load;
+  const t = recipe.target;
+  // An agent is a container beside the engine: a host that runs engines as processes may have no Docker.
+  const inContainer = t.engine !== 'endpoint' && t.runtime !== 'process' && !(t.engine === 'sim' && t.image === undefined);
+  const agents = l?.agents ?? 1;
+  const from = l?.from ?? (inContainer && (t.host !== 'local' || agents > 1) ? 'agent' : 'client');
+  return { from, chosenBy: l?.from ? 'recipe' : 'default', agents, hosts: l?.hosts ?? null };
 }
 
 /** Resolves the recipe into the plan; throws UserError for what only the catalog can tell. */
@@ -216,6 +237,7 @@ export function planRun(recipe: Recipe, ctx: PlanContext): RunPlan {
       format: recipe.workload.api === 'chat' ? 'text' : recipe.workload.prompts.format,
       tokenIdRange: recipe.workload.prompts.tokenIdRange ?? null,
     },
+    load: loadPlan(recipe),
   };
 }
 

@@ -88,6 +88,20 @@ export interface ProbeOptions {
   content?: PromptContent;
   /** What relaying the engine's log has cost so far (cumulative); the probe reports its share. */
   logRelayCost?: () => LogRelayCounters;
+  /** Awaited once every worker can send, before the clock starts (a load agent waits for its orchestrator's go). */
+  beforeStart?: () => Promise<void>;
+  /** Called once the clock has started, with the probe's stop and limit (a load agent's orchestrator drives them). */
+  onControl?: (control: ProbeControl) => void;
+  /** Called with each record as it is written, with the requests sent so far. */
+  onRecord?: (index: number, record: TimelineRecord, sent: number) => void;
+}
+
+/** What a probe's owner may do to it from outside while it runs. */
+export interface ProbeControl {
+  /** Ends the probe as an early stop with this reason (in flight → `cancelled`). */
+  stop(reason: string): void;
+  /** Drops the requests not yet sent whose plan index is `planned` or more. */
+  limit(planned: number): void;
 }
 
 /** Side effects a caller may replace (tests, the capacity pipeline's logger). */
@@ -172,6 +186,15 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
   // One connection per request in flight at most; the margin covers retries, the metrics scraper
   // and the files written. Growing the descriptor table now keeps its stalls out of the probe.
   reserveDescriptors(Math.min(planned, options.concurrency ?? Infinity) + 64);
+  try {
+    await options.beforeStart?.();
+  } catch (err) {
+    await Promise.all(booted.map((b) => b.worker.terminate()));
+    await spinners?.stop();
+    await priorities?.release();
+    writer.close();
+    throw err;
+  }
   const mainEld = monitorEventLoopDelay({ resolution: 1 });
   mainEld.enable();
   const startNs = process.hrtime.bigint() + 20_000_000n;
@@ -219,6 +242,7 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
     if (index < warmupCount) record.warmup = true;
     keep(record);
     records.push(record);
+    options.onRecord?.(index, record, sent);
     endedIds.add(record.id);
     byStatus[record.status]++;
     if (record.retried) retried++;
@@ -248,6 +272,22 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
   };
   if (options.signal?.aborted) onAbort();
   options.signal?.addEventListener('abort', onAbort, { once: true });
+  // A stop that comes before the senders are listening is kept and handed to them as they start.
+  let stopRequested: string | null = null;
+  options.onControl?.({
+    stop(reason) {
+      if (earlyStop !== null) return;
+      earlyStop = reason;
+      stopRequested = `early stop: ${reason}`;
+      log(`probe: stopped after ${records.length} requests: ${reason}`);
+      stopAll(stopRequested);
+    },
+    limit(n) {
+      if (n >= planned) return;
+      planned = n;
+      limits.forEach((l) => l(n));
+    },
+  });
 
   const dispatchOptions = (share: number): DispatchOptions => ({
     client: { baseUrl: options.baseUrl, apiKey: options.apiKey, requestTimeoutS: options.requestTimeoutS ?? 300, stallTimeoutS: options.stallTimeoutS ?? 60, startNs },
@@ -267,6 +307,7 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
       stops.push((reason) => d.stop(reason));
       limits.push((n) => d.limit(n));
       if (cancelled) d.stop('cancelled by the user');
+      else if (stopRequested !== null) d.stop(stopRequested);
       notSent = (await d.done).unsent;
     } else {
       // Each receiving worker hands its exchanges to the decoder over a channel of its own.
@@ -277,7 +318,7 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
           // Slots are split evenly; the remainder goes to the first workers so the total is the cap.
           const opts = dispatchOptions(workers.length);
           if (options.concurrency !== undefined) opts.concurrency = Math.max(1, Math.floor(options.concurrency / workers.length) + (i < options.concurrency % workers.length ? 1 : 0));
-          return runShare(w, shares[i], opts, channels[i].port1, onSent, stops, limits, cancelled);
+          return runShare(w, shares[i], opts, channels[i].port1, onSent, stops, limits, cancelled ? 'cancelled by the user' : stopRequested);
         }),
       );
       await drained;
@@ -302,6 +343,7 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
       const record: TimelineRecord = { id, scheduledS: r.scheduledS, sentS: r.scheduledS, promptTokens: r.promptTokens, maxTokens: r.maxTokens, outputTokens: 0, chunks: [], status: 'error', httpStatus: null, error: 'a receiving or decoding worker exited before the request was recorded' };
       keep(record);
       records.push(record);
+      options.onRecord?.(r.index, record, sent);
       byStatus.error++;
     }
     writer.close();
@@ -422,7 +464,7 @@ function runShare(
   onSent: (id: string) => void,
   stops: ((reason: string) => void)[],
   limits: ((planned: number) => void)[],
-  alreadyCancelled: boolean,
+  alreadyStopped: string | null,
 ): Promise<{ unsent: number; eldP99Ns: number; eldMaxNs: number; cpu: ThreadCpu | null; gcPauses: Float64Array }> {
   return new Promise((resolve) => {
     let finished = false;
@@ -451,6 +493,6 @@ function runShare(
     w.on('error', onGone);
     w.on('exit', onGone);
     post({ type: 'start', requests: share, options, decoder: decoderPort }, [decoderPort]);
-    if (alreadyCancelled) post({ type: 'stop', reason: 'cancelled by the user' });
+    if (alreadyStopped !== null) post({ type: 'stop', reason: alreadyStopped });
   });
 }

@@ -198,6 +198,7 @@ export async function launchEngine(plan: ContainerSpec | ProcessSpec | EndpointP
       serverLogPath,
       onExit: (cb) => exits.onExit(cb),
       logRelayCost: () => logs.cost(),
+      loadSite: { docker: handle.docker, hostName: host.name, port: spec.port, address: handle.address, lost: handle.lost },
       startGpuTelemetry(file, intervalS = 1) {
         if (!gpu.available) return async () => {};
         const stopSampling = sampleGpuTelemetry(file, { intervalS, gpuIds, halted: () => stopping }, {

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { targetSchema } from '../provision/targetSpec.ts';
 import { workloadSchema } from '../load/workloadSpec.ts';
 import { sloSchema } from '../metrics/slo.ts';
-import { profileSchema, searchSchema } from './sections.ts';
+import { loadSchema, profileSchema, searchSchema } from './sections.ts';
 import { formatIssues } from './problems.ts';
 import { parseAcceptingBareSeconds } from '../util/zodKit.ts';
 
@@ -20,6 +20,18 @@ export const recipeSchema = z.strictObject({
   profile: profileSchema.prefault({}),
   search: searchSchema.prefault({}),
   slo: sloSchema,
+  load: loadSchema.optional(),
+}).superRefine((r, ctx) => {
+  // What an agent needs: an engine fluidcap starts in a container, whose host it can reach.
+  const from = r.load?.from;
+  if (from === 'agent' && r.target.engine === 'endpoint') {
+    ctx.addIssue({ code: 'custom', path: ['load', 'from'], input: from, message: 'must be client for engine endpoint: an agent stands beside an engine fluidcap launches in a container' });
+  } else if (from === 'agent' && r.target.engine === 'sim' && r.target.image === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['load', 'from'], input: from, message: 'must be client without target.image: the simulated engine then runs inside this process, with no container to stand beside' });
+  }
+  if ((r.load?.agents ?? 1) > 1 && from === 'client') {
+    ctx.addIssue({ code: 'custom', path: ['load', 'agents'], input: r.load!.agents, message: 'must be 1 with load.from: client (this process is the only client)' });
+  }
 });
 
 export type RecipeBody = z.output<typeof recipeSchema>;

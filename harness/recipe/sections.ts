@@ -124,5 +124,21 @@ export const searchSchema = z
     kneeWarmupMax: durationS({ allowZero: true }).default(10),
   });
 
+/** Where each probe's load is sent from (the recipe's `load` section). */
+export const loadSchema = z.strictObject({
+  /**
+   * `agent`: fluidcap's probe runner in a container beside the engine (host network, the engine on
+   * loopback), driven over the host's SSH connection, so no network or relay lies between the engine
+   * and the clock; `client`: this process. Default: agent for an engine in a container on a remote
+   * host, client for a local one, the in-process simulated engine and an endpoint.
+   */
+  from: z.enum(['agent', 'client']).optional(),
+  /** Agents sharing each probe, its arrivals dealt round-robin (when one agent's CPU is the limit). */
+  agents: positiveInt().max(64, 'must be at most 64').default(1),
+  /** Inventory hosts (or one group) the agents run on, round-robin; default: the engine's host. */
+  hosts: z.array(z.string().min(1)).min(1).optional(),
+});
+
 export type ProfileSection = z.output<typeof profileSchema>;
 export type SearchSection = z.output<typeof searchSchema>;
+export type LoadSection = z.output<typeof loadSchema>;

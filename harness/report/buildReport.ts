@@ -675,6 +675,7 @@ function hostSection(d: RunReportData): Block[] {
     add('launch', h.launch);
     add('host', h.host);
     add('access', h.access);
+    add('load sent from', h.loadFrom);
     add('image', h.image);
     add('image digest', h.imageDigest);
     add('engine runs', h.engineRuns ?? undefined);

@@ -22,6 +22,8 @@ export interface ReportHost {
   launch: string | null;
   host: string | null;
   access: string | null;
+  /** Where probes were sent from (absent in older runs). */
+  loadFrom: string | null;
   image: string | null;
   /** The image digest, else the image id. */
   imageDigest: string | null;
@@ -322,6 +324,7 @@ export function toReportManifest(raw: unknown): ReportManifest {
           launch: str(host.launch),
           host: str(host.host),
           access: str(host.access),
+          loadFrom: str(host.loadFrom),
           image: str(host.image),
           imageDigest: str(host.imageDigest) ?? str(host.imageId),
           dockerVersion: str(host.dockerVersion),

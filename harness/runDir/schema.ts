@@ -63,6 +63,18 @@ export interface ManifestPlan {
   prompts?: RunPrompts;
   /** How probes were seeded (capacity/runPlan.ts probeSeed); absent in runs written before: 'workload'. */
   probeSeeds?: 'per-rate' | 'workload';
+  /** Where probes' load is sent from (recipe `load`, or its default); absent in runs written before: client. */
+  load?: LoadPlan;
+}
+
+/** Where a run's probes are sent from: load agents beside the engine, or this process. */
+export interface LoadPlan {
+  from: 'agent' | 'client';
+  /** Whether the recipe said so or the engine's placement chose it. */
+  chosenBy: 'recipe' | 'default';
+  agents: number;
+  /** Inventory hosts (or one group) the agents run on; null: the engine's host. */
+  hosts: string[] | null;
 }
 
 /** How a run's prompts are written: the cache policy (off: the engine's cache-off switches are used) and its nonce. */
@@ -300,6 +312,10 @@ export interface ProbeSummary {
   serverMetrics: ServerMetricsSummary | null;
   seed: number;
   engineDied: string | null;
+  /** Why a load agent was lost mid-probe (the probe is then interrupted); absent when none was. */
+  agentLost?: string;
+  /** Where the probe's load came from, per agent what it planned and sent (absent in older runs: client). */
+  load?: { from: 'agent' | 'client'; agents: { host: string; version: string; planned: number; sent: number; clientErrorS: number | null }[] };
   /** The SLO entries the probe's early stop could fire for (absent in older runs: all of them). */
   earlyStopFor?: string[];
   /** When the client check failed: the SLO entries whose fail persists with every deadline loosened by the client's error. */

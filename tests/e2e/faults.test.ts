@@ -93,7 +93,9 @@ function dockerRecipe(env: E2eEnv, file: string, port: number, faults = '') {
   const sim = `sim: { scheduler: vllm, timeScale: 1${faults ? `, faults: { ${faults} }` : ''} }\n  image: ${env.image}\n  host: e2e\n  port: ${port}\n  readyTimeout: 60s`;
   const text = readFileSync(FAST_RECIPE, 'utf8').replace('sim: { scheduler: vllm, timeScale: 1 }', sim);
   assert.ok(text.includes(`image: ${env.image}`));
-  writeFileSync(file, text);
+  // This matrix is the client's: it finds the engine as the run's one container. Load agents'
+  // own faults (an agent killed, its run resumed) are in agent.test.ts.
+  writeFileSync(file, `${text}load: { from: client }\n`);
   return file;
 }
 
