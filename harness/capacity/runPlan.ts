@@ -146,17 +146,18 @@ export function planProblems(recipe: Recipe, ctx: Pick<PlanContext, 'modelContex
 }
 
 /**
- * Where probes are sent from: the recipe's choice, else an agent beside an engine fluidcap starts
- * in a container on another host (what lies between the engine and this machine is then out of
- * the measurement), else this process. Several agents imply agents.
+ * Where probes are sent from: the recipe's choice (`load.from: agent` puts an agent beside an engine
+ * fluidcap starts in a container, so what lies between the engine and this machine is out of the
+ * measurement), else this process. Several agents imply agents.
  */
 export function loadPlan(recipe: Recipe): LoadPlan {
   const l = recipe.load;
   const t = recipe.target;
-  // An agent is a container beside the engine: a host that runs engines as processes may have no Docker.
-  const inContainer = t.engine !== 'endpoint' && t.runtime !== 'process' && !(t.engine === 'sim' && t.image === undefined);
   const agents = l?.agents ?? 1;
-  const from = l?.from ?? (inContainer && (t.host !== 'local' || agents > 1) ? 'agent' : 'client');
+  // Agents are chosen, not the default: a Ctrl-C that lands while an agent container is being
+  // created can leave it behind (the daemon finishes the create after fluidcap has exited), which
+  // the client path cannot. Asking for several agents asks for agents.
+  const from = l?.from ?? (agents > 1 ? 'agent' : 'client');
   return { from, chosenBy: l?.from ? 'recipe' : 'default', agents, hosts: l?.hosts ?? null };
 }
 

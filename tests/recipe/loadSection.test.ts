@@ -1,6 +1,6 @@
 // The recipe's `load` section: where probes are sent from. Bad values name the file, the field and
-// the value (exit 2 from the CLI); the default is an agent for a container on a remote host and
-// this process otherwise.
+// the value (exit 2 from the CLI); the default is this process, and asking for several agents asks
+// for agents.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFile } from 'node:child_process';
@@ -44,8 +44,9 @@ test('load.from: agent is refused where there is no container to stand beside', 
   assert.match(problems(raw({ image: 'fluidcap/sim:dev' }, { from: 'client', agents: 2 }))[0], /^recipes\/x\.yaml: load\.agents must be 1 with load\.from: client .*got 2/);
 });
 
-test('default: an agent beside a container on a remote host; this process for local, in-process and endpoint engines', () => {
-  assert.equal(loadPlan(parsed(raw({ image: 'fluidcap/sim:dev', host: 'gpu1' }))), { from: 'agent', chosenBy: 'default', agents: 1, hosts: null });
+test('default: this process, for every engine; several agents asked for are agents', () => {
+  assert.equal(loadPlan(parsed(raw({ image: 'fluidcap/sim:dev', host: 'gpu1' }))), { from: 'client', chosenBy: 'default', agents: 1, hosts: null });
+  assert.equal(loadPlan(parsed(raw({ image: 'fluidcap/sim:dev', host: 'gpu1' }, { from: 'agent' }))), { from: 'agent', chosenBy: 'recipe', agents: 1, hosts: null });
   assert.equal(loadPlan(parsed(raw({ image: 'fluidcap/sim:dev' }))), { from: 'client', chosenBy: 'default', agents: 1, hosts: null });
   assert.equal(loadPlan(parsed(raw({}))), { from: 'client', chosenBy: 'default', agents: 1, hosts: null });
   assert.equal(loadPlan(parsed(raw({ image: 'fluidcap/sim:dev', host: 'gpu1' }, { from: 'client' }))), { from: 'client', chosenBy: 'recipe', agents: 1, hosts: null });
