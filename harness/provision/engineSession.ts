@@ -22,7 +22,7 @@ import type { LaunchDeps } from './launchDeps.ts';
 import type { SshTunnel } from './sshTunnel.ts';
 import type { RemovalReport } from './teardown.ts';
 import type { LogRelayCost } from './logStream.ts';
-import { engineHttp, type EngineHttp } from './engineHttp.ts';
+import { engineHttp } from './engineHttp.ts';
 import { secretValues } from './secretValues.ts';
 import { describeRuntime, runtimeMismatch, type EngineRuntime } from './engineRuntime.ts';
 import { readRuntimeAfterStart } from './runtimeAfterStart.ts';
@@ -61,7 +61,6 @@ export interface EngineSession {
   launchedAt: string;
   serverLogPath: string;
   names: { containerName: string; hostName: string };
-  paths: EngineHttp;
   log(line: string): void;
   /** True once stop() began. */
   stopping(): boolean;
@@ -147,7 +146,7 @@ export async function openEngineSession(spec: ContainerSpec | ProcessSpec, host:
   opts.signal?.addEventListener('abort', onAbort, { once: true });
 
   return {
-    handle, secrets, launchedAt, serverLogPath, names, paths, log, reopen, stop,
+    handle, secrets, launchedAt, serverLogPath, names, log, reopen, stop,
     stopping: () => stopping,
     ownLogs(logs) {
       acquired.logs = logs;
