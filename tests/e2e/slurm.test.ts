@@ -11,10 +11,10 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawn, execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { e2eEnv, freePort } from './e2eEnv.ts';
+import { pinHostKey, simSweepRecipe } from './sweepSupport.ts';
 import { BIN, ROOT, childEnv, fluidcap, readJsonl, runDirsIn } from '../pipeline/support.ts';
 import { localDocker } from '../../harness/provision/dockerAgent.ts';
 import { listRunContainers } from '../../harness/provision/teardown.ts';
@@ -64,13 +64,14 @@ function processesWith(words: string[]): string[] {
 if (env && slurm) {
   const dir = mkdtempSync(join(tmpdir(), 'fluidcap-e2e-slurm-'));
   const base = `slurm${process.pid}`;
+  // All 4 GPUs each: Slurm holds a second configuration behind the first.
+  const placement = { host: 'cluster', gpus: '[0, 1, 2, 3]' };
+  const search = { maxQps: 32, tolerance: 0.5, maxProbes: 3, requests: 16, duration: '10s' };
 
   test('sweep on a Slurm entry: Ctrl-C leaves no job and no container, --resume finishes, the held configuration\'s queue wait is reported', async () => {
     const t0 = performance.now();
     // The node is reached through the login host by its Slurm name: its key is pinned under that name too.
-    const keyLine = readFileSync(env.knownHosts, 'utf8').split('\n').find((l) => l.trim())!;
-    const hostKey = keyLine.slice(keyLine.indexOf(' ') + 1);
-    writeFileSync(join(dir, 'known_hosts'), `[${env.sshHost}]:${env.sshPort} ${hostKey}\n[${slurm.node}]:${env.sshPort} ${hostKey}\n`);
+    const knownHosts = pinHostKey(env, dir, [{ address: env.sshHost, port: env.sshPort }, { address: slurm.node, port: env.sshPort }]);
     assert.is(slurm.node, hostname().split('.')[0], 'the node is this machine');
     const inv = join(dir, 'inventory.yaml');
     writeFileSync(
@@ -82,7 +83,7 @@ if (env && slurm) {
     port: ${env.sshPort}
     user: ${env.user}
     key: ${env.key}
-    knownHosts: ${join(dir, 'known_hosts')}
+    knownHosts: ${knownHosts}
     slurm: { partition: ${slurm.partition}, timeLimit: "15", gpuType: h100, constraint: h100, maxConcurrent: 2, nodeSshPort: ${env.sshPort} }
 `,
     );
@@ -92,38 +93,7 @@ if (env && slurm) {
     assert.match(check.stdout, new RegExp(`slurm {3}GPU types 4 h100; free nodes in the entry's partition: ${slurm.node}`));
     assert.match(check.stdout, new RegExp(`partition ${slurm.partition} \\(default\\): 1 node\\(s\\), 4 h100, free ${slurm.node}`));
 
-    writeFileSync(
-      join(dir, 'base.yaml'),
-      `name: ${base}
-target:
-  engine: sim
-  runtime: process
-  process: { command: [${process.execPath}, ${join(fileURLToPath(new URL('../..', import.meta.url)), 'bin', 'fluidcap.js')}, sim, serve] }
-  model: llama-3-8b
-  gpuProfile: h100-sxm-80gb
-  host: cluster
-  gpus: [0, 1, 2, 3]
-  engineArgs: { maxNumSeqs: 8, maxModelLen: 4096 }
-  sim: { scheduler: vllm, timeScale: 1 }
-  readyTimeout: 120s
-workload:
-  api: completions
-  lengths:
-    prompt: { dist: uniform, min: 128, max: 384 }
-    output: { dist: uniform, min: 8, max: 24 }
-  arrivals: { process: poisson }
-  seed: 5
-profile: { promptLengths: [128, 512, 1024], repeats: 2, warmup: 1, minR2: 0, maxRepeatCv: 100 }
-search:
-  qps: { start: 8, min: 1, max: 32 }
-  tolerance: 0.5
-  maxProbes: 3
-  kneeWarmupMax: 2s
-  probe: { requests: 16, minDuration: 2s, duration: 10s, warmup: 10%, clientTolerance: 250ms }
-slo:
-  fluidity: { tbtDeadline: 50ms, ttftSlack: 0.3s, minFluidity: 0.9, percentile: 99 }
-`,
-    );
+    writeFileSync(join(dir, 'base.yaml'), simSweepRecipe(base, { ...placement, runtime: 'process', process: `{ command: [${process.execPath}, ${join(ROOT, 'bin', 'fluidcap.js')}, sim, serve] }` }, search));
     const portBase = await freePort(1);
     writeFileSync(join(dir, 'sweep.yaml'), `recipe: base.yaml\nmatrix:\n  maxNumSeqs: [4, 16]\nports: { base: ${portBase} }\nparallel: 2\n`);
     const out = join(dir, 'results');
@@ -197,10 +167,7 @@ slo:
   test('a container on the allocated node: the run completes in its allocation, the job is released and the container removed', async () => {
     const t0 = performance.now();
     const inv = join(dir, 'inventory.yaml');
-    const recipe = readFileSync(join(dir, 'base.yaml'), 'utf8')
-      .replace(/^ {2}runtime: process\n {2}process: .*\n/m, `  image: ${env.image}\n`)
-      .replace(`name: ${base}`, `name: ${base}c`)
-      .replace('maxProbes: 3', 'maxProbes: 2');
+    const recipe = simSweepRecipe(`${base}c`, { ...placement, image: env.image }, { ...search, maxProbes: 2 });
     writeFileSync(join(dir, 'container.yaml'), recipe);
     writeFileSync(join(dir, 'sweep-container.yaml'), `recipe: container.yaml\nmatrix:\n  maxNumSeqs: [8]\nports: { base: ${await freePort(1)} }\n`);
     const out = join(dir, 'results-container');

@@ -11,6 +11,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } fro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { e2eEnv, freePort } from './e2eEnv.ts';
+import { pinHostKey, simSweepRecipe } from './sweepSupport.ts';
 import { BIN, ROOT, childEnv, fluidcap, readJsonl, runDirsIn } from '../pipeline/support.ts';
 import { localDocker } from '../../harness/provision/dockerAgent.ts';
 import { listRunContainers } from '../../harness/provision/teardown.ts';
@@ -67,41 +68,10 @@ if (env) {
     const t0 = performance.now();
     const sshd2 = await secondSshd(dir, env.sshdConfig);
     try {
-      const keyLine = readFileSync(env.knownHosts, 'utf8').split('\n').find((l) => l.trim())!;
-      const hostKey = keyLine.slice(keyLine.indexOf(' ') + 1);
-      writeFileSync(join(dir, 'known_hosts'), `[127.0.0.1]:${env.sshPort} ${hostKey}\n[127.0.0.1]:${sshd2.port} ${hostKey}\n`);
-      const host = (name: string, port: number) => `  - { name: ${name}, address: ${env.sshHost}, port: ${port}, user: ${env.user}, key: ${env.key}, knownHosts: ${join(dir, 'known_hosts')} }\n`;
+      const knownHosts = pinHostKey(env, dir, [{ address: '127.0.0.1', port: env.sshPort }, { address: '127.0.0.1', port: sshd2.port }]);
+      const host = (name: string, port: number) => `  - { name: ${name}, address: ${env.sshHost}, port: ${port}, user: ${env.user}, key: ${env.key}, knownHosts: ${knownHosts} }\n`;
       writeFileSync(join(dir, 'inventory.yaml'), `hosts:\n${host('hostA', env.sshPort)}${host('hostB', sshd2.port)}groups:\n  pair: [hostA, hostB]\n`);
-      writeFileSync(
-        join(dir, 'base.yaml'),
-        `name: ${base}
-target:
-  engine: sim
-  image: ${env.image}
-  model: llama-3-8b
-  gpuProfile: h100-sxm-80gb
-  host: pair
-  engineArgs: { maxNumSeqs: 8, maxModelLen: 4096 }
-  sim: { scheduler: vllm, timeScale: 1 }
-  readyTimeout: 120s
-workload:
-  api: completions
-  lengths:
-    prompt: { dist: uniform, min: 128, max: 384 }
-    output: { dist: uniform, min: 8, max: 24 }
-  arrivals: { process: poisson }
-  seed: 5
-profile: { promptLengths: [128, 512, 1024], repeats: 2, warmup: 1, minR2: 0, maxRepeatCv: 100 }
-search:
-  qps: { start: 8, min: 1, max: 64 }
-  tolerance: 0.3
-  maxProbes: 6
-  kneeWarmupMax: 2s
-  probe: { requests: 24, minDuration: 2s, duration: 15s, warmup: 10%, clientTolerance: 250ms }
-slo:
-  fluidity: { tbtDeadline: 50ms, ttftSlack: 0.3s, minFluidity: 0.9, percentile: 99 }
-`,
-      );
+      writeFileSync(join(dir, 'base.yaml'), simSweepRecipe(base, { image: env.image, host: 'pair' }, { maxQps: 64, tolerance: 0.3, maxProbes: 6, requests: 24, duration: '15s' }));
       // Two consecutive free ports: both "hosts" share this machine's network.
       const portBase = await freePort(2);
       writeFileSync(join(dir, 'sweep.yaml'), `recipe: base.yaml\nmatrix:\n  maxNumSeqs: [2, 16]\n  timeScale: [1, 3]\nports: { base: ${portBase} }\n`);
