@@ -64,7 +64,7 @@ const NAME_EXEMPT: Record<string, string[]> = {
   'load/runProbe.ts': ['timelines.jsonl', 'server-metrics.jsonl'],
   'timeline/reader.ts': ['timelines.jsonl'],
   'provision/launcher.ts': ['server.log'],
-  'provision/processLauncher.ts': ['server.log'],
+  'provision/engineSession.ts': ['server.log'],
   'provision/endpointEngine.ts': ['server.log'],
 };
 
