@@ -6,7 +6,8 @@
 // queue leaves no job in squeue, no engine process and no container; --resume finishes both and
 // reports the queue wait of the one held behind the other. A second case runs one configuration
 // in a container on the allocated node (Docker reached over SSH through the login host). The GPUs
-// are Slurm's count only.
+// are Slurm's count only. A third runs llama.cpp's llama-server binary (from the build cache) as a
+// process step of its allocation.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawn, execFileSync } from 'node:child_process';
@@ -15,6 +16,7 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { e2eEnv, freePort } from './e2eEnv.ts';
 import { pinHostKey, simSweepRecipe } from './sweepSupport.ts';
+import { SHARED_RECIPE_TAIL, llamaEnv } from './llamacppSupport.ts';
 import { BIN, ROOT, childEnv, fluidcap, readJsonl, runDirsIn } from '../pipeline/support.ts';
 import { localDocker } from '../../harness/provision/dockerAgent.ts';
 import { listRunContainers } from '../../harness/provision/teardown.ts';
@@ -37,6 +39,7 @@ function localSlurm(): { partition: string; node: string } | null {
   return null;
 }
 const slurm = env ? localSlurm() : null;
+const llama = env && slurm ? llamaEnv('slurm e2e with llama-server as a process') : null;
 if (env && !slurm && process.env.FLUIDCAP_E2E === 'require') {
   test('slurm: a local Slurm is up (FLUIDCAP_E2E=require)', () => assert.unreachable('no Slurm: run scripts/ci/setup-slurm.sh'));
 }
@@ -184,6 +187,47 @@ if (env && slurm) {
     assert.equal((await listRunContainers(localDocker())).filter((c) => (c.Labels?.[RUN_LABEL] ?? '').startsWith(`${base}c`)), [], 'no container left');
     console.log(`slurm e2e, container: ${((performance.now() - t0) / 1000).toFixed(0)} s`);
   });
+
+  if (llama) {
+    test("llama.cpp's llama-server as a process in an allocation: the run completes as a step of the job, which is released, and no engine process is left", async () => {
+      const t0 = performance.now();
+      const inv = join(dir, 'inventory.yaml');
+      const name = `${base}l`;
+      const target = `name: ${name}
+target:
+  engine: llamacpp
+  host: cluster
+  gpus: [0, 1, 2, 3]
+  runtime: process
+  process: { command: [${llama.server}] }
+  model: stories260K
+  llamacpp: { modelFile: ${llama.model} }
+  engineArgs: { slots: 2, ctxSize: 1024, threads: 1 }
+  readyTimeout: 60s
+`;
+      writeFileSync(join(dir, 'llama.yaml'), target + SHARED_RECIPE_TAIL.replace('maxProbes: 9', 'maxProbes: 2'));
+      const port = await freePort(1);
+      writeFileSync(join(dir, 'sweep-llama.yaml'), `recipe: llama.yaml\nmatrix:\n  target.engineArgs.slots: [2]\nports: { base: ${port} }\n`);
+      const out = join(dir, 'results-llama');
+      const r = await fluidcap(['sweep', join(dir, 'sweep-llama.yaml'), '--hosts', inv, '--out', out], { timeoutMs: 300_000 });
+      assert.is(r.code, 0, (r.stdout + r.stderr).slice(-3000));
+      const sweepDir = join(out, runDirsIn(out)[0]);
+      const lines = readJsonl(join(sweepDir, 'sweep.jsonl'));
+      assert.equal(lines.filter((l) => String(l.type).startsWith('allocation-')).map((l) => l.type), ['allocation-submitted', 'allocation-running', 'allocation-released']);
+      const [runDir] = runDirsIn(join(sweepDir, 'runs'));
+      const m = JSON.parse(readFileSync(join(sweepDir, 'runs', runDir, 'manifest.json'), 'utf8')) as { status: string; slurm?: { jobId: string; node: string }[]; host?: { process?: { launcherPrefix: string[]; argv: string[] } } };
+      assert.is(m.status, 'completed');
+      assert.equal(m.slurm?.map((a) => a.node), [slurm.node]);
+      assert.equal(m.host?.process?.launcherPrefix.slice(0, 2), ['srun', `--jobid=${m.slurm![0].jobId}`], JSON.stringify(m.host?.process));
+      assert.ok(m.host?.process?.argv.includes(llama.model), 'the host path of the model file');
+      // What the process check below looks for is what the engine was started with.
+      const argv = m.host!.process!.argv;
+      assert.is(argv[argv.indexOf('--port') + 1], String(port), JSON.stringify(argv));
+      assert.equal(liveJobs('fluidcap-c0'), [], 'no Slurm job left');
+      assert.equal(processesWith([llama.server, '--port', String(port)]), [], 'no llama-server left');
+      console.log(`slurm e2e, llama-server as a process: ${((performance.now() - t0) / 1000).toFixed(0)} s`);
+    });
+  }
 }
 
 test.run();
