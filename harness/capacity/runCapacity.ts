@@ -17,7 +17,7 @@ import { readManifest } from '../runDir/read.ts';
 import { indexFinishedRun } from '../runDir/resultsIndex.ts';
 import { acquireRunLock } from '../runDir/lock.ts';
 import type { CapacityIntervalJson, CapacityJson, FitFile, JournalLine, Manifest, ManifestPlan, ProbeOutcome, ProbeStatistics, ProbeSummary, RehearsalJson } from '../runDir/schema.ts';
-import { KNEE_WARMUP_S, kneeWarmupS, type RunPlan } from './runPlan.ts';
+import { KNEE_WARMUP_S, kneeWarmupS, recipeInAllocation, type RunPlan } from './runPlan.ts';
 import type { KneeWarmupRecord } from '../load/kneeWarmup.ts';
 import { loadRunRecipe, newRunId, resolveRun } from './resolveRun.ts';
 import { startEngineSession, type EngineSession, type ProcessLaunch } from './engineSession.ts';
@@ -118,7 +118,7 @@ interface OpenedRun {
 
 /** Creates the run directory of a new run; what the plan refuses is refused before it exists. */
 async function createRun(opts: RunOptions, now: () => Date): Promise<OpenedRun> {
-  const recipe = await loadRunRecipe(opts.recipeFile, { env: process.env, hosts: opts.inventory });
+  const recipe = recipeInAllocation(await loadRunRecipe(opts.recipeFile, { env: process.env, hosts: opts.inventory }), opts.slurm?.gpuIndices);
   let runId = newRunId(recipe.name, now(), opts.outDir);
   // Random per run so no prompt of this run repeats one of an earlier run (prompt caches).
   const promptNonce = randomBytes(8).toString('hex');
@@ -159,7 +159,7 @@ async function createRun(opts: RunOptions, now: () => Date): Promise<OpenedRun> 
 }
 
 /** Reopens an interrupted run: its recipe must be unchanged, so both sessions run one plan. */
-async function reopenRun(resumeDir: string, now: () => Date, inventory: Inventory | undefined): Promise<OpenedRun> {
+async function reopenRun(resumeDir: string, now: () => Date, inventory: Inventory | undefined, slurm?: SlurmAllocationRecord): Promise<OpenedRun> {
   const runDir = resolve(resumeDir);
   const paths = runPaths(runDir);
   const found = readManifest(paths.manifest);
@@ -178,7 +178,7 @@ async function reopenRun(resumeDir: string, now: () => Date, inventory: Inventor
   if (sha256(readFileSync(source, 'utf8')) !== recipeSha256) {
     throw new UserError(`${source} changed since run ${runId} started; resuming would mix two recipes (start a new run instead)`);
   }
-  const recipe = await loadRunRecipe(source, { env: process.env, storedRun: true, hosts: inventory });
+  const recipe = recipeInAllocation(await loadRunRecipe(source, { env: process.env, storedRun: true, hosts: inventory }), slurm?.gpuIndices);
   // A run directory written before prompts had a nonce gets one now; kept on every later resume.
   const promptNonce = typeof found.promptNonce === 'string' ? found.promptNonce : randomBytes(8).toString('hex');
   // A run written before probes had seeds of their own replays the workload's seed at every rate,
@@ -212,7 +212,7 @@ async function reopenRun(resumeDir: string, now: () => Date, inventory: Inventor
 /** Runs (or resumes) the whole capacity pipeline. Harness faults throw; Ctrl-C returns 'interrupted'. */
 export async function runCapacity(opts: RunOptions): Promise<RunOutcome> {
   const now = opts.now ?? (() => new Date());
-  const opened = opts.resumeDir ? await reopenRun(opts.resumeDir, now, opts.inventory) : await createRun(opts, now);
+  const opened = opts.resumeDir ? await reopenRun(opts.resumeDir, now, opts.inventory, opts.slurm) : await createRun(opts, now);
   // Taken before anything in the directory is written: a second writer is refused untouched.
   const lock = acquireRunLock(opened.runDir, opts.log);
   try {

@@ -161,6 +161,18 @@ export function loadPlan(recipe: Recipe): LoadPlan {
   return { from, chosenBy: l?.from ? 'recipe' : 'default', agents, hosts: l?.hosts ?? null };
 }
 
+/**
+ * The recipe as it runs inside a Slurm allocation: a container takes the GPUs Slurm gave the job
+ * (their indices on the node), not the recipe's ids, which only say how many to ask for; another
+ * job may hold those. An engine run as a process is a step of the job, and srun hands it the job's
+ * GPUs itself. Unchanged without an allocation, or when the counts differ.
+ */
+export function recipeInAllocation(recipe: Recipe, gpuIndices: readonly number[] | undefined): Recipe {
+  const ids = gpuIndices ?? [];
+  if (ids.length === 0 || recipe.target.runtime === 'process' || ids.length !== recipe.target.gpus.length) return recipe;
+  return { ...recipe, target: { ...recipe.target, gpus: [...ids] } };
+}
+
 /** Resolves the recipe into the plan; throws UserError for what only the catalog can tell. */
 export function planRun(recipe: Recipe, ctx: PlanContext): RunPlan {
   const problems = planProblems(recipe, ctx);

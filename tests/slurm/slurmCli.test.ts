@@ -101,4 +101,23 @@ test('inventory: a slurm entry takes its defaults; every wrong field is named wi
   assert.match(text, 'hosts[c3].kind must be slurm when the host has a slurm section');
 });
 
+
+test('inside an allocation a container takes the GPUs Slurm gave the job; a process step and a count that differs keep the recipe', async () => {
+  const { recipeInAllocation } = await import('../../harness/capacity/runPlan.ts');
+  const { parseRecipe } = await import('../../harness/recipe/parse.ts');
+  const parsed = (target: Record<string, unknown>) => {
+    const raw = { name: 'x', workload: { lengths: { preset: 'arxiv-4k' } }, slo: { fluidity: { tbtDeadline: '25ms' } }, target: { engine: 'sim', model: 'llama-3-8b', gpuProfile: 'h100-sxm-80gb', gpus: [0, 1], ...target } };
+    const p = parseRecipe(raw, { file: 'x.yaml', dir: '/nowhere', sloText: {} });
+    if (!p.ok) throw new Error(p.problems.join('\n'));
+    return p.recipe;
+  };
+  const recipe = parsed({ image: 'fluidcap/sim:dev' });
+  assert.equal(recipeInAllocation(recipe, [2, 3]).target.gpus, [2, 3]);
+  assert.equal(recipe.target.gpus, [0, 1], 'the recipe itself is not changed');
+  assert.equal(recipeInAllocation(recipe, [2]).target.gpus, [0, 1]);
+  assert.equal(recipeInAllocation(recipe, undefined).target.gpus, [0, 1]);
+  const proc = parsed({ runtime: 'process', process: { command: ['node'] } });
+  assert.equal(recipeInAllocation(proc, [2, 3]).target.gpus, [0, 1]);
+});
+
 test.run();
