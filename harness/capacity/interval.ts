@@ -87,7 +87,7 @@ export interface IntervalOptions {
  */
 export const SHAPE_MARGIN = 0.25;
 
-export const INTERVAL_METHOD = 'monotone fit of per-probe miss fractions (effective sample size n/τ), crossing interpolated on log-odds, 95% from 2000 effective-count posterior draws, each end moved out by a quarter of the gap between the probed rates around it';
+export const INTERVAL_METHOD = 'monotone fit of per-probe miss fractions (effective sample size n/τ), crossing interpolated on log-odds, 95% from 2000 effective-count posterior draws (the estimate is their median), each end moved out by a quarter of the gap between the probed rates around it';
 
 interface RatePoint {
   qps: number;
