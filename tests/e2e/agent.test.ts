@@ -4,11 +4,11 @@
 // merged arrivals keep the plan's rate and gap CV²; no container is left after either.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { e2eEnv, e2eHost, e2eInventory, freePort } from './e2eEnv.ts';
+import { e2eEnv, e2eHost, e2eInventory, freePort, secondSshd } from './e2eEnv.ts';
 import { BIN, FAST_RECIPE, ROOT, childEnv, fluidcap, readJson, readJsonl, untilProbeStarted } from '../pipeline/support.ts';
 import { targetSchema } from '../../harness/provision/targetSpec.ts';
 import { renderContainerSpec } from '../../harness/provision/containerSpec.ts';
@@ -33,20 +33,6 @@ function arrivalProcess(times: number[]): { rate: number; cv2: number } {
   const mean = gaps.reduce((s, g) => s + g, 0) / gaps.length;
   const variance = gaps.reduce((s, g) => s + (g - mean) ** 2, 0) / gaps.length;
   return { rate: 1 / mean, cv2: variance / mean ** 2 };
-}
-
-/** A second sshd from the e2e one's config on another port (as the sweep test starts it). */
-async function secondSshd(dir: string, config: string): Promise<{ port: number; stop: () => void }> {
-  const port = await freePort();
-  const pidFile = join(dir, 'sshd2.pid');
-  const text = readFileSync(config, 'utf8').replace(/^Port \d+$/m, `Port ${port}`).replace(/^PidFile .*$/m, `PidFile ${pidFile}`);
-  const cfg = join(dir, 'sshd2_config');
-  writeFileSync(cfg, text);
-  execFileSync('/usr/sbin/sshd', ['-f', cfg, '-E', join(dir, 'sshd2.log')]);
-  const t0 = performance.now();
-  while (!existsSync(pidFile) && performance.now() - t0 < 10_000) await new Promise((r) => setTimeout(r, 50));
-  const pid = Number(readFileSync(pidFile, 'utf8').trim());
-  return { port, stop: () => { try { process.kill(pid, 'SIGTERM'); } catch { /* already gone */ } } };
 }
 
 if (env) {

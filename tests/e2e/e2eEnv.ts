@@ -1,6 +1,8 @@
 // Where the end-to-end tests find the real sshd and Docker that scripts/ci/setup-e2e.sh started
 // (.tmp/e2e/env, also read directly so `npm test` works after a local setup without sourcing it).
-import { existsSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { InventoryHost } from '../../harness/provision/inventory.ts';
@@ -69,9 +71,33 @@ export function e2eHost(env: E2eEnv, overrides: Partial<InventoryHost> = {}): In
     ...overrides,
   };
 }
-export { freePort } from '../support/ports.ts';
+import { freePort } from '../support/ports.ts';
+export { freePort };
 
 /** An inventory with the one e2e host (the loopback sshd in front of this machine's Docker). */
 export function e2eInventory(env: E2eEnv): string {
   return `hosts:\n  - name: e2e\n    address: ${env.sshHost}\n    port: ${env.sshPort}\n    user: ${env.user}\n    key: ${env.key}\n    knownHosts: ${env.knownHosts}\n`;
+}
+
+/** Starts a second sshd from the e2e one's config on another port (a second "host" in front of the same machine); returns its port and a stop function. */
+export async function secondSshd(dir: string, config: string): Promise<{ port: number; stop: () => void }> {
+  const port = await freePort();
+  const pidFile = join(dir, 'sshd2.pid');
+  const text = readFileSync(config, 'utf8').replace(/^Port \d+$/m, `Port ${port}`).replace(/^PidFile .*$/m, `PidFile ${pidFile}`);
+  const cfg = join(dir, 'sshd2_config');
+  writeFileSync(cfg, text);
+  execFileSync('/usr/sbin/sshd', ['-f', cfg, '-E', join(dir, 'sshd2.log')]);
+  const t0 = performance.now();
+  while (!existsSync(pidFile) && performance.now() - t0 < 10_000) await new Promise((r) => setTimeout(r, 50));
+  const pid = Number(readFileSync(pidFile, 'utf8').trim());
+  return {
+    port,
+    stop: () => {
+      try {
+        process.kill(pid, 'SIGTERM');
+      } catch {
+        // already gone
+      }
+    },
+  };
 }

@@ -6,11 +6,11 @@
 // 2-core machine (82 s measured with a load average near 12).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { spawn, execFileSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { e2eEnv, freePort } from './e2eEnv.ts';
+import { e2eEnv, freePort, secondSshd } from './e2eEnv.ts';
 import { pinHostKey, simSweepRecipe } from './sweepSupport.ts';
 import { BIN, ROOT, childEnv, fluidcap, readJsonl, runDirsIn } from '../pipeline/support.ts';
 import { localDocker } from '../../harness/provision/dockerAgent.ts';
@@ -18,29 +18,6 @@ import { listRunContainers } from '../../harness/provision/teardown.ts';
 import { RUN_LABEL } from '../../harness/provision/containerSpec.ts';
 
 const env = e2eEnv('sweep');
-
-/** Starts a second sshd from the e2e one's config on another port; returns its port and a stop function. */
-async function secondSshd(dir: string, config: string): Promise<{ port: number; stop: () => void }> {
-  const port = await freePort();
-  const pidFile = join(dir, 'sshd2.pid');
-  const text = readFileSync(config, 'utf8').replace(/^Port \d+$/m, `Port ${port}`).replace(/^PidFile .*$/m, `PidFile ${pidFile}`);
-  const cfg = join(dir, 'sshd2_config');
-  writeFileSync(cfg, text);
-  execFileSync('/usr/sbin/sshd', ['-f', cfg, '-E', join(dir, 'sshd2.log')]);
-  const t0 = performance.now();
-  while (!existsSync(pidFile) && performance.now() - t0 < 10_000) await new Promise((r) => setTimeout(r, 50));
-  const pid = Number(readFileSync(pidFile, 'utf8').trim());
-  return {
-    port,
-    stop: () => {
-      try {
-        process.kill(pid, 'SIGTERM');
-      } catch {
-        // already gone
-      }
-    },
-  };
-}
 
 /** Labelled containers of this sweep still on the Docker engine. */
 async function sweepContainers(prefix: string): Promise<string[]> {
