@@ -24,6 +24,12 @@ export function launchProblems(recipe: Recipe, env: NodeJS.ProcessEnv | null): s
       problems.push(`${file}: target.secrets.${name} names the environment variable ${fromEnv}, which is not set here (export it before running; fluidcap passes it to the engine and never writes it down)`);
     }
   }
+  // A key named but not set would send every request unauthenticated: the probes would fail with
+  // 401s, which look like an engine that cannot serve, not like a missing variable.
+  const keyEnv = t.endpoint?.apiKeyEnv;
+  if (env !== null && t.engine === 'endpoint' && keyEnv !== undefined && !env[keyEnv]) {
+    problems.push(`${file}: target.endpoint.apiKeyEnv names the environment variable ${keyEnv}, which is not set here (export it before running; fluidcap sends it as the bearer token and never writes it down)`);
+  }
   if (t.engine === 'endpoint' || t.model === undefined) return problems;
   const gated = env === null ? null : gatedModelProblem(recipe);
   if (gated !== null) problems.push(gated);

@@ -74,6 +74,26 @@ test('a recipe the schema refuses still has its names looked up, each problem on
   assert.equal(paths, ['target.port', 'search.probe.requestTimeout', 'slo.ttft.max', 'target.gpuProfile', 'target.model', 'workload.lengths.trace'], lines.join('\n'));
 });
 
+test('an endpoint whose apiKeyEnv is unset is refused before a run starts; set (or a dry run), it is not', async () => {
+  const file = join(dir, 'endpoint.yaml');
+  writeFileSync(
+    file,
+    [
+      'name: endpoint',
+      'target: { engine: endpoint, endpoint: { url: "http://127.0.0.1:9/v1", apiKeyEnv: FLUIDCAP_TEST_UNSET_KEY } }',
+      'workload: { lengths: { prompt: 64, output: 8 } }',
+      'slo: { fluidity: { tbtDeadline: 50ms } }',
+    ].join('\n'),
+  );
+  const lines = await problemsOf(file, { env: {}, hosts: undefined });
+  assert.ok(lines.some((l) => l.includes(`${file}: target.endpoint.apiKeyEnv names the environment variable FLUIDCAP_TEST_UNSET_KEY, which is not set here`)), lines.join('\n'));
+  const ok = await loadRunRecipe(file, { env: { FLUIDCAP_TEST_UNSET_KEY: 'sk-test' }, hosts: undefined });
+  assert.is(ok.target.endpoint?.apiKeyEnv, 'FLUIDCAP_TEST_UNSET_KEY');
+  await loadRunRecipe(file, { hosts: 'unchecked' });
+  // An empty value is no key either.
+  assert.ok((await problemsOf(file, { env: { FLUIDCAP_TEST_UNSET_KEY: '' }, hosts: undefined })).some((l) => l.includes('apiKeyEnv')));
+});
+
 test.after(() => rmSync(dir, { recursive: true, force: true }));
 
 test.run();
