@@ -3,6 +3,7 @@
 // answers 400/422 naming one of them or the token-id prompt, once more without what it named.
 // The decisions are dialect.ts's; this part only sends.
 import { apiPath, requestBody } from './prompt.ts';
+import { serverUrl } from './serverUrl.ts';
 import { ADDED_FIELDS, nextStep, type Dialect, type DialectFound } from './dialect.ts';
 import type { ServerTarget } from './tokenizeCalibration.ts';
 
@@ -13,7 +14,7 @@ export async function negotiateDialect(
   post: (url: URL, body: string) => Promise<{ status: number; text: string }>,
 ): Promise<DialectFound> {
   let dialect: Dialect = { omitFields: [], promptFormat: t.api === 'chat' ? 'text' : start.format };
-  const url = new URL(apiPath(t.api), t.baseUrl);
+  const url = serverUrl(t.baseUrl, apiPath(t.api));
   // Every added field can be named at most once, and the prompt form once: more answers would repeat one.
   const limit = ADDED_FIELDS.length + 2;
   for (let attempt = 1; attempt <= limit; attempt++) {

@@ -14,6 +14,7 @@ import { decodeExchange } from './decode.ts';
 import { startDispatch, type DispatchOptions } from './dispatcher.ts';
 import { startScraper } from './metricsScraper.ts';
 import { outputPinned } from './dialect.ts';
+import { serverUrl } from './serverUrl.ts';
 import { defaultClientToleranceS, judgeClientHealth, judgeTokenDrift, logRelayShare, type ClientHealth, type LogRelayCounters, type TokenDrift } from './health.ts';
 import type { RawExchange } from './exchange.ts';
 import { planPromptContent, type PlannedRequest, type ProbePlan } from './plan.ts';
@@ -170,7 +171,7 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
   };
 
   // Before any thread starts: a bad URL throws here, with nothing to clean up.
-  const metricsUrl = options.metricsUrl === false ? null : (options.metricsUrl ?? new URL('/metrics', options.baseUrl).href);
+  const metricsUrl = options.metricsUrl === false ? null : (options.metricsUrl ?? serverUrl(options.baseUrl, '/metrics').href);
   // Workers boot first (tsx compiles them), so the clock starts only once all can send.
   const shares: PlannedRequest[][] = Array.from({ length: Math.max(1, workerCount) }, () => []);
   plan.requests.forEach((r, i) => shares[i % shares.length].push(r));

@@ -11,6 +11,7 @@ import tls from 'node:tls';
 import { HttpResponseReader } from './httpResponse.ts';
 import { probeClock } from './probeClock.ts';
 import type { EndReason, RawExchange } from './exchange.ts';
+import { serverUrl } from './serverUrl.ts';
 
 export interface StreamClientOptions {
   baseUrl: string;
@@ -286,7 +287,7 @@ export class StreamClient {
   private head(path: string, contentLength: number): string {
     let h = this.heads.get(path);
     if (h === undefined) {
-      const url = new URL(joinPath(this.base.pathname, path), this.base);
+      const url = serverUrl(this.base.href, path);
       h = `POST ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${this.hostHeader}\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\n${this.authorization ? `Authorization: ${this.authorization}\r\n` : ''}Content-Length: `;
       this.heads.set(path, h);
     }
@@ -323,7 +324,7 @@ export class StreamClient {
 
   /** Sends GET `path` on an idle connection; resolves with its round trip once the connection is back in the pool, or null. */
   private confirm(conn: Conn, path: string): Promise<number | null> {
-    const url = new URL(joinPath(this.base.pathname, path), this.base);
+    const url = serverUrl(this.base.href, path);
     const head = `GET ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${this.hostHeader}\r\n${this.authorization ? `Authorization: ${this.authorization}\r\n` : ''}\r\n`;
     const reader = new HttpResponseReader(4096);
     const t0 = this.now();
@@ -441,12 +442,6 @@ export class StreamClient {
     }, periodMs);
     this.sweeper.unref();
   }
-}
-
-/** Joins a base URL's path and an API path; a base ending in /v1 (OpenAI style) is not doubled. */
-function joinPath(basePath: string, path: string): string {
-  const base = basePath.replace(/\/+$/, '');
-  return base.endsWith('/v1') && path.startsWith('/v1/') ? base + path.slice(3) : base + path;
 }
 
 /** Copies `from` into the larger `to` and returns `to`. */

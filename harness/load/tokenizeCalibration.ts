@@ -10,6 +10,7 @@ import { apiPath, tokenIdRangeFor, type PromptOptions } from './prompt.ts';
 import { PROMPT_WORDS, composeText, type TextSizing } from './textSizing.ts';
 import { describeDialect, type DialectFound } from './dialect.ts';
 import { negotiateDialect } from './dialectProbe.ts';
+import { serverUrl } from './serverUrl.ts';
 
 export interface ServerTarget {
   baseUrl: string;
@@ -68,7 +69,7 @@ export interface ServedModel {
 /** Reads /v1/models; never throws (a server without it gives nulls and a note). */
 export async function readServedModel(baseUrl: string, apiKey?: string): Promise<ServedModel> {
   try {
-    const a = await httpRequest('GET', new URL('/v1/models', baseUrl), null, apiKey, 10);
+    const a = await httpRequest('GET', serverUrl(baseUrl, '/v1/models'), null, apiKey, 10);
     if (a.status !== 200) return { id: null, nVocab: null, ownedBy: null, note: `GET /v1/models answered ${a.status}` };
     const data = (parseJson(a.text) as { data?: unknown } | null)?.data;
     const first = Array.isArray(data) ? (data[0] as { id?: unknown; owned_by?: unknown; meta?: { n_vocab?: unknown } } | undefined) : undefined;
@@ -123,7 +124,7 @@ interface Counter {
 
 /** The /tokenize dialect this server speaks (the first that counts a known text as > 0 tokens), or null and why. */
 export async function findTokenizeDialect(t: ServerTarget): Promise<{ dialect: TokenizeDialect | null; note: string }> {
-  const url = new URL('/tokenize', t.baseUrl);
+  const url = serverUrl(t.baseUrl, '/tokenize');
   const tried: string[] = [];
   for (const d of DIALECTS) {
     try {
@@ -140,7 +141,7 @@ export async function findTokenizeDialect(t: ServerTarget): Promise<{ dialect: T
 
 function tokenizeCounter(t: ServerTarget, dialect: TokenizeDialect): Counter {
   const d = DIALECTS.find((x) => x.name === dialect)!;
-  const url = new URL('/tokenize', t.baseUrl);
+  const url = serverUrl(t.baseUrl, '/tokenize');
   return {
     source: `/tokenize (${dialect} dialect)`,
     async count(text) {
@@ -162,7 +163,7 @@ export async function usagePromptTokens(t: ServerTarget, prompt: string | number
     stream: false,
     ...t.extraBody,
   };
-  const a = await httpRequest('POST', new URL(apiPath(t.api), t.baseUrl), JSON.stringify(body), t.apiKey, t.timeoutS ?? 60);
+  const a = await httpRequest('POST', serverUrl(t.baseUrl, apiPath(t.api)), JSON.stringify(body), t.apiKey, t.timeoutS ?? 60);
   const n = (parseJson(a.text) as { usage?: { prompt_tokens?: unknown } } | null)?.usage?.prompt_tokens;
   if (a.status !== 200 || typeof n !== 'number') {
     const what = Array.isArray(prompt) ? `a prompt of ${prompt.length} token ids` : 'a text prompt';

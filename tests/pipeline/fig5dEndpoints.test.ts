@@ -23,9 +23,13 @@ let vllm: SimServerHandle;
 let sarathi: SimServerHandle;
 let proxy: Server;
 let unauthorized = 0;
+// Requests that reached the proxy outside the path its API lives under (/openai/v1, as a hosted API's).
+const outsidePrefix: string[] = [];
+const PREFIX = '/openai';
 let figDir = '';
 
-// Forwards every request to `target` if it carries the key; 401 otherwise (as a hosted API does).
+// Forwards every request under PREFIX to `target`, without the prefix, if it carries the key; 401
+// without the key and 404 outside the prefix (as a hosted API behind a gateway does).
 function authProxy(target: string): Promise<{ server: Server; url: string }> {
   const t = new URL(target);
   const server = createServer((req, res) => {
@@ -34,7 +38,12 @@ function authProxy(target: string): Promise<{ server: Server; url: string }> {
       res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":{"message":"invalid api key"}}');
       return;
     }
-    const up = request({ host: t.hostname, port: t.port, path: req.url, method: req.method, headers: req.headers }, (r) => {
+    if (!req.url?.startsWith(`${PREFIX}/`)) {
+      outsidePrefix.push(`${req.method} ${req.url}`);
+      res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"no such route"}}');
+      return;
+    }
+    const up = request({ host: t.hostname, port: t.port, path: req.url.slice(PREFIX.length), method: req.method, headers: req.headers }, (r) => {
       res.writeHead(r.statusCode ?? 502, r.headers);
       r.pipe(res);
     });
@@ -70,7 +79,8 @@ test.before(async () => {
   await Promise.all([vllm.ready, sarathi.ready]);
   const p = await authProxy(sarathi.url);
   proxy = p.server;
-  writeEndpoints(KEY_VAR, p.url);
+  // Named as a hosted API is (its OpenAI base URL): every route fluidcap asks for must stay under the path.
+  writeEndpoints(KEY_VAR, `${p.url}${PREFIX}/v1`);
 });
 
 test.after(async () => {
@@ -97,6 +107,7 @@ test('both endpoints measured, each read at 10%; the reading agrees with the tab
   assert.is(r.code, 0, r.stderr.slice(-3000));
   figDir = /metron-fig5d → (\S+)/.exec(r.stdout)![1];
   assert.is(unauthorized, 0, 'a request reached the proxy without the key');
+  assert.equal(outsidePrefix, [], 'a request left the endpoint\'s path');
   const by = csv(join(figDir, 'by-deadline.csv'));
   const read = csv(join(figDir, 'read-at-10pct.csv'));
   assert.equal(read.slice(1).map((x) => x[0]), ['sim-vllm', 'sim-sarathi']);
