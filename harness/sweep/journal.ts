@@ -131,3 +131,31 @@ export function runStates(
   }
   return states;
 }
+
+/** What a run's Slurm allocations cost in time, over every session of the sweep: the queue is Slurm's, the hold the run's. */
+export interface SlurmTimes {
+  /** The last job's id and node. */
+  jobId: string;
+  node: string;
+  /** Seconds waiting in the queue, summed over the run's jobs (a job re-attached to adds none). */
+  queuedS: number;
+  /** Seconds allocated, summed over the jobs released so far. */
+  heldS: number;
+  jobs: number;
+}
+
+/** Each run's Slurm times from the journal (pure); runs that never ran on Slurm are absent. */
+export function slurmTimes(lines: readonly SweepEvent[]): Map<string, SlurmTimes> {
+  const out = new Map<string, SlurmTimes>();
+  for (const e of lines) {
+    if (e.type === 'allocation-running') {
+      const t = out.get(e.id) ?? { jobId: e.jobId, node: e.node, queuedS: 0, heldS: 0, jobs: 0 };
+      if (!e.reattached) t.jobs += 1;
+      out.set(e.id, { ...t, jobId: e.jobId, node: e.node, queuedS: t.queuedS + (Number.isFinite(e.queuedS) ? e.queuedS : 0) });
+    } else if (e.type === 'allocation-released') {
+      const t = out.get(e.id);
+      if (t && Number.isFinite(e.heldS)) t.heldS += e.heldS;
+    }
+  }
+  return out;
+}

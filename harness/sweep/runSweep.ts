@@ -22,7 +22,7 @@ import { UserError } from '../util/errors.ts';
 import { loadSweepFile, type SweepFile } from './sweepFile.ts';
 import { planSweep, type PlannedRun, type SweepPlan } from './plan.ts';
 import { gpuLocks } from './placement.ts';
-import { SweepJournal, originalSweepDirs, runStates, type SweepRunStatus } from './journal.ts';
+import { SweepJournal, originalSweepDirs, runStates, slurmTimes, type SweepRunStatus } from './journal.ts';
 import { runReportHref, sweepCsv, sweepHtml, sweepMarkdown, type CapacitySummary, type SweepRow } from './sweepReport.ts';
 import { makeDirs } from '../util/makeDirs.ts';
 import { SweepAllocations, slurmEntry } from '../slurm/sweepAllocations.ts';
@@ -277,6 +277,7 @@ export async function runSweep(opts: SweepOptions): Promise<SweepOutcome> {
   const fault = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
   if (fault) throw fault.reason;
 
+  const slurm = slurmTimes(journal.read());
   const rows: SweepRow[] = plan.runs.map((run) => {
     const r = results.get(run.config.id)!;
     return {
@@ -289,6 +290,7 @@ export async function runSweep(opts: SweepOptions): Promise<SweepOutcome> {
       runDir: r.runDir,
       capacity: r.status === 'completed' ? readCapacity(r.runDir) : null,
       reportHref: reportLink(sweepDir, r.runDir),
+      ...(slurm.has(run.config.id) ? { slurm: slurm.get(run.config.id)! } : {}),
     };
   });
   const counts = {

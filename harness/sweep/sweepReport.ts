@@ -11,6 +11,7 @@ import { renderPage } from '../report/html.ts';
 import { renderMarkdown } from '../report/markdown.ts';
 import { RUN_FILES, SWEEP_FILES } from '../runDir/layout.ts';
 import { configLabels } from './expand.ts';
+import type { SlurmTimes } from './journal.ts';
 
 /** The fields of a run's capacity.json the sweep report reads. */
 export interface CapacitySummary {
@@ -42,6 +43,8 @@ export interface SweepRow {
   capacity: CapacitySummary | null;
   /** The run's report.html relative to the sweep directory (URL-encoded), when it exists there; null otherwise. */
   reportHref?: string | null;
+  /** Its Slurm job and the time it queued and held the allocation, when it ran on a Slurm entry. */
+  slurm?: SlurmTimes;
 }
 
 /** The recipe's own SLO is named this in the best-of table; baseline SLOs keep their names. */
@@ -350,6 +353,16 @@ export function sweepBlocks(name: string, rows: SweepRow[]): Block[] {
       [false, false, false, false, true, true, true, true],
     ),
   );
+  if (rows.some((r) => r.slurm)) {
+    // The queue is the cluster's, not the configuration's: it goes beside the run time, never into it.
+    out.push(
+      table(
+        ['config', 'Slurm job', 'node', 'queued (s)', 'allocated (s)'],
+        rows.map((r) => (r.slurm ? [shortId(r.id), `${r.slurm.jobId}${r.slurm.jobs > 1 ? ` (${r.slurm.jobs} jobs)` : ''}`, r.slurm.node, fmtNum(r.slurm.queuedS, 3), fmtNum(r.slurm.heldS, 3)] : [shortId(r.id), NONE, NONE, NONE, NONE])),
+        [false, false, false, true, true],
+      ),
+    );
+  }
   const notes = rows.filter((r) => r.status !== 'completed' || r.capacity?.outcome === 'invalid-probes');
   if (notes.length > 0) {
     out.push(heading(2, 'Runs without a capacity'));
@@ -400,7 +413,7 @@ const csvCell = (v: unknown) => {
 export function sweepCsv(rows: SweepRow[]): string {
   const fields = [...new Set(rows.flatMap((r) => Object.keys(r.values)))];
   const baselines = [...new Set(rows.flatMap((r) => Object.keys(r.capacity?.baselineCapacityQps ?? {})))];
-  const head = ['config', ...fields, 'host', 'gpus', 'status', 'outcome', 'capacity_qps', 'pass_qps', 'fail_qps', 'tolerance', 'usd_per_hour', 'qps_per_usd_per_hour', 'usd_per_million_output_tokens', 'gpu_seconds', 'run_cost_usd', 'probes', ...baselines.map((b) => `capacity_qps_${b}`), 'estimate_qps', 'interval_lo_qps', 'interval_hi_qps', 'interval_open', 'run_dir'];
+  const head = ['config', ...fields, 'host', 'gpus', 'status', 'outcome', 'capacity_qps', 'pass_qps', 'fail_qps', 'tolerance', 'usd_per_hour', 'qps_per_usd_per_hour', 'usd_per_million_output_tokens', 'gpu_seconds', 'run_cost_usd', 'probes', ...baselines.map((b) => `capacity_qps_${b}`), 'estimate_qps', 'interval_lo_qps', 'interval_hi_qps', 'interval_open', 'slurm_job', 'slurm_node', 'slurm_queued_s', 'slurm_allocated_s', 'run_dir'];
   const lines = rows.map((r) => {
     const c = r.capacity;
     return [
@@ -425,6 +438,10 @@ export function sweepCsv(rows: SweepRow[]): string {
       c?.interval?.loQps,
       c?.interval?.hiQps,
       c?.interval?.open,
+      r.slurm?.jobId,
+      r.slurm?.node,
+      r.slurm?.queuedS,
+      r.slurm?.heldS,
       r.runDir,
     ].map(csvCell).join(',');
   });

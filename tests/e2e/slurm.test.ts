@@ -153,6 +153,9 @@ if (env && slurm) {
     const text = r.stdout + r.stderr;
     assert.match(text, new RegExp(`Slurm job ${running[1].jobId} pending \\((Resources|Priority)\\)`));
     assert.match(text, new RegExp(`Slurm job ${running[1].jobId}: [\\d.]+ s in the queue, [\\d.]+ s allocated on ${slurm.node}`));
+    // The sweep report puts each configuration's queue wait beside its hold (both sessions' jobs).
+    const report = readFileSync(join(sweepDir, 'report.md'), 'utf8');
+    assert.match(report, new RegExp(`\\| ${running[1].jobId}(?: \\(\\d jobs\\))? \\| ${slurm.node} \\| [\\d.]+ \\| [\\d.]+ \\|`), report);
     for (const d of runDirsIn(join(sweepDir, 'runs'))) {
       const m = JSON.parse(readFileSync(join(sweepDir, 'runs', d, 'manifest.json'), 'utf8')) as { slurm?: { jobId: string; node: string; gpuIndices: number[] }[]; host?: { process?: { launcherPrefix: string[] } } };
       assert.ok(m.slurm && m.slurm.length >= 1 && m.slurm.every((a) => a.node === slurm.node && a.gpuIndices.length === 4), `${d}: ${JSON.stringify(m.slurm)}`);

@@ -4,7 +4,7 @@ import * as assert from 'uvu/assert';
 import { appendFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SweepJournal, runStates, type SweepEvent } from '../../harness/sweep/journal.ts';
+import { SweepJournal, runStates, slurmTimes, type SweepEvent } from '../../harness/sweep/journal.ts';
 
 test('finished, interrupted, killed mid-run and never started runs', () => {
   const path = join(mkdtempSync(join(tmpdir(), 'fluidcap-sweepjournal-')), 'sweep.jsonl');
@@ -45,6 +45,18 @@ test('a Slurm job stays the run\'s to re-attach to until its release is journall
   assert.equal(held.get('c01'), { status: 'started', runDir: null, attempts: 1, jobId: '42' });
   const released = runStates([started, { type: 'allocation-submitted', id: 'c01', jobId: '42' }, { type: 'allocation-released', id: 'c01', jobId: '42', heldS: 3 }], ['c01']);
   assert.is(released.get('c01')!.jobId, null);
+});
+
+test('Slurm times add up over sessions: queue waits of new jobs, holds of released ones; a re-attached job queues no more', () => {
+  const t = slurmTimes([
+    { type: 'allocation-running', id: 'c01', jobId: '41', node: 'n1', queuedS: 12.5, slurmQueuedS: 12, reattached: false },
+    { type: 'allocation-released', id: 'c01', jobId: '41', heldS: 30 },
+    { type: 'allocation-running', id: 'c01', jobId: '42', node: 'n2', queuedS: 4, slurmQueuedS: null, reattached: false },
+    { type: 'allocation-running', id: 'c01', jobId: '42', node: 'n2', queuedS: 0, slurmQueuedS: null, reattached: true },
+    { type: 'allocation-released', id: 'c01', jobId: '42', heldS: 20 },
+    { type: 'allocation-released', id: 'c02', jobId: '50', heldS: 99 },
+  ]);
+  assert.equal([...t.entries()], [['c01', { jobId: '42', node: 'n2', queuedS: 16.5, heldS: 50, jobs: 2 }]]);
 });
 
 test.run();

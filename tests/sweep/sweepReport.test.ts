@@ -45,9 +45,9 @@ test('best under each SLO: by capacity and by QPS per $/hour; runs without a tru
 test('CSV: one row per configuration, matrix fields and baseline SLOs as columns, commas quoted', () => {
   const lines = sweepCsv(rows).trim().split('\n');
   assert.is(lines.length, 5);
-  assert.match(lines[0], /^config,maxNumSeqs,note,host,gpus,status,outcome,capacity_qps,pass_qps,fail_qps,tolerance,usd_per_hour,qps_per_usd_per_hour,usd_per_million_output_tokens,gpu_seconds,run_cost_usd,probes,capacity_qps_ttft\+tbt,capacity_qps_tpot,estimate_qps,interval_lo_qps,interval_hi_qps,interval_open,run_dir$/);
-  assert.is(lines[1], 'c01,8,"a,b",gpu1,0 1,completed,converged,10,10,10.5,0.05,4,2.5,1.5,100,0.1,3,12,9,,,,,/r/c01');
-  assert.is(lines[4], 'c04,8,"a,b",gpu1,0 1,failed,,,,,,,,,,,,,,,,,,/r/c04');
+  assert.match(lines[0], /^config,maxNumSeqs,note,host,gpus,status,outcome,capacity_qps,pass_qps,fail_qps,tolerance,usd_per_hour,qps_per_usd_per_hour,usd_per_million_output_tokens,gpu_seconds,run_cost_usd,probes,capacity_qps_ttft\+tbt,capacity_qps_tpot,estimate_qps,interval_lo_qps,interval_hi_qps,interval_open,slurm_job,slurm_node,slurm_queued_s,slurm_allocated_s,run_dir$/);
+  assert.is(lines[1], 'c01,8,"a,b",gpu1,0 1,completed,converged,10,10,10.5,0.05,4,2.5,1.5,100,0.1,3,12,9,,,,,,,,,/r/c01');
+  assert.is(lines[4], 'c04,8,"a,b",gpu1,0 1,failed,,,,,,,,,,,,,,,,,,,,,,/r/c04');
 });
 
 test('markdown: a row per configuration (short id, values, capacity, interval, money, run link) and the best-of table', () => {
@@ -56,7 +56,7 @@ test('markdown: a row per configuration (short id, values, capacity, interval, m
   // A run with an interval shows its estimate, an open end as "open"; the CSV carries the numbers.
   const withInterval = [row('c05', { ...cap(10, 4, {}), interval: { estimateQps: 10.42, loQps: 9.81, hiQps: null, open: 'hi' } })];
   assert.match(sweepMarkdown('s', withInterval), /\| c05 \| maxNumSeqs=8 note=a,b \| 10 \| 10\.4 \(9\.81–open\) \|/);
-  assert.match(sweepCsv(withInterval), /,10\.42,9\.81,,hi,\/r\/c05/);
+  assert.match(sweepCsv(withInterval), /,10\.42,9\.81,,hi,,,,,\/r\/c05/);
   assert.match(md, /\| c03 \| maxNumSeqs=8 note=a,b \| invalid probes \|/);
   assert.match(md, /\| recipe SLO \| `fluidity p99 >= 0\.9` \| c02 seqs8 note=a,b \(14 QPS\) \| c01 seqs8 note=a,b \(2\.5 QPS per \$\/h\) \|/);
   assert.match(md, /## Runs without a capacity\n\n- \*\*c03 seqs8 note=a,b\*\*: r\n- \*\*c04 seqs8 note=a,b\*\*: why/);
@@ -143,6 +143,16 @@ test('no section heading repeats a chart title; capacity under each SLO definiti
     ['tpot', [[9, 0]]],
   ]);
   assert.is(new Set(perSlo.series.map((x) => x.color)).size, 3);
+});
+
+test('runs on Slurm: their job, node, queue wait and hold in a table of their own and in the CSV; none without Slurm', () => {
+  const onSlurm = [{ ...row('c01', cap(10, 4, {})), slurm: { jobId: '42', node: 'n2', queuedS: 16.5, heldS: 50, jobs: 2 } }, row('c02', cap(14, 8, {}))];
+  const md = sweepMarkdown('s', onSlurm);
+  assert.match(md, /\| config \| Slurm job \| node \| queued \(s\) \| allocated \(s\) \|/);
+  assert.match(md, /\| c01 \| 42 \(2 jobs\) \| n2 \| 16\.5 \| 50 \|/);
+  assert.match(md, /\| c02 \| — \| — \| — \| — \|/);
+  assert.match(sweepCsv(onSlurm).split('\n')[1], /,42,n2,16\.5,50,\/r\/c01$/);
+  assert.not.match(sweepMarkdown('s', rows), /Slurm job/);
 });
 
 test.run();
