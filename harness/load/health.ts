@@ -150,8 +150,9 @@ export function judgeClientHealth(input: {
   const timingErrorS = recvMinusEmit ? recvMinusEmit.p99S : eldP99S;
   const lagP99S = lag ? lag[99] : 0;
   const tr = input.tunnelRelay;
-  // Receive − emit already holds the relay's wait where the engine stamps emits; without them a
-  // receiving worker's own loop delay misses it, so the main thread's delay counts on its own.
+  // A receiving worker's own loop delay misses the relay's wait (its bytes reach the socket late),
+  // and receive − emit holds it only for an engine that stamps emits on this machine's clock: the
+  // main thread's delay, what any relayed byte can wait, counts on its own.
   const clientErrorS = Math.max(timingErrorS, lagP99S, tr ? tr.mainLoopDelayP99S : 0);
   const valid = clientErrorS <= input.toleranceS;
   const what = recvMinusEmit ? 'receive−emit p99' : 'event-loop delay p99 (engine sends no emit times)';
