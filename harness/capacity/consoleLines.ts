@@ -16,13 +16,16 @@ export function sloLegend(defs: readonly SloDefinition[]): string[] {
 }
 
 const CLIENT_FIX = 'free cores (search.probe.workers) or widen search.probe.clientTolerance';
+// Where the SSH tunnel's relay on this process's main thread made the error, more receivers do not help.
+const TUNNEL_FIX = 'send from beside the engine (load.from: agent)';
 
 const ms = (s: number) => (s >= 1 ? `${+s.toFixed(2)} s` : `${+(s * 1000).toPrecision(3)} ms`);
 
 /**
  * Why a probe is invalid, and the fix, in words. The client-error fix is what the client's
  * timing depends on (docs/client-timing.md): receiving workers with a core each, or a tolerance
- * the TBT deadline can afford.
+ * the TBT deadline can afford; where the SSH tunnel's relay made the error, the load sent from beside
+ * the engine.
  */
 export function invalidReason(s: Pick<ProbeSummary, 'engineDied' | 'tokenDrift' | 'client' | 'validity'>): string {
   if (s.engineDied) return `the engine died: ${s.engineDied}`;
@@ -31,7 +34,10 @@ export function invalidReason(s: Pick<ProbeSummary, 'engineDied' | 'tokenDrift' 
   }
   const c = s.client;
   if (c && c.verdict === 'invalid') {
-    return `client error ${ms(c.clientErrorS)} > ${ms(c.toleranceS)} tolerance; fix: ${CLIENT_FIX}`;
+    const relay = c.tunnelRelay !== undefined && c.tunnelRelay.mainLoopDelayP99S >= c.clientErrorS;
+    return relay
+      ? `client error ${ms(c.clientErrorS)} > ${ms(c.toleranceS)} tolerance, the SSH tunnel's relay; fix: ${TUNNEL_FIX}`
+      : `client error ${ms(c.clientErrorS)} > ${ms(c.toleranceS)} tolerance; fix: ${CLIENT_FIX}`;
   }
   return s.validity;
 }

@@ -7,7 +7,7 @@ import { launchEngine, type Engine, type EngineExit, type LaunchOptions } from '
 import { resolveHosts, type Inventory } from '../provision/inventory.ts';
 import type { ConnectOptions } from '../provision/sshConnection.ts';
 import type { RunPlan } from './runPlan.ts';
-import type { LogRelayCounters } from '../load/health.ts';
+import type { LogRelayCounters, TunnelRelayCounters } from '../load/health.ts';
 import { runPaths } from '../runDir/layout.ts';
 import { UserError } from '../util/errors.ts';
 import { openSessionAgents, type SessionAgents } from './agentSession.ts';
@@ -25,6 +25,8 @@ export interface EngineSession {
   startGpuTelemetry(file: string): () => Promise<void>;
   /** What relaying the engine's log has cost so far (cumulative), where a log is followed. */
   logRelayCost?: () => LogRelayCounters;
+  /** What the SSH tunnel probes go through has relayed so far (cumulative), with `access: ssh-tunnel`. */
+  tunnelRelayCost?: () => TunnelRelayCounters;
   /** The load agents probes are sent from; absent when this process sends them. */
   agents?: SessionAgents;
   /** Releases the engine; `verified` says no container with the run's label is left. */
@@ -109,6 +111,7 @@ export async function startEngineSession(plan: RunPlan, opts: SessionOptions): P
     },
     startGpuTelemetry: (file) => engine.startGpuTelemetry(file),
     logRelayCost: engine.logRelayCost,
+    tunnelRelayCost: engine.tunnelRelayCost,
     async stop() {
       const agentProblems = (await agents?.close()) ?? [];
       const report = await engine.stop();

@@ -163,6 +163,7 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
         content: input.prompts?.content,
         extraBody: input.prompts?.extraBody,
         logRelayCost: input.session.logRelayCost,
+        tunnelRelayCost: input.session.tunnelRelayCost,
         shouldStop,
       });
     }

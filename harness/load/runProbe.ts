@@ -15,7 +15,7 @@ import { startDispatch, type DispatchOptions } from './dispatcher.ts';
 import { startScraper } from './metricsScraper.ts';
 import { outputPinned } from './dialect.ts';
 import { serverUrl } from './serverUrl.ts';
-import { defaultClientToleranceS, judgeClientHealth, judgeTokenDrift, logRelayShare, type ClientHealth, type LogRelayCounters, type TokenDrift } from './health.ts';
+import { defaultClientToleranceS, judgeClientHealth, judgeTokenDrift, logRelayShare, tunnelRelayShare, type ClientHealth, type LogRelayCounters, type TokenDrift, type TunnelRelayCounters } from './health.ts';
 import type { RawExchange } from './exchange.ts';
 import { planPromptContent, type PlannedRequest, type ProbePlan } from './plan.ts';
 import type { PromptContent, PromptOptions } from './prompt.ts';
@@ -89,6 +89,8 @@ export interface ProbeOptions {
   content?: PromptContent;
   /** What relaying the engine's log has cost so far (cumulative); the probe reports its share. */
   logRelayCost?: () => LogRelayCounters;
+  /** What the SSH tunnel the load goes through has relayed so far (cumulative); its share and the main thread's delay count in client health. */
+  tunnelRelayCost?: () => TunnelRelayCounters;
   /** Awaited once every worker can send, before the clock starts (a load agent waits for its orchestrator's go). */
   beforeStart?: () => Promise<void>;
   /** Called once the clock has started, with the probe's stop and limit (a load agent's orchestrator drives them). */
@@ -301,6 +303,7 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
   const gcPausesNs: Float64Array[] = [];
   const mainCpuAtStart = readThreadCpu();
   const relayAtStart = options.logRelayCost?.() ?? null;
+  const tunnelAtStart = options.tunnelRelayCost?.() ?? null;
   const mainGc = workers.length === 0 ? watchGcPauses(startNs) : null;
   try {
     if (workers.length === 0) {
@@ -375,6 +378,7 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
     tbtDeadlineS: options.tbtDeadlineS,
     toleranceS: options.clientToleranceS ?? defaultClientToleranceS(options.tbtDeadlineS),
     logRelay: relayAtStart && options.logRelayCost ? logRelayShare(relayAtStart, options.logRelayCost(), durationS) : undefined,
+    tunnelRelay: tunnelAtStart && options.tunnelRelayCost ? tunnelRelayShare(tunnelAtStart, options.tunnelRelayCost(), { p99Ns: mainEld.percentile(99), maxNs: mainEld.max }) : undefined,
   });
   const tokenDrift = judgeTokenDrift(records, options.tokenDriftTolerance ?? plan.tokenDriftTolerance, { outputPinned: outputPinned(promptOptions.omitFields) });
   return {

@@ -115,6 +115,7 @@ export async function openEngineSession(spec: ContainerSpec | ProcessSpec, host:
   const telemetryStops = new Set<() => Promise<void>>();
   const acquired: Acquired<HostHandle> = { handle, telemetryStops, tunnel: null, logs: null };
   let watch: ExitWatch | null = null;
+  let tunnel: SshTunnel | null = null;
   let stopping = false;
   const gpuFactsOn = (h: HostHandle, timeoutS: number) => () => readGpuFacts((c, a) => h.exec(c, a, { timeoutS }), host.nvidiaSmi);
   const gpuIdle = opts.gpuIdle;
@@ -193,7 +194,7 @@ export async function openEngineSession(spec: ContainerSpec | ProcessSpec, host:
       const conn = handle.connection;
       if (access !== 'ssh-tunnel' || conn === null) return null;
       // Registered as soon as it is open, so teardown closes it even if the launch fails later.
-      const tunnel = await deps.openTunnel(conn, port, remoteHost);
+      tunnel = await deps.openTunnel(conn, port, remoteHost);
       acquired.tunnel = tunnel;
       return tunnel;
     },
@@ -238,6 +239,7 @@ export async function openEngineSession(spec: ContainerSpec | ProcessSpec, host:
         serverLogPath,
         onExit: (cb) => exits.onExit(cb),
         logRelayCost,
+        ...(tunnel ? { tunnelRelayCost: tunnel.cost } : {}),
         startGpuTelemetry(file, intervalS = 1) {
           if (!facts.gpu?.available) return async () => {};
           const stopSampling = sampleGpuTelemetry(file, { intervalS, gpuIds, halted: () => stopping }, {

@@ -7,6 +7,7 @@ import type { ConnectOptions } from './sshConnection.ts';
 import type { GpuFacts } from './gpuFacts.ts';
 import type { LogBounds, LogRelayCost } from './logStream.ts';
 import type { EngineRuntime } from './engineRuntime.ts';
+import type { TunnelRelayCost } from './sshTunnel.ts';
 import type Docker from 'dockerode';
 
 /** An existing OpenAI-compatible server: nothing is launched or stopped. */
@@ -118,6 +119,8 @@ export interface Engine {
   startGpuTelemetry(file: string, intervalS?: number): () => Promise<void>;
   /** What following the engine's log has cost so far; absent when nothing is followed (an endpoint). */
   logRelayCost?: () => LogRelayCost;
+  /** What the SSH tunnel load goes through has relayed so far; absent without `access: ssh-tunnel`. */
+  tunnelRelayCost?: () => TunnelRelayCost;
   /** Where load agents beside the engine start: its host's Docker (over the held connection) and its port; absent for an endpoint. */
   loadSite?: { docker: Docker; hostName: string; port: number; address: string; lost: Promise<Error> };
   stop(): Promise<StopReport>;

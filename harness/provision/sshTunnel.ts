@@ -9,18 +9,42 @@ import type { HostConnection } from './sshConnection.ts';
 export interface SshTunnel {
   localPort: number;
   baseUrl: string;
+  /** What the tunnel has relayed so far (cumulative; a probe reports the difference). */
+  cost(): TunnelRelayCost;
   close(): Promise<void>;
+}
+
+/** The tunnel's cumulative counters. */
+export interface TunnelRelayCost {
+  /** Bytes passed from the engine to local connections (the tokens) and from them to the engine. */
+  bytesFromEngine: number;
+  bytesToEngine: number;
+  /** Channels opened, one per accepted connection, and the seconds spent waiting for them to open. */
+  channels: number;
+  openS: number;
 }
 
 /** Listens on 127.0.0.1:0 and forwards every connection to remoteHost:remotePort as the host sees it (default: the host itself). */
 export async function openTunnel(conn: HostConnection, remotePort: number, remoteHost = '127.0.0.1'): Promise<SshTunnel> {
   const sockets = new Set<Socket>();
+  // Bytes are read off the local sockets' own counters (live ones when asked, closed ones kept
+  // here), so counting adds nothing to the path every token takes.
+  const closed = { fromEngine: 0, toEngine: 0 };
+  let channels = 0;
+  let openS = 0;
   const server = createServer((socket) => {
     sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
+    socket.once('close', () => {
+      sockets.delete(socket);
+      closed.fromEngine += socket.bytesWritten;
+      closed.toEngine += socket.bytesRead;
+    });
     socket.setNoDelay(true);
+    const asked = performance.now();
     conn.forwardOut(remoteHost, remotePort).then(
       (channel) => {
+        channels++;
+        openS += (performance.now() - asked) / 1000;
         socket.pipe(channel).pipe(socket);
         channel.once('close', () => socket.destroy());
         socket.once('close', () => channel.destroy());
@@ -37,6 +61,15 @@ export async function openTunnel(conn: HostConnection, remotePort: number, remot
   return {
     localPort,
     baseUrl: `http://127.0.0.1:${localPort}`,
+    cost() {
+      let fromEngine = closed.fromEngine;
+      let toEngine = closed.toEngine;
+      for (const s of sockets) {
+        fromEngine += s.bytesWritten;
+        toEngine += s.bytesRead;
+      }
+      return { bytesFromEngine: fromEngine, bytesToEngine: toEngine, channels, openS };
+    },
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();

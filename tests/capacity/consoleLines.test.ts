@@ -71,6 +71,16 @@ test('an invalid probe: the client error against its tolerance, and the fix, and
   assert.not.match(line, /fluidity/);
 });
 
+test('an invalid probe whose error is the SSH tunnel\'s relay: the fix is to send from beside the engine', () => {
+  const tunnelRelay = { bytesFromEngine: 9e6, bytesToEngine: 1e5, channels: 0, openS: 0, mainLoopDelayP99S: 0.0068, mainLoopDelayMaxS: 0.02 };
+  const line = probeLine(summary({ valid: false, client: { verdict: 'invalid', clientErrorS: 0.0068, toleranceS: 0.002, tunnelRelay } }), defs);
+  assert.ok(line.length <= LINE_BUDGET, `${line.length}: ${line}`);
+  assert.match(line, /client error 6\.8 ms > 2 ms tolerance, the SSH tunnel's relay; fix: .*load\.from: agent/);
+  // The receivers' own error larger than the relay's: the usual fix.
+  const receivers = probeLine(summary({ valid: false, client: { verdict: 'invalid', clientErrorS: 0.0068, toleranceS: 0.002, tunnelRelay: { ...tunnelRelay, mainLoopDelayP99S: 0.001 } } }), defs);
+  assert.match(receivers, /; fix: .*search\.probe\.workers/);
+});
+
 test('an engine that died: said so, no verdict', () => {
   const line = probeLine(summary({ valid: false, interrupted: true, engineDied: 'the simulated engine exited (code 1)' }), defs);
   assert.is(line, 'probe 2: 4 QPS INTERRUPTED · 270 req, 83.2 s — the engine died: the simulated engine exited (code 1)');

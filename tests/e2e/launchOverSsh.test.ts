@@ -110,8 +110,13 @@ if (env) {
       assert.ok(t.tunnelMsP50! > 0 && t.directMsP50! > 0);
       console.log(`  tunnel keep-alive GET /health p50 ${t.tunnelMsP50!.toFixed(2)} ms, direct ${t.directMsP50!.toFixed(2)} ms, added ${t.addedMsP50!.toFixed(2)} ms`);
       assert.ok(lines.some((l) => l.includes('ssh tunnel') && l.includes('added')), 'added latency shown in the log');
+      // What the tunnel relays is counted, for probes' client health.
+      const before = engine.tunnelRelayCost!();
+      assert.ok(before.channels >= 1, `the latency GETs opened ${before.channels} channels`);
       const probe = await shortProbe(engine.baseUrl, 3);
       assert.ok(probe.every((r) => r.status === 200 && r.done));
+      const after = engine.tunnelRelayCost!();
+      assert.ok(after.bytesFromEngine > before.bytesFromEngine && after.bytesToEngine > before.bytesToEngine, `${JSON.stringify(before)} → ${JSON.stringify(after)}`);
     } finally {
       assert.equal((await engine.stop()).remaining, []);
     }

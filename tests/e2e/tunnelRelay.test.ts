@@ -1,0 +1,58 @@
+// End-to-end on the real sshd: load sent by this process through an SSH tunnel (the simulated
+// engine served locally, reached through sshd's direct-tcpip forward) with a receiving worker.
+// Client health states what the tunnel relayed during the probe and the main thread's loop delay,
+// and that delay is a term of the client error: the relay runs on the main thread whatever the
+// receivers' own delays were.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { e2eEnv, e2eHost } from './e2eEnv.ts';
+import { startLocalSim } from '../../harness/provision/localProcess.ts';
+import { connectHost } from '../../harness/provision/sshConnection.ts';
+import { openTunnel } from '../../harness/provision/sshTunnel.ts';
+import { planProbe } from '../../harness/load/plan.ts';
+import { runProbe } from '../../harness/load/runProbe.ts';
+import { workloadSchema } from '../../harness/load/workloadSpec.ts';
+
+const env = e2eEnv('tunnel relay');
+
+if (env) {
+  test('a probe through the SSH tunnel with a receiving worker: the relay\'s bytes and main-thread delay in client health', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fluidcap-e2e-tunnel-'));
+    const sim = await startLocalSim(['--host', '127.0.0.1', '--port', '0', '--model', 'tiny', '--time-scale', '0.1'], { logPath: join(dir, 'server.log') });
+    const conn = await connectHost(e2eHost(env));
+    const tunnel = await openTunnel(conn, Number(new URL(sim.baseUrl).port));
+    try {
+      const workload = workloadSchema.parse({ lengths: { prompt: { min: 16, max: 32 }, output: { min: 8, max: 16 } }, seed: 5 });
+      const plan = planProbe({ workload, rateQps: 20, requests: 40, maxContextTokens: 2048 });
+      const result = await runProbe(plan, { outDir: dir, baseUrl: tunnel.baseUrl, model: 'tiny', workers: 1, requestTimeoutS: 30, stallTimeoutS: 10, metricsUrl: false, tunnelRelayCost: tunnel.cost });
+      assert.is(result.workers, 1);
+      assert.is(result.byStatus.ok, 40, JSON.stringify(result.byStatus));
+
+      const h = result.clientHealth;
+      const relay = h.tunnelRelay!;
+      assert.ok(relay, 'client health reports the tunnel');
+      // Every streamed token crossed the tunnel, each in an SSE event of many bytes.
+      const tokens = plan.requests.reduce((s, r) => s + r.maxTokens, 0);
+      assert.ok(relay.bytesFromEngine > 10 * tokens, `${relay.bytesFromEngine} bytes from the engine for ${tokens} tokens`);
+      assert.ok(relay.bytesToEngine > 0, `${relay.bytesToEngine} bytes to the engine`);
+      // The receiver's keep-alive connections were opened during the probe, each a channel.
+      assert.ok(relay.channels >= 1 && relay.openS > 0, `${relay.channels} channels in ${relay.openS} s`);
+      assert.is(tunnel.cost().channels, relay.channels, 'no channel was opened before the probe');
+      // The main thread's delay is measured and is a term of the client error.
+      assert.ok(relay.mainLoopDelayMaxS >= relay.mainLoopDelayP99S && relay.mainLoopDelayMaxS > 0, `main-thread delay max ${relay.mainLoopDelayMaxS} s`);
+      assert.ok(h.clientErrorS >= relay.mainLoopDelayP99S, `client error ${h.clientErrorS} s ≥ the relay's ${relay.mainLoopDelayP99S} s`);
+      assert.match(h.reason, new RegExp(`tokens relayed through the SSH tunnel: ${relay.bytesFromEngine} bytes, main-thread delay p99 [\\d.]+ ms`));
+      console.log(`  tunnel during the probe: ${relay.bytesFromEngine} bytes from the engine, ${relay.channels} channels opened in ${(relay.openS * 1000).toFixed(1)} ms, main-thread delay p99 ${(relay.mainLoopDelayP99S * 1000).toFixed(2)} ms`);
+    } finally {
+      await tunnel.close();
+      await conn.close();
+      await sim.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+}
+
+test.run();
