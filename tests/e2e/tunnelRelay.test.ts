@@ -5,10 +5,11 @@
 // receivers' own delays were.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { e2eEnv, e2eHost } from './e2eEnv.ts';
+import { e2eEnv, e2eHost, e2eInventory, freePort } from './e2eEnv.ts';
+import { FAST_RECIPE, fluidcap, onlyRunDir, readJson } from '../pipeline/support.ts';
 import { startLocalSim } from '../../harness/provision/localProcess.ts';
 import { connectHost } from '../../harness/provision/sshConnection.ts';
 import { openTunnel } from '../../harness/provision/sshTunnel.ts';
@@ -50,6 +51,33 @@ if (env) {
       await tunnel.close();
       await conn.close();
       await sim.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('fluidcap run over access: ssh-tunnel with the client sending: every probe\'s summary states the tunnel\'s relay', async () => {
+    const t0 = performance.now();
+    const dir = mkdtempSync(join(tmpdir(), 'fluidcap-e2e-tunnel-run-'));
+    try {
+      const inventory = join(dir, 'inventory.yaml');
+      writeFileSync(inventory, e2eInventory(env));
+      const sim = `sim: { scheduler: vllm, timeScale: 1 }\n  image: ${env.image}\n  host: e2e\n  access: ssh-tunnel\n  port: ${await freePort()}\n  readyTimeout: 60s`;
+      const text = readFileSync(FAST_RECIPE, 'utf8').replace('sim: { scheduler: vllm, timeScale: 1 }', sim).replace('maxProbes: 8', 'maxProbes: 2');
+      assert.ok(text.includes('access: ssh-tunnel') && text.includes('maxProbes: 2'));
+      const recipe = join(dir, 'tunnel-run.yaml');
+      writeFileSync(recipe, `${text.replace('name: fast', 'name: tunnelrun')}load: { from: client }\n`);
+      const out = join(dir, 'runs');
+      const r = await fluidcap(['run', recipe, '--hosts', inventory, '--out', out], { timeoutMs: 240_000 });
+      assert.is(r.code, 0, r.stderr.slice(-3000));
+      const runDir = onlyRunDir(out);
+      const probes = readdirSync(join(runDir, 'probes')).map((d) => join('probes', d));
+      assert.ok(probes.length >= 1, readdirSync(runDir).join(' '));
+      for (const p of probes) {
+        const client = readJson<{ client: { tunnelRelay?: { bytesFromEngine: number; channels: number } } }>(join(runDir, p, 'summary.json')).client;
+        assert.ok(client.tunnelRelay && client.tunnelRelay.bytesFromEngine > 0, `${p}: ${JSON.stringify(client.tunnelRelay)}`);
+      }
+      console.log(`  fluidcap run through the tunnel: ${probes.length} probes, ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   });
