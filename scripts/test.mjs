@@ -16,6 +16,10 @@ const child = spawn(process.execPath, ['--import', 'tsx', 'node_modules/uvu/bin.
   env: { ...withoutColorForcing(process.env), NO_COLOR: '1' },
 });
 let out = '';
+// When each file's name was printed: the time to the next name is that file's, so the slowest
+// files can be listed (what a new end-to-end test adds to CI's time is read there).
+const fileStarts = [];
+let partial = '';
 // Both NO_COLOR and FORCE_COLOR set makes every node child warn on stderr; keep only NO_COLOR.
 function withoutColorForcing(env) {
   const { FORCE_COLOR, ...rest } = env;
@@ -24,6 +28,9 @@ function withoutColorForcing(env) {
 child.stdout.on('data', (b) => {
   process.stdout.write(b);
   out += b.toString();
+  const lines = (partial + b.toString()).split('\n');
+  partial = lines.pop();
+  for (const line of lines) if (/^\S+\.test\.ts$/.test(line.trim())) fileStarts.push({ file: line.trim(), at: performance.now() });
   if (out.length > 1_000_000) out = out.slice(-100_000);
 });
 const timer = setTimeout(() => {
@@ -43,6 +50,9 @@ child.on('close', (code, signal) => {
   }
   // uvu's Total counts the tests that ran; test.skip() ones are only in Skipped.
   const failed = total - passed;
+  const end = performance.now();
+  const slowest = fileStarts.map((f, i) => ({ file: f.file, s: ((fileStarts[i + 1]?.at ?? end) - f.at) / 1000 })).sort((x, y) => y.s - x.s).slice(0, 12);
+  if (fileStarts.length > 1) console.log(`\nslowest test files (${fileStarts.length} files, ${((end - fileStarts[0].at) / 1000).toFixed(0)} s):\n${slowest.map((f) => `  ${f.s.toFixed(1).padStart(7)} s  ${f.file}`).join('\n')}`);
   console.log(`\n${passed} passed, ${failed} failed, ${skipped} skipped`);
   process.exit(code === 0 && failed === 0 && total > 0 ? 0 : 1);
 });
