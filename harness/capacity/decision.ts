@@ -138,10 +138,13 @@ export function decideFraction(misses: ArrayLike<number>, p0: number, params: De
     }
     return tau;
   };
-  const judge = (k: number): FractionDecision => {
+  // While scanning, τ is estimated only where the raw ratio could cross; the answer returned
+  // (`last`) always carries it: an undecided probe's counts are what the capacity's interval
+  // weighs, and its leaning's confidence is no surer than its clusters allow.
+  const judge = (k: number, last = false): FractionDecision => {
     const m = prefix[k];
     const raw = m * missStep + (k - m) * metStep;
-    const tau = raw >= failAt || raw <= passAt ? tauAt(k) : 1;
+    const tau = last || raw >= failAt || raw <= passAt ? tauAt(k) : 1;
     const llr = raw / tau;
     const leaning = llr > 0 ? 'fail' : 'pass';
     const confidence = 1 - Math.exp(-Math.abs(llr));
@@ -151,13 +154,13 @@ export function decideFraction(misses: ArrayLike<number>, p0: number, params: De
     return { decision, confidence, leaning, observed: k, misses: m, tau, llr, ...base };
   };
 
-  if (options.mode === 'whole') return judge(n);
+  if (options.mode === 'whole') return judge(n, true);
   // |llr| ≤ |raw| because tau ≥ 1: tau is only estimated where the raw ratio could cross.
   for (let k = Math.max(1, Math.min(n, options.startAt ?? 0)); k <= n; k++) {
     const d = judge(k);
     if (d.decision !== 'undecided') return d;
   }
-  return judge(n);
+  return judge(n, true);
 }
 
 // p0 = 0 (P100) or 1: no zone can be put around it. One miss fails P100 for certain; a pass is
@@ -214,7 +217,7 @@ export function clusterTime(prefix: Float64Array, ends: readonly number[], k: nu
     else hi = mid;
   }
   const b = Math.floor(Math.sqrt(r));
-  if (b < 2 || r < 4 * b) {
+  if (r < 16) {
     const touched = r + (k > (r > 0 ? ends[r - 1] : 0) ? 1 : 0);
     return Math.max(1, k / Math.max(1, touched));
   }

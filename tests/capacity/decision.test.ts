@@ -257,4 +257,20 @@ test('stalls shared by requests: with the requests as clusters wrong passes stay
   assert.ok(without.pass / trials > 0.075, `passes at pU without clusters: ${JSON.stringify(without)}`);
 });
 
+test('an undecided answer carries its clustering time: the counts the interval weighs, a leaning no surer than its clusters', () => {
+  // Stalls shared by 4 requests at the allowed fraction itself: inside the zone, undecided.
+  // A probe re-judged whole (as its summary keeps it).
+  const { misses, ends } = stalls(7, P0);
+  const d = decideFraction(misses, P0, DEFAULT_DECISION, { clusterEnds: ends, mode: 'whole' });
+  assert.is(d.decision, 'undecided');
+  assert.ok(d.tau > 2, `τ ${d.tau}`);
+  const naive = decideFraction(misses, P0, DEFAULT_DECISION, { dependence: false, mode: 'whole' });
+  assert.ok(d.confidence < naive.confidence, `${d.confidence} against ${naive.confidence}`);
+  // A scan that ends undecided: its raw ratio never reached a threshold, so τ was never needed on the way.
+  const short = stalls(1, P0, 24);
+  const scanned = decideFraction(short.misses, P0, DEFAULT_DECISION, { clusterEnds: short.ends });
+  assert.is(scanned.decision, 'undecided');
+  assert.ok(scanned.tau > 1.5, `scan's τ ${scanned.tau}`);
+});
+
 test.run();
