@@ -19,12 +19,19 @@
 // many had an open end, the median and worst error of the estimate, the median interval width and
 // the load-seconds used. `--truth` skips the ground-truth computation with known values (same
 // order as --recipes), which scripts/verdict-proof.ts computes the same way (scripts/proofSupport.ts).
+//
+// `--scatter 0.29,0.3277,0.36 [--scatter-probes 60] [--warmup-s S]` instead checks the evidence one
+// probe brings, on the first recipe: at each rate, that many whole probes as runs plan them (knee
+// warm-up included, no early stop, each its own workload seed) against the long-run miss fraction
+// (`--gt-seeds` × `--gt-requests`). Per SLO entry it prints the probes' mean miss fraction (an empty
+// start reads low by the difference) and the variance of their fractions over the variance their
+// effective counts n/τ claim (above 1, the interval counts a probe as surer than it is).
 import { parseArgs } from 'node:util';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { evaluateSlo } from '../harness/metrics/sloCheck.ts';
 import { nextProbe, type ProbeVerdict } from '../harness/capacity/search.ts';
-import { probeDecision } from '../harness/capacity/sloDecision.ts';
+import { probeDecision, sloSeries } from '../harness/capacity/sloDecision.ts';
 import { DEFAULT_DECISION } from '../harness/capacity/decision.ts';
 import { capacityInterval, type CapacityInterval } from '../harness/capacity/interval.ts';
 import type { ProbeStatistics } from '../harness/runDir/schema.ts';
@@ -65,6 +72,10 @@ const { values } = parseArgs({
     // Constants of the rule that ends the knee warm-up, replacing load/kneeWarmup.ts's (JSON, e.g. '{"z":2}').
     'knee-rule': { type: 'string' },
     from: { type: 'string' },
+    scatter: { type: 'string' },
+    // The run's searches without the decided early stop: every probe runs to its planned end.
+    'no-early-stop': { type: 'boolean', default: false },
+    'scatter-probes': { type: 'string', default: '60' },
   },
 });
 const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -100,7 +111,7 @@ function probeOnce(c: Config, method: Method, qps: number, seed: number, kneeS: 
     return { qps, passed: evaluateSlo(judged, c.slo).passed, durationS, statistics: probeDecision(judged, c.slo, DEFAULT_DECISION, judged.length) };
   }
   // As runs probe, by the twin's probe (capacity/probeStep.ts's plan, knee warm-up, decided early stop and judgement).
-  const p = runTwinProbe({ plan: { ...c.runPlan, seed, probeSeeds: 'workload' }, workload: c.recipe.workload, engine: c.engine, fit: c.fit, earlyStop: true, kneeRule }, 1, qps, kneeS);
+  const p = runTwinProbe({ plan: { ...c.runPlan, seed, probeSeeds: 'workload' }, workload: c.recipe.workload, engine: c.engine, fit: c.fit, earlyStop: !values['no-early-stop'], kneeRule }, 1, qps, kneeS);
   return { qps, passed: p.passed, durationS: p.durationS, statistics: { parts: p.parts }, kneeWarmup: p.kneeWarmup };
 }
 
@@ -125,7 +136,8 @@ function search(c: Config, method: Method, seed: number): SearchResult {
   const bound = values['warmup-s'] ?? 0;
   const knee = warmupMode === 'none' ? '' : warmupMode === 'fixed' ? ':knee' : ':knee-stationary';
   const repeats = values['replay-repeats'] || !method.startsWith('run') ? '' : ':repeats';
-  const key = `${c.recipe.name}:${method}${method.startsWith('run') ? `:budget-${budgetOf(c, method)}` : ''}:${seed}:${bound}${values['same-seed'] ? '' : ':per-probe'}${knee}${repeats}`;
+  const stops = values['no-early-stop'] && method.startsWith('run') ? ':no-early-stop' : '';
+  const key = `${c.recipe.name}:${method}${method.startsWith('run') ? `:budget-${budgetOf(c, method)}` : ''}:${seed}:${bound}${values['same-seed'] ? '' : ':per-probe'}${knee}${repeats}${stops}`;
   const hit = saved[key];
   if (hit) {
     const interval = capacityInterval(hit.probes.map((p) => ({ qps: p.qps, durationS: p.durationS, parts: p.statistics.parts ?? [] })), ivOptions);
@@ -168,7 +180,50 @@ function searchNow(c: Config, method: Method, seed: number): SearchResult {
   }
 }
 
+// The evidence of single probes at fixed rates: mean against the long run, scatter against n/τ.
+async function scatter(file: string, rates: number[], probes: number): Promise<void> {
+  const c = await configOf(file);
+  const gtSeeds = Number(values['gt-seeds']);
+  const gtRequests = Number(values['gt-requests']);
+  console.log(`| recipe | QPS | SLO entry | long-run miss fraction | probes' mean | probes' sd | variance ÷ n/τ binomial's | ÷ n binomial's | median τ | probes within the allowance |`);
+  console.log('|---|---|---|---|---|---|---|---|---|---|');
+  for (const qps of rates) {
+    const longRun = new Map<string, { m: number; n: number }>();
+    for (let s = 1; s <= gtSeeds; s++) {
+      const planned = plan(c, qps, gtRequests, 1000 + s, 1e9);
+      const { records } = runPlanned(c, planned);
+      for (const series of sloSeries(evaluated(c, planned, records, Math.floor(gtRequests * 0.1)), c.slo)) {
+        const e = longRun.get(series.name) ?? { m: 0, n: 0 };
+        e.m += series.misses.reduce((a, b) => a + b, 0);
+        e.n += series.misses.length;
+        longRun.set(series.name, e);
+      }
+    }
+    const kneeS = kneeBoundS(c, warmupMode, values['warmup-s']);
+    const parts = Array.from({ length: probes }, (_, i) =>
+      runTwinProbe({ plan: { ...c.runPlan, seed: 9000 + i, probeSeeds: 'workload' }, workload: c.recipe.workload, engine: c.engine, fit: c.fit, earlyStop: false, kneeRule }, 1, qps, kneeS).parts,
+    );
+    for (const name of [...longRun.keys()]) {
+      const own = parts.map((ps) => ps.find((e) => e.name === name)).filter((e) => e !== undefined && e.observed > 0);
+      const fractions = own.map((e) => e!.misses / e!.observed);
+      const mean = fractions.reduce((a, b) => a + b, 0) / fractions.length;
+      const variance = fractions.reduce((a, b) => a + (b - mean) ** 2, 0) / Math.max(1, fractions.length - 1);
+      const claimed = (tau: (t: number) => number) => own.reduce((a, e) => a + (mean * (1 - mean) * tau(e!.tau)) / e!.observed, 0) / own.length;
+      const lr = longRun.get(name)!;
+      const allowed = own[0]?.allowedFraction ?? 0;
+      console.log(
+        `| ${c.recipe.name} | ${qps} | ${name} | ${pct(lr.m / lr.n)} | ${pct(mean)} | ${pct(Math.sqrt(variance))} | ${(variance / claimed((t) => Math.max(1, t))).toFixed(2)} | ${(variance / claimed(() => 1)).toFixed(2)} | ${median(own.map((e) => e!.tau)).toFixed(2)} | ${fractions.filter((f) => f <= allowed).length}/${own.length} |`,
+      );
+    }
+  }
+}
+
 const t0 = performance.now();
+if (values.scatter) {
+  await scatter(values.recipes!.split(',')[0], values.scatter.split(',').map(Number), Number(values['scatter-probes']));
+  console.log(`wall time: ${((performance.now() - t0) / 1000).toFixed(0)} s (virtual clock)`);
+  process.exit(0);
+}
 const files = values.recipes!.split(',');
 const truths = values.truth ? values.truth.split(',').map(Number) : [];
 const nSeeds = Number(values.seeds);

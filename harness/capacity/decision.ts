@@ -18,6 +18,14 @@
 // b · Var(means of b consecutive indicators) / (p̂(1 − p̂)), at least 1. Dividing by τ counts a
 // cluster of τ correlated misses as the evidence of one.
 //
+// Token gaps come in requests, and the series holds each request's gaps in turn. A prefill that
+// stalls the batch makes every request decoding beside it miss one gap at once: those misses lie a
+// whole request's gaps apart in the series, farther than a batch of √k gaps reaches, so the
+// indicator's own τ misses them (on the 70B's TBT it read 1.2 where probes scattered 2.8 times a
+// binomial's variance: docs/verdicts.md). Given the requests' ends, τ is also at least the design
+// effect of the requests as clusters: their miss counts summed over batches of ⌊√R⌋ consecutive
+// requests, which run side by side.
+//
 // Pure: arrays in, numbers out.
 
 /** The recipe's `search.decision` as resolved. */
@@ -78,6 +86,12 @@ export interface DecideOptions {
    * are common enough to measure once the rate is close to the knee.
    */
   nearMisses?: ArrayLike<number>;
+  /**
+   * The series' length after each cluster of observations (a request's token gaps), ascending:
+   * τ is then at least the clusters' design effect (clusterTime). Without it, every observation is
+   * its own cluster.
+   */
+  clusterEnds?: readonly number[];
 }
 
 /** Allowed miss fraction of a percentile SLO: P99 allows 1%. */
@@ -109,6 +123,7 @@ export function decideFraction(misses: ArrayLike<number>, p0: number, params: De
   const failAt = Math.log(1 / params.beta);
   const passAt = Math.log(params.alpha);
   const near = options.dependence !== false && options.nearMisses ? prefixOf(options.nearMisses) : null;
+  const clusters = options.dependence !== false && options.clusterEnds && options.clusterEnds.length > 0 ? options.clusterEnds : null;
   // τ costs O(k): it is estimated on a grid of k about 1.5% apart and reused in between, so a
   // sequential scan over a long series (TBT's token gaps) stays near-linear.
   const tauMemo = new Map<number, number>();
@@ -118,15 +133,18 @@ export function decideFraction(misses: ArrayLike<number>, p0: number, params: De
     const g = k - (k % step);
     let tau = tauMemo.get(g);
     if (tau === undefined) {
-      tau = Math.max(autocorrelationTime(prefix, g), near ? autocorrelationTime(near, g) : 1);
+      tau = Math.max(autocorrelationTime(prefix, g), near ? autocorrelationTime(near, g) : 1, clusters ? clusterTime(prefix, clusters, g) : 1);
       tauMemo.set(g, tau);
     }
     return tau;
   };
-  const judge = (k: number): FractionDecision => {
+  // While scanning, τ is estimated only where the raw ratio could cross; the answer returned
+  // (`last`) always carries it: an undecided probe's counts are what the capacity's interval
+  // weighs, and its leaning's confidence is no surer than its clusters allow.
+  const judge = (k: number, last = false): FractionDecision => {
     const m = prefix[k];
     const raw = m * missStep + (k - m) * metStep;
-    const tau = raw >= failAt || raw <= passAt ? tauAt(k) : 1;
+    const tau = last || raw >= failAt || raw <= passAt ? tauAt(k) : 1;
     const llr = raw / tau;
     const leaning = llr > 0 ? 'fail' : 'pass';
     const confidence = 1 - Math.exp(-Math.abs(llr));
@@ -136,13 +154,13 @@ export function decideFraction(misses: ArrayLike<number>, p0: number, params: De
     return { decision, confidence, leaning, observed: k, misses: m, tau, llr, ...base };
   };
 
-  if (options.mode === 'whole') return judge(n);
+  if (options.mode === 'whole') return judge(n, true);
   // |llr| ≤ |raw| because tau ≥ 1: tau is only estimated where the raw ratio could cross.
   for (let k = Math.max(1, Math.min(n, options.startAt ?? 0)); k <= n; k++) {
     const d = judge(k);
     if (d.decision !== 'undecided') return d;
   }
-  return judge(n);
+  return judge(n, true);
 }
 
 // p0 = 0 (P100) or 1: no zone can be put around it. One miss fails P100 for certain; a pass is
@@ -179,6 +197,41 @@ export function autocorrelationTime(prefix: Float64Array, k: number): number {
   const varMean = (sumSq / windows) * (k / (k - b));
   const tau = (b * varMean) / (p * (1 - p));
   return Math.min(b, Math.max(1, tau));
+}
+
+/**
+ * The design effect of the clusters that end within the first k indicators (`ends`: the series'
+ * length after each cluster, ascending): the variance of their misses' total, estimated from
+ * overlapping batches of B = ⌊√R⌋ consecutive clusters (R of them), over a binomial's p̂(1 − p̂)·n.
+ * Each batch sums the clusters' misses less p̂ times their observations, so clusters of unequal size
+ * weigh by what they hold. Clamped to [1, a batch's mean observations]; 1 when there is no miss or
+ * no met. Fewer than 16 clusters (4 batches) cannot show how independent they are, so until then
+ * each cluster, the one still filling included, counts as one observation: a request whose own
+ * gaps miss a few times in a row is not yet evidence about the rate.
+ */
+export function clusterTime(prefix: Float64Array, ends: readonly number[], k: number): number {
+  let r = 0;
+  for (let hi = ends.length; r < hi; ) {
+    const mid = (r + hi) >> 1;
+    if (ends[mid] <= k) r = mid + 1;
+    else hi = mid;
+  }
+  const b = Math.floor(Math.sqrt(r));
+  if (r < 16) {
+    const touched = r + (k > (r > 0 ? ends[r - 1] : 0) ? 1 : 0);
+    return Math.max(1, k / Math.max(1, touched));
+  }
+  const n = ends[r - 1];
+  const p = prefix[n] / n;
+  if (!(n > 0) || p <= 0 || p >= 1) return 1;
+  // Residual at cluster c's end: its misses so far less p̂ times its observations so far.
+  const residual = (c: number) => (c === 0 ? 0 : prefix[ends[c - 1]] - p * ends[c - 1]);
+  let sumSq = 0;
+  const windows = r - b + 1;
+  for (let j = 0; j + b <= r; j++) sumSq += (residual(j + b) - residual(j)) ** 2;
+  const varTotal = (sumSq / windows) * (r / b) * (r / (r - b));
+  const tau = varTotal / (p * (1 - p) * n);
+  return Math.min((n * b) / r, Math.max(1, tau));
 }
 
 function prefixOf(indicators: ArrayLike<number>): Float64Array {

@@ -64,6 +64,10 @@ export interface SloDecideOptions {
   checkFromRequests?: number;
 }
 
+// Token gaps cluster by request (decision.ts clusterTime); a series of requests has one
+// observation per request, where the clusters would be the observations themselves.
+const clustersOf = (unit: SloSeries['unit'], endOf: number[]) => (unit === 'token gaps' ? { clusterEnds: endOf } : {});
+
 const isCertain = (o: RequestOutcome): o is CertainMiss => (o as CertainMiss).certainMiss === true;
 
 /** Each SLO entry of `slo` as a miss series over the outcomes (arrival order). */
@@ -122,7 +126,7 @@ export function decideSlo(outcomes: readonly RequestOutcome[], slo: Slo, params:
   const parts: SloDecisionPart[] = series.map((s) => {
     // Thresholds in this series' own units: its length after the n-th request.
     const after = (n: number) => (n <= 0 ? 0 : n > s.endOf.length ? Infinity : s.endOf[n - 1]);
-    const result = decideFraction(s.misses, s.allowedFraction, params, { passFrom: after(passFrom), startAt: after(checkFrom), mode: options.mode, nearMisses: s.nearMisses });
+    const result = decideFraction(s.misses, s.allowedFraction, params, { passFrom: after(passFrom), startAt: after(checkFrom), mode: options.mode, nearMisses: s.nearMisses, ...clustersOf(s.unit, s.endOf) });
     return { name: s.name, source: s.source, unit: s.unit, result, text: `SLO "${s.source}": ${describeDecision(result, s.unit)}` };
   });
   const combined = combineDecisions(parts.map((p) => p.result));
@@ -182,7 +186,7 @@ export class SloDecisionAccumulator {
       }
       const passFrom = options.passFromRequests ?? 0;
       const after = passFrom <= 0 ? 0 : passFrom > endOf.length ? Infinity : endOf[passFrom - 1];
-      const result = decideFraction(misses, s.allowedFraction, params, { passFrom: after, mode: options.mode, nearMisses });
+      const result = decideFraction(misses, s.allowedFraction, params, { passFrom: after, mode: options.mode, nearMisses, ...clustersOf(s.unit, endOf) });
       return { name: s.name, source: s.source, unit: s.unit, result, text: `SLO "${s.source}": ${describeDecision(result, s.unit)}` };
     });
     const combined = combineDecisions(parts.map((p) => p.result));

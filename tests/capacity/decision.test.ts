@@ -5,6 +5,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
   allowedMissFraction,
+  autocorrelationTime,
+  clusterTime,
   combineDecisions,
   decideFraction,
   DEFAULT_DECISION,
@@ -168,6 +170,107 @@ test('combined SLOs: any fail fails, all pass passes with the union-bound confid
   assert.is(both.decision, 'pass');
   assert.ok(Math.abs(both.confidence - (1 - 2 * (1 - pass.confidence))) < 1e-12);
   assert.match(describeDecision(fail), /^fail \(\d/);
+});
+
+
+// Token gaps of requests that decode side by side: request i covers time slots [i·G/C, i·G/C + G)
+// (C requests at once, G gaps each), and a stalled slot (probability q) makes every request
+// decoding in it miss that gap, as a long prefill stalls the whole batch. The series holds each
+// request's gaps in turn, so one stall's misses lie G − G/C positions apart.
+function stalls(seed: number, q: number, requests = 100, gaps = 400, concurrent = 4): { misses: Uint8Array; ends: number[] } {
+  const rng = createRng(seed);
+  const step = gaps / concurrent;
+  const stalled = Uint8Array.from({ length: requests * step + gaps }, () => (rng.next() < q ? 1 : 0));
+  const misses = new Uint8Array(requests * gaps);
+  const ends: number[] = [];
+  for (let i = 0; i < requests; i++) {
+    for (let j = 0; j < gaps; j++) misses[i * gaps + j] = stalled[i * step + j];
+    ends.push((i + 1) * gaps);
+  }
+  return { misses, ends };
+}
+
+const prefixOf = (xs: ArrayLike<number>) => {
+  const p = new Float64Array(xs.length + 1);
+  for (let i = 0; i < xs.length; i++) p[i + 1] = p[i] + xs[i];
+  return p;
+};
+
+test('clusterTime: misses shared by requests side by side read as one; independent gaps read as 1', () => {
+  const shared = stalls(1, 0.01);
+  const prefix = prefixOf(shared.misses);
+  const k = shared.misses.length;
+  // A batch of √k gaps holds less than one request: the gaps' own τ cannot see the sharing.
+  assert.ok(autocorrelationTime(prefix, k) < 1.6, `gap τ ${autocorrelationTime(prefix, k)}`);
+  assert.ok(clusterTime(prefix, shared.ends, k) > 2.5, `cluster τ ${clusterTime(prefix, shared.ends, k)}`);
+  const independent = bernoulli(2, 0.01, k);
+  assert.ok(clusterTime(prefixOf(independent), shared.ends, k) < 1.6, `independent ${clusterTime(prefixOf(independent), shared.ends, k)}`);
+});
+
+test('clusterTime: fewer than 16 requests count as one observation each, the one filling included', () => {
+  const ends = Array.from({ length: 10 }, (_, i) => (i + 1) * 200);
+  const prefix = prefixOf(bernoulli(3, 0.02, 2000));
+  assert.is(clusterTime(prefix, ends, 100), 100);
+  assert.is(clusterTime(prefix, ends, 1000), 200);
+  assert.is(clusterTime(prefix, ends, 1100), 1100 / 6);
+});
+
+test("a few misses in one request's gaps decide nothing once the requests are known", () => {
+  // The 70B's early-stopped fail: 4 misses in the first 117 gaps, all of one request.
+  const misses = new Uint8Array(117);
+  for (const i of [10, 40, 70, 100]) misses[i] = 1;
+  assert.is(decideFraction(misses, P0, DEFAULT_DECISION).decision, 'fail');
+  assert.is(decideFraction(misses, P0, DEFAULT_DECISION, { clusterEnds: [190, 380] }).decision, 'undecided');
+});
+
+test('clusterTime: the miss fraction scatters across samples as much as the clusters say', () => {
+  // 200 samples of 100 requests × 400 gaps, 4 side by side: the variance of their miss fractions
+  // against p(1 − p)·τ/n, with τ read by each sample from itself.
+  const fractions: number[] = [];
+  const clusterTaus: number[] = [];
+  const gapTaus: number[] = [];
+  for (let s = 1; s <= 200; s++) {
+    const { misses, ends } = stalls(30_000 + s, 0.01);
+    const prefix = prefixOf(misses);
+    fractions.push(prefix[misses.length] / misses.length);
+    clusterTaus.push(clusterTime(prefix, ends, misses.length));
+    gapTaus.push(autocorrelationTime(prefix, misses.length));
+  }
+  const n = 100 * 400;
+  const mean = fractions.reduce((a, b) => a + b, 0) / fractions.length;
+  const variance = fractions.reduce((a, b) => a + (b - mean) ** 2, 0) / (fractions.length - 1);
+  const implied = (taus: number[]) => taus.reduce((a, t) => a + (mean * (1 - mean) * t) / n, 0) / taus.length;
+  const ratio = variance / implied(clusterTaus);
+  assert.ok(ratio > 0.6 && ratio < 1.6, `variance ÷ implied by the clusters ${ratio}`);
+  assert.ok(variance / implied(gapTaus) > 2.5, `variance ÷ implied by the gaps' τ ${variance / implied(gapTaus)}`);
+});
+
+test('stalls shared by requests: with the requests as clusters wrong passes stay within alpha; without, they do not', () => {
+  const trials = 120;
+  const at = (clusters: boolean) => tally(trials, (s) => {
+    const { misses, ends } = stalls(20_000 + s, PU);
+    return { misses, options: clusters ? { clusterEnds: ends } : {} };
+  });
+  const withClusters = at(true);
+  const without = at(false);
+  assert.ok(withClusters.pass / trials <= 0.075, `passes at pU with clusters: ${JSON.stringify(withClusters)}`);
+  assert.ok(without.pass / trials > 0.075, `passes at pU without clusters: ${JSON.stringify(without)}`);
+});
+
+test('an undecided answer carries its clustering time: the counts the interval weighs, a leaning no surer than its clusters', () => {
+  // Stalls shared by 4 requests at the allowed fraction itself: inside the zone, undecided.
+  // A probe re-judged whole (as its summary keeps it).
+  const { misses, ends } = stalls(7, P0);
+  const d = decideFraction(misses, P0, DEFAULT_DECISION, { clusterEnds: ends, mode: 'whole' });
+  assert.is(d.decision, 'undecided');
+  assert.ok(d.tau > 2, `τ ${d.tau}`);
+  const naive = decideFraction(misses, P0, DEFAULT_DECISION, { dependence: false, mode: 'whole' });
+  assert.ok(d.confidence < naive.confidence, `${d.confidence} against ${naive.confidence}`);
+  // A scan that ends undecided: its raw ratio never reached a threshold, so τ was never needed on the way.
+  const short = stalls(1, P0, 24);
+  const scanned = decideFraction(short.misses, P0, DEFAULT_DECISION, { clusterEnds: short.ends });
+  assert.is(scanned.decision, 'undecided');
+  assert.ok(scanned.tau > 1.5, `scan's τ ${scanned.tau}`);
 });
 
 test.run();
