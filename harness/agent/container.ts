@@ -5,6 +5,7 @@
 import { PassThrough, type Duplex } from 'node:stream';
 import type Docker from 'dockerode';
 import { RUN_LABEL } from '../provision/containerSpec.ts';
+import { createRunContainer } from '../provision/teardown.ts';
 import { linkOverStreams, type AgentLink } from './link.ts';
 import { ROLE_LABEL } from './version.ts';
 import type { ProbeAgent } from './runAgents.ts';
@@ -28,22 +29,33 @@ const statusOf = (err: unknown) => (err as { statusCode?: number }).statusCode;
 
 /**
  * Starts `count` agents placed round-robin over `sites` (agent k on site k mod sites), each named
- * `<namePrefix>-<k>`; on failure removes what it started and throws.
+ * `<namePrefix>-<k>`; on failure, or once `signal` is aborted, removes what it created and throws.
+ * Each create goes through createRunContainer, so a teardown of the host's run (the engine's, on
+ * Ctrl-C) waits for a create in flight before it lists the run's containers.
  */
-export async function startAgents(sites: AgentSite[], opts: { count: number; image: string; runId: string; namePrefix: string }): Promise<StartedAgents> {
-  const started: { docker: Docker; id: string; name: string }[] = [];
+export async function startAgents(
+  sites: AgentSite[],
+  opts: { count: number; image: string; runId: string; namePrefix: string; signal?: AbortSignal },
+): Promise<StartedAgents> {
+  // Every create issued, answered or not: one whose answer was lost may still have been made, and
+  // its name (unique to this probe) finds it.
+  const issued: { docker: Docker; name: string; created: Promise<Docker.Container | null> }[] = [];
   const remove = async () => {
     const problems: string[] = [];
     await Promise.all(
-      started.map(async (c) => {
+      issued.map(async (c) => {
+        const container = await c.created;
         try {
-          await c.docker.getContainer(c.id).remove({ force: true });
+          await (container ?? c.docker.getContainer(c.name)).remove({ force: true });
         } catch (err) {
           if (statusOf(err) !== 404 && statusOf(err) !== 409) problems.push(`${c.name}: ${(err as Error).message}`);
         }
       }),
     );
     return problems;
+  };
+  const checkAbort = () => {
+    if (opts.signal?.aborted) throw new Error(`load agents ${opts.namePrefix}-*: not started, the probe was interrupted`);
   };
   try {
     const agents: ProbeAgent[] = [];
@@ -52,7 +64,8 @@ export async function startAgents(sites: AgentSite[], opts: { count: number; ima
       const name = `${opts.namePrefix}-${k}`;
       // A leftover of the same name (an earlier attempt of this probe) is ours to replace.
       await site.docker.getContainer(name).remove({ force: true }).catch(() => {});
-      const c = await site.docker.createContainer({
+      checkAbort();
+      const creating = createRunContainer(site.docker, {
         name,
         Image: opts.image,
         Labels: { [RUN_LABEL]: opts.runId, [ROLE_LABEL]: 'agent' },
@@ -65,7 +78,9 @@ export async function startAgents(sites: AgentSite[], opts: { count: number; ima
         // SYS_NICE lets the receivers run under SCHED_FIFO as they do on a workstation (threadPriority.ts).
         HostConfig: { NetworkMode: 'host', CapAdd: ['SYS_NICE'] },
       });
-      started.push({ docker: site.docker, id: c.id, name });
+      issued.push({ docker: site.docker, name, created: creating.catch(() => null) });
+      const c = await creating;
+      checkAbort();
       // Attached before it starts, so its hello is not missed.
       const stream = (await c.attach({ stream: true, stdin: true, stdout: true, stderr: true, hijack: true })) as Duplex;
       const stdout = new PassThrough();
@@ -83,6 +98,7 @@ export async function startAgents(sites: AgentSite[], opts: { count: number; ima
       stream.on('close', () => transportEnded(`agent ${k} on ${site.hostName}: its connection closed`));
       stream.on('error', (err) => transportEnded(`agent ${k} on ${site.hostName}: its connection failed (${err.message})`));
       void site.lost?.then((err) => transportEnded(`agent ${k} on ${site.hostName}: the host's connection was lost (${err?.message ?? 'closed'})`));
+      checkAbort();
       await c.start();
       // The exit is reported on its own channel, which may overtake the agent's last output: that is read first.
       const drained = () => Promise.race([streamEnded, new Promise((r) => setTimeout(r, 2000).unref())]);
@@ -96,6 +112,7 @@ export async function startAgents(sites: AgentSite[], opts: { count: number; ima
       const link: AgentLink = linkOverStreams(`agent ${k} on ${site.hostName}`, { stdin: stream, stdout, stderr, ended });
       agents.push({ link, baseUrl: site.engineUrl, host: site.hostName });
     }
+    checkAbort();
     return { agents, remove };
   } catch (err) {
     await remove();

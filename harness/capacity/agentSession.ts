@@ -15,8 +15,8 @@ export interface SessionAgents {
   count: number;
   /** `2 load agents on hostA, hostB` for the console and the manifest. */
   describe: string;
-  /** Starts the agents of probe `index` (named after the engine's container). */
-  start(index: number): Promise<StartedAgents>;
+  /** Starts the agents of probe `index` (named after the engine's container); throws once `signal` (the user's interrupt) is aborted. */
+  start(index: number, signal?: AbortSignal): Promise<StartedAgents>;
   /** Removes the run's containers on the agent hosts other than the engine's and closes them. */
   close(): Promise<string[]>;
 }
@@ -57,7 +57,7 @@ export async function openSessionAgents(
       version,
       count: load.agents,
       describe,
-      start: (index) => startAgents(sites, { count: load.agents, image: images[0], runId: opts.runId, namePrefix: `${opts.containerName}-agent-p${String(index).padStart(2, '0')}` }),
+      start: (index, signal) => startAgents(sites, { count: load.agents, image: images[0], runId: opts.runId, namePrefix: `${opts.containerName}-agent-p${String(index).padStart(2, '0')}`, signal }),
       close,
     };
   } catch (err) {

@@ -109,7 +109,9 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
   const agents = input.session.agents;
   try {
     if (agents) {
-      const started = await agents.start(index);
+      // The user's interrupt, not the probe's own abort: an engine that dies while agents start is
+      // found by the probe they then run, as when it dies later.
+      const started = await agents.start(index, input.signal);
       try {
         result = await runAgentProbe({
           plan: probePlan,

@@ -39,7 +39,7 @@ import { profileStream } from './profilePlan.ts';
 import { fitReuseMismatch } from './fitReuse.ts';
 import type { Progress } from './progress.ts';
 import { makeDirs } from '../util/makeDirs.ts';
-import type { SlurmAllocationRecord } from '../runDir/schema.ts';
+import type { LoadPlan, SlurmAllocationRecord } from '../runDir/schema.ts';
 import { srunPrefix } from '../slurm/slurmCli.ts';
 
 export interface RunOptions {
@@ -183,7 +183,13 @@ async function reopenRun(resumeDir: string, now: () => Date, inventory: Inventor
   const promptNonce = typeof found.promptNonce === 'string' ? found.promptNonce : randomBytes(8).toString('hex');
   // A run written before probes had seeds of their own replays the workload's seed at every rate,
   // as its finished probes did, so both sessions sample alike.
-  const plan: RunPlan = { ...resolveRun(recipe, runId, promptNonce), probeSeeds: found.plan?.probeSeeds === 'per-rate' ? 'per-rate' : 'workload' };
+  const resolved = resolveRun(recipe, runId, promptNonce);
+  // Where the load comes from stays as the run began when the recipe left it to the default (which
+  // has changed: a run written before a manifest recorded it was sent from this process), so the
+  // probes of both sessions are timed alike.
+  const began: LoadPlan['from'] = found.plan?.load?.from === 'agent' ? 'agent' : 'client';
+  const load = resolved.load.chosenBy === 'default' && resolved.load.agents === 1 ? { ...resolved.load, from: began } : resolved.load;
+  const plan: RunPlan = { ...resolved, load, probeSeeds: found.plan?.probeSeeds === 'per-rate' ? 'per-rate' : 'workload' };
   // A manifest written by an older version may lack fields: what it records is kept, the rest filled in.
   const tool = await toolInfo();
   const manifest: Manifest = {

@@ -140,24 +140,27 @@ export function planProblems(recipe: Recipe, ctx: Pick<PlanContext, 'modelContex
   if (cut !== null) problems.push(cut);
   const load = loadPlan(recipe);
   if (load.agents > 1 && load.from === 'client') {
-    problems.push(`${file}: load.agents (${load.agents}): more than 1 needs load agents, and this engine ${t.engine === 'endpoint' ? 'is an endpoint' : 'runs inside this process (no target.image)'}`);
+    const why = t.engine === 'endpoint' ? 'is an endpoint' : t.runtime === 'process' ? 'runs as a process (target.runtime: process), with no container to stand beside' : 'runs inside this process (no target.image)';
+    problems.push(`${file}: load.agents (${load.agents}): more than 1 needs load agents, and this engine ${why}`);
   }
   return problems;
 }
 
 /**
- * Where probes are sent from: the recipe's choice (`load.from: agent` puts an agent beside an engine
- * fluidcap starts in a container, so what lies between the engine and this machine is out of the
- * measurement), else this process. Several agents imply agents.
+ * Where probes are sent from: the recipe's choice, else an agent beside an engine fluidcap starts in
+ * a container on another host (what lies between that host and this machine, network or SSH relay,
+ * is then out of the measurement), else this process. Several agents imply agents wherever there
+ * is a container to stand beside (planProblems refuses them elsewhere).
  */
 export function loadPlan(recipe: Recipe): LoadPlan {
   const l = recipe.load;
   const t = recipe.target;
+  // An agent is a container beside the engine: an engine run as a process may have no Docker on
+  // its host, an endpoint and the in-process simulated engine have no container to stand beside,
+  // and on this machine the client already is beside the engine.
+  const inContainer = t.engine !== 'endpoint' && t.runtime !== 'process' && !(t.engine === 'sim' && t.image === undefined);
   const agents = l?.agents ?? 1;
-  // Agents are chosen, not the default: a Ctrl-C that lands while an agent container is being
-  // created can leave it behind (the daemon finishes the create after fluidcap has exited), which
-  // the client path cannot. Asking for several agents asks for agents.
-  const from = l?.from ?? (agents > 1 ? 'agent' : 'client');
+  const from = l?.from ?? (inContainer && (t.host !== 'local' || agents > 1) ? 'agent' : 'client');
   return { from, chosenBy: l?.from ? 'recipe' : 'default', agents, hosts: l?.hosts ?? null };
 }
 

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { InfraError, UserError } from '../util/errors.ts';
 import { RUN_LABEL, type ContainerSpec, type EngineBasis } from './containerSpec.ts';
 import { helpIsSummary, parseHelpFlags, unknownFlags, versionLine } from './helpFlags.ts';
+import { createRunContainer } from './teardown.ts';
 
 export interface ImageFacts {
   image: string;
@@ -37,7 +38,7 @@ const PROBE_TIMEOUT_S = 300;
 
 /** Runs the image once with `cmd` (no GPU, no network) and returns what it printed. */
 async function runOnce(docker: Docker, image: string, runId: string, cmd: string[], entrypoint?: string[]): Promise<{ exitCode: number; output: string }> {
-  const container = await docker.createContainer({
+  const container = await createRunContainer(docker, {
     Image: image,
     ...(entrypoint ? { Entrypoint: entrypoint } : {}),
     Cmd: cmd,

@@ -16,7 +16,7 @@ import type { Host } from './inventory.ts';
 import type { ContainerSpec } from './containerSpec.ts';
 import { dockerCreateOptions } from './dockerCreateOptions.ts';
 import { followLogsApart } from './logConnection.ts';
-import { removeRunContainers } from './teardown.ts';
+import { createRunContainer, removeRunContainers } from './teardown.ts';
 import { EngineLaunchError, type EndpointPlan, type Engine, type LaunchOptions } from './engineTypes.ts';
 import { realLaunchDeps, type LaunchDeps } from './launchDeps.ts';
 import { endpointEngine } from './endpointEngine.ts';
@@ -69,7 +69,7 @@ export async function launchEngine(plan: ContainerSpec | ProcessSpec | EndpointP
       secretValues: session.secrets,
       resolveSource: (s) => (s === '~' ? home : s.startsWith('~/') ? `${home}/${s.slice(2)}` : s),
     });
-    const container = await handle.docker.createContainer(createOpts);
+    const container = await createRunContainer(handle.docker, createOpts);
     appendFileIn(dirname(serverLogPath), serverLogPath, `# fluidcap: ${spec.name} (${spec.image}) on ${host.name}, created ${deps.isoNow()}\n`);
     await container.start();
     log(`started ${spec.name} on ${host.name}`);

@@ -129,8 +129,10 @@ export const loadSchema = z.strictObject({
   /**
    * `agent`: fluidcap's probe runner in a container beside the engine (host network, the engine on
    * loopback), driven over the host's SSH connection, so no network or relay lies between the engine
-   * and the clock; `client`: this process. Default: agent for an engine in a container on a remote
-   * host, client for a local one, the in-process simulated engine and an endpoint.
+   * and the clock; `client`: this process. Default: agent for an engine fluidcap starts in a
+   * container on an inventory host (reached over SSH), or when `agents` is above 1; client for a
+   * container on `local`, an engine run as a process (`target.runtime: process`), the in-process
+   * simulated engine and an endpoint.
    */
   from: z.enum(['agent', 'client']).optional(),
   /** Agents sharing each probe, its arrivals dealt round-robin (when one agent's CPU is the limit). */

@@ -125,7 +125,7 @@ if (env) {
     console.log(`  two agents: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   });
 
-  test('fluidcap run with load.from agent: the agent killed mid-probe exits 3 with the resume line; --resume finishes; no container left', async () => {
+  test('fluidcap run with the default agent (a container on another host): the agent killed mid-probe exits 3 with the resume line; --resume finishes; no container left', async () => {
     const t0 = performance.now();
     const runDirs = join(dir, 'runs');
     const inventory = join(dir, 'inventory.yaml');
@@ -135,7 +135,7 @@ if (env) {
     const text = readFileSync(FAST_RECIPE, 'utf8').replace('sim: { scheduler: vllm, timeScale: 1 }', sim).replace('minDuration: 3s', 'minDuration: 8s');
     assert.ok(text.includes('host: e2e') && text.includes('minDuration: 8s'));
     const recipe = join(dir, 'agent-run.yaml');
-    writeFileSync(recipe, `${text.replace('name: fast', 'name: agentrun')}load: { from: agent }\n`);
+    writeFileSync(recipe, text.replace('name: fast', 'name: agentrun'));
     const child = spawn(process.execPath, [BIN, 'run', recipe, '--hosts', inventory, '--out', runDirs], { cwd: ROOT, env: childEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
@@ -173,7 +173,7 @@ if (env) {
     assert.is(resumed.code, 0, resumed.stderr.slice(-3000));
     const manifest = readJson<{ status: string; plan: { load: { from: string; chosenBy: string } }; host: { loadFrom: string } }>(join(runDir, 'manifest.json'));
     assert.is(manifest.status, 'completed');
-    assert.equal(manifest.plan.load, { from: 'agent', chosenBy: 'recipe', agents: 1, hosts: null });
+    assert.equal(manifest.plan.load, { from: 'agent', chosenBy: 'default', agents: 1, hosts: null });
     assert.match(manifest.host.loadFrom, /^1 load agent beside the engine on e2e \(version /);
     const finished = readJsonl(join(runDir, 'events.jsonl')).filter((e) => e.type === 'probe-finished');
     assert.ok(finished.length >= 2);

@@ -324,7 +324,8 @@ if (env) {
       const c = join(work, 'llama');
       mkdirSync(c);
       const recipe = join(c, 'recipe.yaml');
-      writeFileSync(recipe, llamaDockerRecipe('llamacpp-fault', llama.image, await freePort()));
+      // Sent from the client, as the rest of the matrix: the engine is then the run's one container.
+      writeFileSync(recipe, `${llamaDockerRecipe('llamacpp-fault', llama.image, await freePort())}load: { from: client }\n`);
       const out = join(c, 'results');
       const run = startFluidcap(['run', recipe, '--hosts', inventory, '--out', out], { FLUIDCAP_LLAMA_MODEL: llama.model });
       children.push(run.child);

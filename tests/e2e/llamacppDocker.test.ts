@@ -39,8 +39,9 @@ if (env && llama) {
     run.child.kill('SIGKILL');
     assert.is((await run.exited).signal, 'SIGKILL');
     const runId = runDir.split('/').pop()!;
-    // A SIGKILLed fluidcap cannot tear down; the resumed run must find and replace its container.
-    assert.is((await listRunContainers(localDocker(), runId)).length, 1, 'the killed run left no container behind');
+    // A SIGKILLed fluidcap cannot tear down; the resumed run must find and replace its container
+    // (and remove the probe's load agent, when it had started one).
+    assert.is((await listRunContainers(localDocker(), runId)).filter((c) => c.Labels['fluidcap.engine'] === 'llamacpp').length, 1, 'the killed run left no engine container behind');
 
     const resumed = await fluidcap(['run', '--resume', runDir, '--hosts', inventory], { timeoutMs: 300_000, env: runEnv });
     assert.is(resumed.code, 0, resumed.stderr.slice(-4000));

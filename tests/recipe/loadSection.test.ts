@@ -1,6 +1,6 @@
 // The recipe's `load` section: where probes are sent from. Bad values name the file, the field and
-// the value (exit 2 from the CLI); the default is this process, and asking for several agents asks
-// for agents.
+// the value (exit 2 from the CLI); the default is an agent beside a container on another host and
+// this process otherwise, and asking for several agents asks for agents.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFile } from 'node:child_process';
@@ -8,7 +8,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseRecipe, type Recipe, type RecipeSource } from '../../harness/recipe/parse.ts';
-import { loadPlan } from '../../harness/capacity/runPlan.ts';
+import { loadPlan, planProblems } from '../../harness/capacity/runPlan.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const source: RecipeSource = { file: 'recipes/x.yaml', dir: '/nowhere', sloText: {} };
@@ -44,13 +44,29 @@ test('load.from: agent is refused where there is no container to stand beside', 
   assert.match(problems(raw({ image: 'fluidcap/sim:dev' }, { from: 'client', agents: 2 }))[0], /^recipes\/x\.yaml: load\.agents must be 1 with load\.from: client .*got 2/);
 });
 
-test('default: this process, for every engine; several agents asked for are agents', () => {
-  assert.equal(loadPlan(parsed(raw({ image: 'fluidcap/sim:dev', host: 'gpu1' }))), { from: 'client', chosenBy: 'default', agents: 1, hosts: null });
+test('default: an agent beside a container on another host; this process for local, in-process, process and endpoint engines', () => {
+  assert.equal(loadPlan(parsed(raw({ image: 'fluidcap/sim:dev', host: 'gpu1' }))), { from: 'agent', chosenBy: 'default', agents: 1, hosts: null });
   assert.equal(loadPlan(parsed(raw({ image: 'fluidcap/sim:dev', host: 'gpu1' }, { from: 'agent' }))), { from: 'agent', chosenBy: 'recipe', agents: 1, hosts: null });
-  assert.equal(loadPlan(parsed(raw({ image: 'fluidcap/sim:dev' }))), { from: 'client', chosenBy: 'default', agents: 1, hosts: null });
-  assert.equal(loadPlan(parsed(raw({}))), { from: 'client', chosenBy: 'default', agents: 1, hosts: null });
   assert.equal(loadPlan(parsed(raw({ image: 'fluidcap/sim:dev', host: 'gpu1' }, { from: 'client' }))), { from: 'client', chosenBy: 'recipe', agents: 1, hosts: null });
+  // On this machine the client is already beside the engine.
+  assert.equal(loadPlan(parsed(raw({ image: 'fluidcap/sim:dev' }))), { from: 'client', chosenBy: 'default', agents: 1, hosts: null });
+  assert.equal(loadPlan(parsed(raw({ image: 'fluidcap/sim:dev', host: 'local' }))), { from: 'client', chosenBy: 'default', agents: 1, hosts: null });
+  assert.equal(loadPlan(parsed(raw({}))), { from: 'client', chosenBy: 'default', agents: 1, hosts: null });
+  // An engine run as a process may have no Docker on its host; an endpoint has no container.
+  const asProcess = raw({ host: 'gpu1', runtime: 'process', process: { command: ['/opt/fluidcap/bin/fluidcap.js', 'sim', 'serve'] } });
+  assert.equal(loadPlan(parsed(asProcess)), { from: 'client', chosenBy: 'default', agents: 1, hosts: null });
+  const endpoint = raw({ engine: 'endpoint', endpoint: { url: 'http://10.0.0.5:8000/v1' }, gpuProfile: undefined, model: 'm' });
+  assert.equal(loadPlan(parsed(endpoint)), { from: 'client', chosenBy: 'default', agents: 1, hosts: null });
   assert.equal(loadPlan(parsed(raw({ image: 'fluidcap/sim:dev' }, { agents: 3, hosts: ['cpus'] }))), { from: 'agent', chosenBy: 'default', agents: 3, hosts: ['cpus'] });
+});
+
+test('several agents where there is no container to stand beside: the plan refuses them, naming why', () => {
+  const modelContext = () => 8192;
+  const inProcess = parsed(raw({}, { agents: 2 }));
+  assert.equal(loadPlan(inProcess).from, 'client');
+  assert.ok(planProblems(inProcess, { modelContext }).some((p) => /^recipes\/x\.yaml: load\.agents \(2\): more than 1 needs load agents, and this engine runs inside this process/.test(p)), planProblems(inProcess, { modelContext }).join('\n'));
+  const asProcess = parsed(raw({ host: 'gpu1', runtime: 'process', process: { command: ['/opt/fluidcap/bin/fluidcap.js', 'sim', 'serve'] } }, { agents: 2 }));
+  assert.ok(planProblems(asProcess, { modelContext }).some((p) => /load\.agents \(2\): .*runs as a process \(target\.runtime: process\)/.test(p)), planProblems(asProcess, { modelContext }).join('\n'));
 });
 
 test('the CLI refuses a bad load.from with exit 2 and one line naming file, field and value', async () => {
