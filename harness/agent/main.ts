@@ -66,6 +66,11 @@ async function probe(m: Extract<ToAgent, { type: 'probe' }>): Promise<void> {
   process.stdin.destroy();
 }
 
+// The agent is PID 1 in its container, where the kernel gives it no default signal actions: without
+// these a `docker stop` waits out its whole grace period before it kills.
+process.once('SIGTERM', () => process.exit(143));
+process.once('SIGINT', () => process.exit(130));
+
 const version = process.env.FLUIDCAP_AGENT_VERSION ?? 'unknown';
 send({ type: 'hello', version });
 const lines = new LineSplitter();

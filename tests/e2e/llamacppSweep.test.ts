@@ -21,7 +21,9 @@ if (env && llama) {
     const work = mkdtempSync(join(tmpdir(), 'fluidcap-e2e-llamacpp-sweep-'));
     const inventory = join(work, 'inventory.yaml');
     writeFileSync(inventory, e2eInventory(env));
-    writeFileSync(join(work, 'base.yaml'), llamaDockerRecipe('llamacpp-slots-e2e', llama.image, await freePort()));
+    // Sent from this process: what is under test is the sweep over llama.cpp's slots; llama.cpp with
+    // load agents is covered by agentLlamacpp and llamacppDocker, and an agent per probe costs seconds.
+    writeFileSync(join(work, 'base.yaml'), `${llamaDockerRecipe('llamacpp-slots-e2e', llama.image, await freePort())}load: { from: client }\n`);
     writeFileSync(join(work, 'sweep.yaml'), 'name: llamacpp-slots-e2e\nrecipe: base.yaml\nmatrix:\n  target.engineArgs.slots: [2, 4]\n');
     const out = join(work, 'results');
     const t0 = performance.now();
