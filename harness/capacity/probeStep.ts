@@ -27,6 +27,9 @@ import { summarizeServerMetrics } from '../runDir/read.ts';
 import type { ProbeOutcome, ProbeSummary } from '../runDir/schema.ts';
 import type { PromptSetup } from '../load/tokenizeCalibration.ts';
 
+// Said once per session: every probe's agents start from the same image on the same hosts.
+const warnedNoRealtime = new WeakSet<object>();
+
 /** The fields of a summary that the journal and capacity.json keep for each finished probe. */
 export function probeOutcome(s: ProbeSummary): ProbeOutcome {
   const { index, qps, dir, passed, valid, requests, durationS, earlyStop, sloValue, statistics, kneeWarmup } = s;
@@ -140,6 +143,13 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
           shouldStop,
           log: input.log,
         });
+        if (plan.probe.realtimeReceivers && result.workers > 0 && result.clientHealth.realtimeReceivers === 0 && !warnedNoRealtime.has(agents)) {
+          warnedNoRealtime.add(agents);
+          input.log(
+            `load agents: the receivers run at normal priority: Docker refused them real-time scheduling in the agent's container ` +
+              `(on a cgroup v1 host containers get no real-time budget unless dockerd runs with --cpu-rt-runtime); what that costs is in each probe's client health`,
+          );
+        }
       } finally {
         const left = await started.remove();
         if (left.length > 0) input.log(`probe ${index}: load agents not removed: ${left.join('; ')}`);
