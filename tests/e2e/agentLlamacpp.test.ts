@@ -26,30 +26,16 @@ const imageMissing = found ? await localDocker().getImage(found.image).inspect()
 if (imageMissing) console.log(`SKIP ${what}: no image ${found!.image} (${imageMissing.split('\n')[0]}); build it with scripts/build-llama-image.mjs`);
 const llama = imageMissing ? null : found;
 
-// Three probes at most: 24 QPS passes and 48 QPS fails on two shared cores (4 slots, 1 thread), then one bisection.
-const LEAN_TAIL = `workload:
-  api: completions
-  prompts: { format: text }
-  lengths:
-    prompt: { dist: uniform, min: 32, max: 192 }
-    output: { dist: uniform, min: 16, max: 48 }
-  arrivals: { process: poisson }
-  seed: 3
-profile:
-  promptLengths: [32, 96, 192]
-  repeats: 1
-  minR2: 0
-  maxRepeatCv: 100
-search:
+// The shared workload and SLO with a leaner profile and search. Three probes at most: 24 QPS passes
+// and 48 QPS fails on two shared cores (4 slots, 1 thread), then one bisection.
+const LEAN_SEARCH = `search:
   qps: { start: 24, min: 2, max: 192 }
   tolerance: 0.5
   maxProbes: 3
   kneeWarmupMax: 1s
   probe: { requests: 16, minDuration: 2s, duration: 10s, warmup: 10%, clientTolerance: 250ms }
-slo:
-  fluidity: { tbtDeadline: 50ms, ttftSlack: 0.3s, minFluidity: 0.9, percentile: 99 }
-load: { from: agent }
-`;
+slo:`;
+const LEAN_TAIL = `${SHARED_RECIPE_TAIL.replace('promptLengths: [32, 96, 192, 384]\n  repeats: 2', 'promptLengths: [32, 96, 192]\n  repeats: 1').replace(/^search:\n[\s\S]*?^slo:/m, LEAN_SEARCH)}load: { from: agent }\n`;
 
 interface Summary {
   load: { from: string; agents: { host: string; planned: number; sent: number; clientErrorS: number | null }[] };
@@ -69,7 +55,7 @@ if (env && llama) {
     const t0 = performance.now();
     writeFileSync(inventory, e2eInventory(env));
     const text = llamaDockerRecipe('agent-llamacpp', llama.image, await freePort()).replace(SHARED_RECIPE_TAIL, LEAN_TAIL);
-    assert.ok(text.includes('load: { from: agent }'), 'the recipe tail was not replaced');
+    assert.ok(text.includes('load: { from: agent }') && text.includes('repeats: 1') && text.includes('maxProbes: 3'), 'the recipe tail was not replaced');
     writeFileSync(recipe, text);
     const run = await fluidcap(['run', recipe, '--hosts', inventory, '--out', outDir], { timeoutMs: 300_000, env: runEnv });
     const tail = run.stderr.slice(-4000);
