@@ -153,5 +153,9 @@ else
 fi
 # 6. A one-node Slurm (munge, slurmctld, slurmd) for the Slurm end-to-end tests, which find it
 # with sinfo and skip without it. A failure leaves every other end-to-end test runnable.
-scripts/ci/setup-slurm.sh || say "Slurm could not be started (see above); the Slurm end-to-end tests will fail"
+# Its output is kept in .tmp/e2e/slurm-setup.log, which the Slurm tests quote when they find no Slurm.
+slurm_setup() { scripts/ci/setup-slurm.sh 2>&1 | tee -a "$E2E/slurm-setup.log"; }
+: >"$E2E/slurm-setup.log"
+slurm_setup || { say "Slurm setup failed; once more in 5 s"; sleep 5; slurm_setup; } ||
+  say "Slurm could not be started (see above); the Slurm end-to-end tests will fail"
 say "ready (env in .tmp/e2e/env)"

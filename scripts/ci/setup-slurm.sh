@@ -15,6 +15,7 @@ PARTITION=fluidcap
 t0=$(date +%s)
 
 say() { printf 'setup-slurm: %s\n' "$*"; }
+trap 'say "failed (exit $?) at line $LINENO: $BASH_COMMAND"' ERR
 
 # 1. Packages.
 need=()
@@ -25,13 +26,19 @@ command -v sinfo >/dev/null 2>&1 || need+=(slurm-client)
 if ((${#need[@]})); then
   say "installing ${need[*]}"
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq >/dev/null
-  apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  # A mirror caught mid-sync or a held dpkg lock fails an install for a moment: try three times.
+  for attempt in 1 2 3; do
+    if apt-get update -qq >/dev/null && apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null; then break; fi
+    ((attempt == 3)) && { say "apt-get could not install ${need[*]}"; exit 1; }
+    say "apt-get failed (attempt $attempt); retrying in 10 s"
+    sleep 10
+  done
 fi
 
 # 2. munge: the package makes a key on install; make one if it did not.
 if [[ ! -s /etc/munge/munge.key ]]; then
   say "creating the munge key"
+  mkdir -p /etc/munge
   mungekey --create --force >/dev/null 2>&1 || dd if=/dev/urandom bs=1 count=1024 of=/etc/munge/munge.key 2>/dev/null
   chown munge:munge /etc/munge/munge.key
   chmod 400 /etc/munge/munge.key
@@ -45,7 +52,7 @@ if ! munge -n </dev/null >/dev/null 2>&1; then
 fi
 
 # 3. slurm.conf and gres.conf (this machine's real CPU count and memory, from slurmd -C).
-node=$(hostname -s)
+node=$(uname -n | cut -d. -f1)
 hw=$(slurmd -C | head -1 | sed -E 's/^NodeName=[^ ]+ //')
 if [[ -f "$CONF" ]] && ! grep -qF "$MARK" "$CONF"; then
   say "$CONF exists and was not written by this script; not touching it"
@@ -120,11 +127,18 @@ if ! running /run/slurmd.pid; then
 fi
 
 # 5. Wait for the node to be idle (a node that was down comes back through ReturnToService=2).
-for _ in $(seq 1 60); do
+# Up to 90 s: a loaded machine registers slurmd slowly; slurmd is restarted once after 45 s.
+for i in $(seq 1 180); do
   state=$(timeout 5 sinfo -h -n "$node" -o '%t' 2>/dev/null | head -1 || true)
   [[ "$state" == idle || "$state" == mix || "$state" == alloc ]] && break
   # A node drained by an earlier configuration (say, GPUs it could not find) is resumed.
   [[ "$state" == down* || "$state" == drain* || "$state" == inval* ]] && timeout 5 scontrol update NodeName="$node" State=RESUME >/dev/null 2>&1 || true
+  if ((i == 90)); then
+    say "node $node is ${state:-not listed} after 45 s; restarting slurmd"
+    running /run/slurmd.pid && kill "$(cat /run/slurmd.pid)" && sleep 1
+    running /run/slurmctld.pid || /usr/sbin/slurmctld -i
+    /usr/sbin/slurmd -N "$node"
+  fi
   sleep 0.5
 done
 if [[ "$state" != idle && "$state" != mix && "$state" != alloc ]]; then

@@ -21,27 +21,16 @@ import { BIN, ROOT, childEnv, fluidcap, readJsonl, runDirsIn } from '../pipeline
 import { localDocker } from '../../harness/provision/dockerAgent.ts';
 import { listRunContainers } from '../../harness/provision/teardown.ts';
 import { RUN_LABEL } from '../../harness/provision/containerSpec.ts';
-import { parseSinfoNodes, sinfoNodesArgv } from '../../harness/slurm/slurmCli.ts';
+import { findLocalSlurm } from '../slurm/localSlurmProbe.ts';
 
 const env = e2eEnv('slurm');
 
-/** The local Slurm's partition whose node has 4 GPUs, or null (printing why) when there is none. */
-function localSlurm(): { partition: string; node: string } | null {
-  try {
-    const [cmd, ...args] = sinfoNodesArgv();
-    const nodes = parseSinfoNodes(execFileSync(cmd, args, { encoding: 'utf8', timeout: 15_000 }));
-    const n = nodes.find((x) => (x.gpus.h100 ?? 0) >= 4);
-    if (n) return { partition: n.partition, node: n.node };
-    console.log(`SKIP slurm e2e: no node with 4 h100 gres in sinfo (${nodes.length} nodes); run scripts/ci/setup-slurm.sh`);
-  } catch (err) {
-    console.log(`SKIP slurm e2e: no Slurm here (${(err as Error).message.split('\n')[0]}); run scripts/ci/setup-slurm.sh`);
-  }
-  return null;
-}
-const slurm = env ? localSlurm() : null;
+const found = env ? findLocalSlurm() : null;
+const slurm = found && 'node' in found ? found : null;
 const llama = env && slurm ? llamaEnv('slurm e2e with llama-server as a process') : null;
-if (env && !slurm && process.env.FLUIDCAP_E2E === 'require') {
-  test('slurm: a local Slurm is up (FLUIDCAP_E2E=require)', () => assert.unreachable('no Slurm: run scripts/ci/setup-slurm.sh'));
+if (found && 'why' in found) {
+  if (process.env.FLUIDCAP_E2E === 'require') test('slurm: a local Slurm is up (FLUIDCAP_E2E=require)', () => assert.unreachable(`no Slurm (run scripts/ci/setup-slurm.sh):\n${found.why}`));
+  else console.log(`SKIP slurm e2e: ${found.why.split('\n')[0]}; run scripts/ci/setup-slurm.sh`);
 }
 
 /** Our jobs Slurm still lists (any state but the finished ones it keeps for MinJobAge). */

@@ -2,12 +2,13 @@
 // machine (commands run locally here; over SSH in tests/e2e/slurm.test.ts). Skips without one.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import type { SlurmSettings } from '../../harness/provision/inventory.ts';
 import type { ExecResult } from '../../harness/provision/sshConnection.ts';
 import { allocate, cancelJobs, type AllocationDeps } from '../../harness/slurm/allocation.ts';
 import { checkSlurm, summarizeSlurm } from '../../harness/slurm/checkSlurm.ts';
 import { parseSinfoNodes, parseSqueue, squeueArgv } from '../../harness/slurm/slurmCli.ts';
+import { findLocalSlurm } from './localSlurmProbe.ts';
 
 const exec = (command: string, args: string[]): Promise<ExecResult> =>
   new Promise((resolve) => {
@@ -30,16 +31,12 @@ test('summary of sinfo: partitions, GPU types, free nodes and what the entry ask
   assert.match(summarizeSlurm(nodes, { ...s, partition: 'big' }).problems[0], 'partition big is not among the cluster\'s partitions (gpu, h100)');
 });
 
-let partition: string | null = null;
-try {
-  partition = parseSinfoNodes(execFileSync('sinfo', ['--noheader', '--Node', '--Format=NodeList:|,Partition:|,StateLong:|,Gres:|,GresUsed:|,Features:|,CPUsState:|'], { encoding: 'utf8', timeout: 15_000 })).find((n) => (n.gpus.h100 ?? 0) >= 4)?.partition ?? null;
-} catch {
-  // no Slurm here
-}
-if (partition === null) {
-  if (process.env.FLUIDCAP_E2E === 'require') test('a local Slurm is up (FLUIDCAP_E2E=require)', () => assert.unreachable('run scripts/ci/setup-slurm.sh'));
-  else console.log('SKIP local Slurm tests: no node with 4 h100 gres in sinfo (run scripts/ci/setup-slurm.sh)');
+const found = findLocalSlurm();
+if ('why' in found) {
+  if (process.env.FLUIDCAP_E2E === 'require') test('a local Slurm is up (FLUIDCAP_E2E=require)', () => assert.unreachable(`no Slurm (run scripts/ci/setup-slurm.sh):\n${found.why}`));
+  else console.log(`SKIP local Slurm tests: ${found.why.split('\n')[0]} (run scripts/ci/setup-slurm.sh)`);
 } else {
+  const partition = found.partition;
   const settings: SlurmSettings = { partition, timeLimit: '5', gpuRequest: 'gpus', gpuType: 'h100', constraint: 'h100', maxConcurrent: 1, nodeSshPort: 22 };
   const deps: AllocationDeps = { exec, sleep: (s) => new Promise((r) => setTimeout(r, s * 1000)), nowS: () => performance.now() / 1000 };
   const state = async (jobId: string) => parseSqueue((await exec(squeueArgv(jobId)[0], squeueArgv(jobId).slice(1))).stdout)[0]?.state ?? 'GONE';
