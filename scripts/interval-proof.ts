@@ -62,6 +62,10 @@ const { values } = parseArgs({
     'min-dispersion': { type: 'string' },
     // Share of the gap between probed rates each end moves out (default: capacity/interval.ts SHAPE_MARGIN).
     'shape-margin': { type: 'string' },
+    // The curve's shapes the interval is drawn from: 'both' (the monotone fit and the knee's log-odds
+    // line, as runs do) or 'monotone' (the fit alone, as before); and the line's window in odds.
+    shape: { type: 'string', default: 'both' },
+    'knee-odds-window': { type: 'string' },
     // Every probe of a search replays the search's one workload sample, as runs did before each probe
     // drew its own (seeded from the search's seed and the rate, capacity/runPlan.ts probeSeed).
     'same-seed': { type: 'boolean', default: false },
@@ -127,6 +131,8 @@ const ivOptions = {
   dispersion: values.dispersion as 'none',
   ...(values['min-dispersion'] ? { minDispersion: Number(values['min-dispersion']) } : {}),
   ...(values['shape-margin'] ? { shapeMargin: Number(values['shape-margin']) } : {}),
+  shape: values.shape as 'both',
+  ...(values['knee-odds-window'] ? { kneeOddsWindow: Number(values['knee-odds-window']) } : {}),
 };
 const saved: Record<string, { capacity: number; probes: Probe[] }> = values.from && existsSync(values.from) ? JSON.parse(readFileSync(values.from, 'utf8')) : {};
 const toSave: typeof saved = {};

@@ -14,6 +14,9 @@
 //    posterior (Beta with Jeffreys' prior: the parametric form of a block bootstrap over request
 //    clusters, which also treats a probe without a miss honestly) and refitting, with a fixed seed;
 //    the estimate is the draws' median crossing.
+//  - the same draws are also fitted by a second model of the curve's shape, a line in log-odds
+//    through the probes near the knee, weighted by effective counts (see KNEE_ODDS_WINDOW), and
+//    the interval is taken from both models' crossings pooled (see slopeCrossing);
 //  - each end then moves out by a share (SHAPE_MARGIN) of the gap between the probed rates around
 //    it: between two probes the curve's shape is not seen, only interpolated.
 // A side the evidence cannot bound is open: when more than (1 − level)/2 of the draws put the
@@ -77,6 +80,11 @@ export interface IntervalOptions {
   minDispersion?: number;
   /** Share of the gap between the probed rates around each end that the end moves out (default SHAPE_MARGIN). */
   shapeMargin?: number;
+  /** The curve's shapes the interval is drawn from: the monotone fit and the knee's log-odds line
+   *  pooled ('both', default), or the monotone fit alone ('monotone'). */
+  shape?: 'both' | 'monotone';
+  /** Factor in odds either side of the allowance that bounds the probes the line is fitted through (default KNEE_ODDS_WINDOW). */
+  kneeOddsWindow?: number;
 }
 
 /**
@@ -87,7 +95,18 @@ export interface IntervalOptions {
  */
 export const SHAPE_MARGIN = 0.25;
 
-export const INTERVAL_METHOD = 'monotone fit of per-probe miss fractions (effective sample size n/τ), crossing interpolated on log-odds, 95% from 2000 effective-count posterior draws (the estimate is their median), each end moved out by a quarter of the gap between the probed rates around it';
+/**
+ * The probes the knee's log-odds line is fitted through: those whose monotone fit lies within this
+ * factor of the allowance in odds, either side. Near the knee the log-odds of the miss fraction is
+ * close to straight in rate (the 70B's long-run fraction: 0.87%, 0.99%, 1.09%, 2.1% at 0.29, 0.33,
+ * 0.36, 0.5 QPS); further out it bends (a plateau of passes without a miss below, saturation above)
+ * and a straight line through those rates would misplace the crossing. A factor 4 takes the rates
+ * where the fraction is a quarter to four times the allowance. Not calibrated: 2 and 8 were
+ * measured beside it (docs/verdicts.md).
+ */
+export const KNEE_ODDS_WINDOW = 4;
+
+export const INTERVAL_METHOD = 'monotone fit of per-probe miss fractions (effective sample size n/τ), crossing interpolated on log-odds, pooled with a log-odds line through the probes near the knee; 95% from 2000 effective-count posterior draws of each (the estimate is the monotone fit\'s median), each end moved out by a quarter of the gap between the probed rates around it';
 
 interface RatePoint {
   qps: number;
@@ -111,25 +130,36 @@ export function capacityInterval(probes: readonly ProbeEvidence[], options: Inte
   if (entries.length === 0) return { ...base, estimateQps: null, loQps: null, hiQps: null, open: 'both', perSlo: [] };
 
   const rng = createRng(options.seed ?? 0x5eed);
+  const windows = entries.map((e) => (options.shape === 'monotone' ? null : kneeWindow(e.points, e.allowed, options.kneeOddsWindow ?? KNEE_ODDS_WINDOW)));
+  // Each entry's crossings by the monotone fit, and by the knee's line where there is one.
   const perDraw: number[][] = entries.map(() => []);
+  const perDrawLine: number[][] = entries.map(() => []);
   const combined: number[] = [];
+  const combinedLine: number[] = [];
   for (let k = 0; k < draws; k++) {
     let lowest = Infinity;
+    let lowestLine = Infinity;
     entries.forEach((e, i) => {
       const drawn = e.points.map((p) => ({ qps: p.qps, w: p.n, p: betaDraw(rng, p.m / e.phi + 0.5, (p.n - p.m) / e.phi + 0.5) }));
       const c = crossing(drawn, e.allowed);
       perDraw[i].push(c);
       lowest = Math.min(lowest, c);
+      const w = windows[i];
+      // An entry without a knee to fit a line through keeps its monotone crossing in both models.
+      const l = w ? slopeCrossing(drawn.slice(w[0], w[1] + 1), e.allowed, { openLo: w[0] === 0, openHi: w[1] === drawn.length - 1 }) : c;
+      if (w) perDrawLine[i].push(l);
+      lowestLine = Math.min(lowestLine, l);
     });
     combined.push(lowest);
+    if (windows.some((w) => w)) combinedLine.push(lowestLine);
   }
   const point = entries.map((e) => crossing(e.points.map((p) => ({ qps: p.qps, w: p.n, p: (p.m + e.allowed) / (p.n + 1) })), e.allowed));
   const range = (points: readonly RatePoint[]): [number, number] => [points[0]?.qps ?? 0, points.at(-1)?.qps ?? 0];
   const all = entries.flatMap((e) => e.points);
   const overall: [number, number] = [Math.min(...all.map((p) => p.qps)), Math.max(...all.map((p) => p.qps))];
   const margin = options.shapeMargin ?? SHAPE_MARGIN;
-  const perSlo = entries.map((e, i) => ({ name: e.name, ...summarize(point[i], perDraw[i], range(e.points), rates(e.points), margin) }));
-  return { ...base, ...summarize(Math.min(...point), combined, overall, rates(all), margin), perSlo };
+  const perSlo = entries.map((e, i) => ({ name: e.name, ...summarize(point[i], perDraw[i], perDrawLine[i], range(e.points), rates(e.points), margin) }));
+  return { ...base, ...summarize(Math.min(...point), combined, combinedLine, overall, rates(all), margin), perSlo };
 }
 
 // Probes of one entry grouped by rate, in effective units, ascending in rate.
@@ -165,11 +195,29 @@ export function overdispersion(points: readonly { qps: number; n: number; m: num
   const pts = points.filter((p) => p.n > 0);
   const k = pts.length;
   if (k <= 2) return 1;
-  const meanX = pts.reduce((t, p) => t + p.qps, 0) / k;
-  const sd = Math.sqrt(pts.reduce((t, p) => t + (p.qps - meanX) ** 2, 0) / k) || 1;
+  const line = logisticLine(pts);
+  // Deviance rather than Pearson's χ²: a probe with a miss where the curve expects almost none
+  // (a plateau the logistic cannot bend to) counts logarithmically, not without bound.
+  const term = (obs: number, expected: number) => (obs > 0 ? obs * Math.log(obs / expected) : 0);
+  let deviance = 0;
+  pts.forEach((p) => {
+    const mu = Math.min(1 - 1e-9, Math.max(1e-9, line.fraction(p.qps)));
+    deviance += 2 * (term(p.m, p.n * mu) + term(p.n - p.m, p.n * (1 - mu)));
+  });
+  return Math.max(1, deviance / (k - 2));
+}
+
+/**
+ * The straight line in log-odds through points of (rate, effective observations n, misses m),
+ * fitted by binomial maximum likelihood (iteratively reweighted least squares), so a point without
+ * a miss counts by its observations instead of having no log-odds. `slope` is per QPS.
+ */
+export function logisticLine(points: readonly { qps: number; n: number; m: number }[]): { slope: number; at: (qps: number) => number; fraction: (qps: number) => number } {
+  const pts = points.filter((p) => p.n > 0);
+  const k = pts.length;
+  const meanX = pts.reduce((t, p) => t + p.qps, 0) / Math.max(1, k);
+  const sd = Math.sqrt(pts.reduce((t, p) => t + (p.qps - meanX) ** 2, 0) / Math.max(1, k)) || 1;
   const xs = pts.map((p) => (p.qps - meanX) / sd);
-  const clampEta = (e: number) => Math.max(-30, Math.min(30, e));
-  const sigmoid = (e: number) => 1 / (1 + Math.exp(-clampEta(e)));
   const total = pts.reduce((t, p) => t + p.n, 0);
   let a = logit((pts.reduce((t, p) => t + p.m, 0) + 0.5) / (total + 1));
   let b = 0;
@@ -191,16 +239,49 @@ export function overdispersion(points: readonly { qps: number; n: number; m: num
     b = nb;
     if (done) break;
   }
-  // Deviance rather than Pearson's χ²: a probe with a miss where the curve expects almost none
-  // (a plateau the logistic cannot bend to) counts logarithmically, not without bound.
-  const term = (obs: number, expected: number) => (obs > 0 ? obs * Math.log(obs / expected) : 0);
-  let deviance = 0;
-  pts.forEach((p, i) => {
-    const mu = Math.min(1 - 1e-9, Math.max(1e-9, sigmoid(a + b * xs[i])));
-    deviance += 2 * (term(p.m, p.n * mu) + term(p.n - p.m, p.n * (1 - mu)));
-  });
-  return Math.max(1, deviance / (k - 2));
+  const at = (qps: number) => a + (b * (qps - meanX)) / sd;
+  return { slope: b / sd, at, fraction: (qps) => sigmoid(at(qps)) };
 }
+
+// The rates (indices [first, last] into `points`) whose monotone point fit lies within `factor` of
+// the allowance in odds; null when fewer than three rates do (two fix a line exactly, and its
+// slope's uncertainty would then be only their noise, not the curve's shape).
+function kneeWindow(points: readonly RatePoint[], allowed: number, factor: number): [number, number] | null {
+  const fit = isotonic(points.map((p) => (p.m + allowed) / (p.n + 1)), points.map((p) => p.n));
+  const inside = fit.flatMap((v, i) => (Math.abs(logit(v) - logit(allowed)) <= Math.log(factor) ? [i] : []));
+  return inside.length >= 3 ? [inside[0], inside.at(-1)!] : null;
+}
+
+/**
+ * Where the knee's log-odds line through the drawn points crosses `allowed`, kept within their rates.
+ * Why a second model: the monotone fit places the crossing between the two probed rates around it,
+ * and a probe whose sample sits two or three standard deviations low bounds it there in every draw.
+ * Where the knee is flat that is common: on the 70B one probe's fraction scatters 0.075 points and
+ * the long-run fraction rises 0.3 points per 0.1 QPS, so one probe places the crossing to about ±7%
+ * of the rate, and a search probes four to six times near it. The line weighs every probe near the
+ * knee by its counts, and its slope says how far a given error in the fraction moves the crossing:
+ * redrawn, a flat knee's line tilts and its crossing spreads, while a steep knee's barely moves.
+ * Neither model is known to be right between the probes (the line misses the curve's bend, the
+ * monotone fit its smoothness), so the interval is taken from their draws pooled, half each: a
+ * mixture, whose ends lie beyond the narrower model's where the two disagree.
+ * The line is trusted only across the rates it was fitted through: a crossing beyond them goes to
+ * the nearest of them, or, where that is the outermost probed rate (`open`), beyond it (±∞), as the
+ * monotone fit's does. A drawn line that does not rise with rate places the crossing nowhere within
+ * the window: at its low end when the line lies above the allowance, else at its high end.
+ */
+export function slopeCrossing(points: readonly { qps: number; w: number; p: number }[], allowed: number, open: { openLo: boolean; openHi: boolean } = { openLo: false, openHi: false }): number {
+  const lo = points[0].qps;
+  const hi = points.at(-1)!.qps;
+  const line = logisticLine(points.map((p) => ({ qps: p.qps, n: p.w, m: p.p * p.w })));
+  const t = logit(allowed);
+  const x = line.slope > 0 ? (lo + hi) / 2 + (t - line.at((lo + hi) / 2)) / line.slope : line.at((lo + hi) / 2) > t ? -Infinity : Infinity;
+  if (x < lo) return open.openLo ? -Infinity : lo;
+  if (x > hi) return open.openHi ? Infinity : hi;
+  return x;
+}
+
+const clampEta = (e: number) => Math.max(-30, Math.min(30, e));
+const sigmoid = (e: number) => 1 / (1 + Math.exp(-clampEta(e)));
 
 const rates = (points: readonly RatePoint[]) => [...new Set(points.map((p) => p.qps))].sort((a, b) => a - b);
 
@@ -216,11 +297,16 @@ function widen(end: number, probed: readonly number[], share: number): number {
 
 // Quantiles of the draws; a crossing beyond the probed rates bounds only the other side: surely
 // above the highest rate, the capacity is at least that rate; surely below the lowest, at most it.
-function summarize(point: number, draws: number[], [minQps, maxQps]: [number, number], probed: readonly number[], margin: number): IntervalEstimate {
-  const sorted = [...draws].sort((a, b) => a - b);
-  const q = (f: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.floor(f * sorted.length)))];
-  const lo = widen(q(0.025), probed, -margin);
-  const hi = widen(q(0.975), probed, margin);
+function summarize(point: number, draws: number[], lineDraws: number[], [minQps, maxQps]: [number, number], probed: readonly number[], margin: number): IntervalEstimate {
+  const quantile = (xs: readonly number[]) => {
+    const sorted = [...xs].sort((a, b) => a - b);
+    return (f: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.floor(f * sorted.length)))];
+  };
+  const q = quantile(draws);
+  // The ends from both models' draws pooled (see slopeCrossing); the estimate from the monotone fit's.
+  const ends = lineDraws.length > 0 ? quantile([...draws, ...lineDraws]) : q;
+  const lo = widen(ends(0.025), probed, -margin);
+  const hi = widen(ends(0.975), probed, margin);
   const openLo = lo === -Infinity;
   const openHi = hi === Infinity;
   const loQps = openLo ? null : Math.min(lo, maxQps);
