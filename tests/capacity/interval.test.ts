@@ -1,10 +1,11 @@
 // The capacity estimate and its interval on synthetic evidence whose true curve is known: the
 // interval contains the true crossing in nearly every seeded replication (and would not if the
 // clustering were ignored), ends the evidence cannot bound are open, the fit is monotone, and
-// several SLO entries together cross at the lowest of their crossings.
+// several SLO entries together cross at the lowest of their crossings, and a flat knee's slope
+// widens the interval where the monotone fit alone would pin it between two probes.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { capacityInterval, crossing, describeInterval, isotonic, overdispersion, type ProbeEvidence } from '../../harness/capacity/interval.ts';
+import { capacityInterval, crossing, describeInterval, isotonic, logisticLine, overdispersion, type ProbeEvidence } from '../../harness/capacity/interval.ts';
 import { createRng, type Rng } from '../../harness/util/rng.ts';
 
 const P0 = 0.01;
@@ -127,6 +128,50 @@ test('overdispersion: about 1 for counts on a logistic curve, more when probes s
   const plain = capacityInterval(probes, { shapeMargin: 0 });
   const divided = capacityInterval(probes, { shapeMargin: 0, minDispersion: 4 });
   assert.ok(divided.hiQps! - divided.loQps! > plain.hiQps! - plain.loQps!);
+});
+
+// A knee straight in log-odds, crossing P0 at 40 QPS, rising `slope` per QPS. 0.026 is the 70B's
+// (its long-run fraction 0.87% → 1.09% from 0.29 to 0.36 QPS, scaled to a crossing at 40); 0.8
+// the quickstart-like knee above.
+const knee = (slope: number) => (qps: number) => 1 / (1 + Math.exp(-(Math.log(P0 / (1 - P0)) + slope * (qps - 40))));
+// Evidence holding exactly the misses the curve expects, or `misses` where given: a full probe's
+// counts below the knee, an early-stopped fail's above it (as the 70B's searches bring them).
+function exact(curve: (q: number) => number, spec: [qps: number, n: number, misses?: number][]): ProbeEvidence[] {
+  return spec.map(([qps, n, misses]) => ({ qps, durationS: 900, parts: [{ name: 'tbt', observed: n, misses: misses ?? Math.round(n * curve(qps)), tau: 1, allowedFraction: P0 }] }));
+}
+const searched: [number, number][] = [[30, 20000], [36, 20000], [38.5, 20000], [38.8, 20000], [42, 3000], [45, 3000], [50, 3000]];
+
+test('the knee\'s log-odds line recovers the slope of counts on it', () => {
+  const curve = knee(0.026);
+  const line = logisticLine(searched.map(([qps, n]) => ({ qps, n, m: n * curve(qps) })));
+  assert.ok(Math.abs(line.slope - 0.026) < 1e-6, String(line.slope));
+  assert.ok(Math.abs(line.fraction(40) - P0) < 1e-9);
+  // A point without a miss still counts (by its observations), it has no log-odds of its own.
+  assert.ok(logisticLine([{ qps: 30, n: 500, m: 0 }, { qps: 40, n: 500, m: 5 }, { qps: 50, n: 500, m: 50 }]).slope > 0);
+});
+
+test('with the same counts, a flat knee gets a wider interval than a steep one, and both contain the true crossing', () => {
+  const flat = capacityInterval(exact(knee(0.026), searched));
+  const steep = capacityInterval(exact(knee(0.8), searched));
+  for (const iv of [flat, steep]) {
+    assert.is(iv.open, 'none');
+    assert.ok(iv.loQps! <= 40 && 40 <= iv.hiQps!, `${iv.loQps}–${iv.hiQps}`);
+  }
+  assert.ok(flat.hiQps! - flat.loQps! > 3 * (steep.hiQps! - steep.loQps!), `flat ${flat.loQps}–${flat.hiQps}, steep ${steep.loQps}–${steep.hiQps}`);
+});
+
+test('on a flat knee, a sure fail just beside a sure pass no longer pins the interval between them', () => {
+  // The 70B's searches' pattern: passes with a full probe's counts, then at 39 QPS (below the knee
+  // at 40) an early-stopped fail whose 1,400 observations read 1.8% where the curve has 0.97%.
+  const probes = exact(knee(0.026), [...searched.slice(0, 4), [39, 1400, 25], ...searched.slice(4)]);
+  const monotone = capacityInterval(probes, { shape: 'monotone' });
+  assert.ok(monotone.hiQps! < 40, `the monotone fit alone: ${monotone.loQps}–${monotone.hiQps}`);
+  const pooled = capacityInterval(probes);
+  assert.ok(pooled.loQps! <= 40 && 40 <= pooled.hiQps!, `${pooled.loQps}–${pooled.hiQps}`);
+  assert.is(pooled.estimateQps, monotone.estimateQps);
+  // Wide where the knee is flat, not open: the line's draws stay within the knee's rates.
+  assert.is(pooled.open, 'none');
+  assert.ok(pooled.hiQps! - pooled.loQps! < 0.25 * 40, `${pooled.loQps}–${pooled.hiQps}`);
 });
 
 test.run();
