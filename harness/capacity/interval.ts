@@ -13,7 +13,7 @@
 //  - the interval comes from redrawing every rate's miss fraction from its effective-count
 //    posterior (Beta with Jeffreys' prior: the parametric form of a block bootstrap over request
 //    clusters, which also treats a probe without a miss honestly) and refitting, with a fixed seed;
-//    the estimate is the draws' median crossing.
+//    the estimate is the median of these draws' crossings.
 //  - the same draws are also fitted by a second model of the curve's shape, a line in log-odds
 //    through the probes near the knee, weighted by effective counts (see KNEE_ODDS_WINDOW), and
 //    the interval is taken from both models' crossings pooled (see slopeCrossing);
@@ -262,8 +262,9 @@ function kneeWindow(points: readonly RatePoint[], allowed: number, factor: numbe
  * knee by its counts, and its slope says how far a given error in the fraction moves the crossing:
  * redrawn, a flat knee's line tilts and its crossing spreads, while a steep knee's barely moves.
  * Neither model is known to be right between the probes (the line misses the curve's bend, the
- * monotone fit its smoothness), so the interval is taken from their draws pooled, half each: a
- * mixture, whose ends lie beyond the narrower model's where the two disagree.
+ * monotone fit its smoothness), so the interval is taken from their draws pooled, half each (the
+ * mixture two equally likely models give): each of its ends lies between the two models' own, so
+ * it is wider than the monotone fit's where the line is unsure and narrower where the line is surer.
  * The line is trusted only across the rates it was fitted through: a crossing beyond them goes to
  * the nearest of them, or, where that is the outermost probed rate (`open`), beyond it (±∞), as the
  * monotone fit's does. A drawn line that does not rise with rate places the crossing nowhere within
