@@ -50,6 +50,21 @@ if (env) {
     assert.match(r.stdout, /e2e: PROBLEMS\n  problem: host e2e \(\[127\.0\.0\.1\]:\d+\) is not in .* --accept-new-host-key/);
   });
 
+  test('fluidcap hosts check of a host without Docker: its SSH facts and the Docker problem, exit 3; with --runtime process it is ready, exit 0', async () => {
+    const inv3 = join(dir, 'inventory-nodocker.yaml');
+    writeFileSync(inv3, `hosts:\n  - name: e2e\n    address: ${env.sshHost}\n    port: ${env.sshPort}\n    user: ${env.user}\n    key: ${env.key}\n    knownHosts: ${env.knownHosts}\n    docker: { socket: /run/fluidcap-no-docker.sock }\n`);
+    const r = await cli(['hosts', 'check', inv3]);
+    assert.is(r.code, 3, r.stdout + r.stderr);
+    assert.match(r.stdout, /^e2e: PROBLEMS\n  ssh     host key ssh-ed25519 /m);
+    assert.match(r.stdout, /problem: no Docker socket at \/run\/fluidcap-no-docker\.sock on e2e .*engines in containers and load agents need Docker .*--runtime process/);
+    const p = await cli(['hosts', 'check', inv3, '--runtime', 'process']);
+    assert.is(p.code, 0, p.stdout + p.stderr);
+    assert.match(p.stdout, /^e2e: ok\n  ssh     host key ssh-ed25519 .*\n  docker  not checked \(engines run as processes\)\n  gpu     no nvidia-smi/m);
+    const bad = await cli(['hosts', 'check', inv3, '--runtime', 'vm']);
+    assert.is(bad.code, 2);
+    assert.match(bad.stderr, /runtime/);
+  });
+
   test('fluidcap clean removes a labelled leftover and proves it gone; a bad inventory exits 2 with one message', async () => {
     const docker = localDocker();
     const runId = `e2e-${process.pid}-leftover`;

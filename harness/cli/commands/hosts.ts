@@ -4,10 +4,11 @@ import { verb } from '../command.ts';
 import { EXIT } from '../../util/errors.ts';
 import type { HostCheck } from '../../provision/checkHosts.ts';
 
-function formatCheck(c: HostCheck): string {
+function formatCheck(c: HostCheck, runtime: 'container' | 'process'): string {
   const lines = [`${c.host}: ${c.ok ? 'ok' : 'PROBLEMS'}`];
   if (c.ssh) lines.push(`  ssh     host key ${c.ssh.hostKey}; connect ${c.ssh.connectMs} ms, exec ${c.ssh.execMs} ms`);
   if (c.docker) lines.push(`  docker  ${c.docker.version} (API ${c.docker.apiVersion}), runtimes ${c.docker.runtimes.join(', ') || 'none'}, ping ${c.docker.pingMs} ms`);
+  else if (c.ssh && runtime === 'process') lines.push('  docker  not checked (engines run as processes)');
   if (c.gpu?.available) {
     for (const g of c.gpu.gpus) {
       lines.push(`  gpu ${g.index}   ${g.name}, ${g.memoryUsedMiB}/${g.memoryTotalMiB} MiB used, driver ${g.driverVersion}, util ${g.utilizationPct ?? 'n/a'}%, ${g.powerW ?? 'n/a'} W`);
@@ -36,6 +37,7 @@ export const hostsCommand = verb({
       .positional('inventory', { type: 'string', demandOption: true, describe: 'inventory YAML file' })
       .option('json', { type: 'boolean', default: false, describe: 'print one JSON array' })
       .option('local', { type: 'boolean', default: false, describe: 'also check this machine (local Docker socket)' })
+      .option('runtime', { choices: ['container', 'process'] as const, default: 'container' as const, describe: 'how engines will run on the hosts: process checks them without Docker (recipes with target.runtime: process)' })
       .option('accept-new-host-key', { type: 'boolean', default: false, describe: 'pin the key of a host missing from known_hosts' }),
   handler: async (argv, setExit) => {
     // Loaded here, not at start-up: every other verb (and --help) starts without them.
@@ -43,8 +45,8 @@ export const hostsCommand = verb({
     const { checkHosts } = await import('../../provision/checkHosts.ts');
     const inventory = await loadInventory(argv.inventory);
     const { checkSlurmEntry } = await import('../../slurm/checkSlurm.ts');
-    const checks = await checkHosts(inventory, { includeLocal: argv.local, connect: { acceptNewHostKey: argv.acceptNewHostKey }, slurmEntry: checkSlurmEntry });
-    process.stdout.write(argv.json ? `${JSON.stringify(checks, null, 2)}\n` : `${checks.map(formatCheck).join('\n')}\n`);
+    const checks = await checkHosts(inventory, { includeLocal: argv.local, runtime: argv.runtime, connect: { acceptNewHostKey: argv.acceptNewHostKey }, slurmEntry: checkSlurmEntry });
+    process.stdout.write(argv.json ? `${JSON.stringify(checks, null, 2)}\n` : `${checks.map((c) => formatCheck(c, argv.runtime)).join('\n')}\n`);
     // A host that fails its check is an infrastructure fault (unreachable, no Docker, unknown key).
     if (checks.some((c) => !c.ok)) setExit(EXIT.infra);
   },
