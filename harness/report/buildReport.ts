@@ -8,6 +8,7 @@ import type { ReportProbe, RunReportData } from './runData.ts';
 import type { ProbeStatistics } from '../runDir/schema.ts';
 import { NONE, fmtChange, fmtNum, fmtPct, fmtSci, fmtSeconds, fmtUsd } from './format.ts';
 import { predictPrefillS } from '../metrics/prefill.ts';
+import { passOutsideInterval } from '../capacity/interval.ts';
 import { SLO_NAMES, type Slo } from '../metrics/slo.ts';
 import { earlyStopBrief } from '../metrics/sloBrief.ts';
 import { RUN_FILES } from '../runDir/layout.ts';
@@ -73,7 +74,7 @@ function headline(d: RunReportData): Block[] {
     ` — the highest request rate (open-loop arrivals, requests per second) at which every configured SLO below held on a probe, with every lower probed rate passing too.`,
   );
   out.push(para(...words));
-  if (c.interval) out.push(para(...intervalWords(c.interval)));
+  if (c.interval) out.push(para(...intervalWords(c.interval, c.capacityQps)));
 
   const { passQps: pass, failQps: fail } = c.bracket;
   const tol = c.tolerance;
@@ -178,7 +179,7 @@ function rehearsalWords(r: RunReportData['capacity']['rehearsals'][number]): Inl
 }
 
 // The estimate from every probe's requests and its 95% interval; an open side is said in words.
-function intervalWords(iv: NonNullable<RunReportData['capacity']['interval']>): Inline[] {
+function intervalWords(iv: NonNullable<RunReportData['capacity']['interval']>, capacityQps: number | null): Inline[] {
   const range = `${iv.loQps === null ? 'open' : fmtNum(iv.loQps)}–${iv.hiQps === null ? 'open' : fmtNum(iv.hiQps)} QPS`;
   const est = iv.estimateQps !== null ? `${fmtNum(iv.estimateQps)} QPS` : iv.open === 'lo' ? 'below the probed rates' : 'above the probed rates';
   const open =
@@ -186,10 +187,12 @@ function intervalWords(iv: NonNullable<RunReportData['capacity']['interval']>): 
     : iv.open === 'hi' ? ' The interval is open above: no probe failed surely enough to cap the capacity.'
     : iv.open === 'lo' ? ' The interval is open below: no probe passed surely enough to floor the capacity.'
     : ' The interval is open both ways: the probes do not bound the capacity.';
+  const outside = passOutsideInterval(capacityQps, iv);
   return [
     { strong: `Estimate: ${est}, ${Math.round(iv.level * 100)}% interval ${range}` },
     ` — from every evaluated request of ${iv.probesUsed} probes (${iv.loadSeconds.toFixed(0)} s of load), not only the bracket's two: ${iv.method}.${open}`,
     ' The capacity above is the highest probe that passed; the estimate is where the miss fraction fitted across all probes crosses the allowance.',
+    ...(outside ? [` That capacity lies ${outside}.`] : []),
   ];
 }
 

@@ -35,6 +35,14 @@ test('capacity, its meaning, bracket and outcome', () => {
   assert.match(md, 'Outcome (max-probes): stopped after 3 probes (search.maxProbes).');
 });
 
+test('the Estimate paragraph says when the highest passing probe lies outside the interval, and is silent when it lies within', async () => {
+  assert.match(md, '**Estimate: 3.4 QPS, 95% interval 2.6–3.9 QPS**');
+  assert.not.match(md, 'That capacity lies');
+  const below = writeSyntheticRun(join(tmp, 'pass-below'), { interval: true, capacityQps: 2, runId: 'pass-below' });
+  await writeReports(below);
+  assert.match(readFileSync(join(below, 'report.md'), 'utf8'), 'That capacity lies below the 95% interval: pooled, the probes say the fail above it was chance.');
+});
+
 test('the method says which token arrivals were measured; a run from before says it did not record them', async () => {
   assert.match(md, 'Token arrivals: engine (search.probe.tokenArrivals): a token counts when the engine emitted it, with or without text; the running token count was asked for on every chunk.');
   const old = writeSyntheticRun(join(tmp, 'no-arrivals'), { minimal: true, runId: 'older-run' });

@@ -6,7 +6,7 @@ import { stringify } from 'yaml';
 import { verb } from '../command.ts';
 import { EXIT, UserError } from '../../util/errors.ts';
 import { createProgress } from '../../capacity/progress.ts';
-import { intervalHeadline } from '../../capacity/interval.ts';
+import { intervalHeadline, passOutsideInterval } from '../../capacity/interval.ts';
 import { withInterrupts } from '../interrupts.ts';
 import { formatDockerRun, type ContainerSpec } from '../../provision/containerSpec.ts';
 import { formatProcessCommand } from '../../provision/processSpec.ts';
@@ -116,7 +116,7 @@ export const runCommand = verb({
         // The estimate with its interval is the headline; the search's highest passing probe follows.
         process.stdout.write(
           (cap.interval ? `${intervalHeadline(cap.interval)}\n` : '') +
-            `${cap.interval ? 'highest passing probe' : 'capacity'}: ${cap.capacityQps} QPS (${cap.reason})\n` +
+            `${cap.interval ? 'highest passing probe' : 'capacity'}: ${cap.capacityQps} QPS (${cap.reason})${passNote(cap)}\n` +
             `bracket: pass ${cap.bracket.passQps ?? '-'} / fail ${cap.bracket.failQps ?? '-'} QPS, ${cap.probes.length} probes, ${cap.probeTimeS.toFixed(0)} s of load\n` +
             `results: ${outcome.runDir} (${[RUN_FILES.capacity, ...REPORT_FILES].join(', ')})\n`,
         );
@@ -124,6 +124,12 @@ export const runCommand = verb({
     }, { cleanHint });
   },
 });
+
+/** The highest passing probe's line's note where it lies outside the interval printed above it. */
+function passNote(cap: { capacityQps: number | null; interval?: { loQps: number | null; hiQps: number | null } | null }): string {
+  const note = cap.interval ? passOutsideInterval(cap.capacityQps, cap.interval) : null;
+  return note ? `; ${note}` : '';
+}
 
 /**
  * The twin's bracket for the recipe (a resumed run's own recipe), printed with what it cost, and
