@@ -61,21 +61,32 @@ export async function ensureAgentImage(docker: Docker, opts: { version: string; 
     await new Promise<void>((resolve, reject) => docker.modem.followProgress(stream as unknown as NodeJS.ReadableStream, (e: Error | null) => (e ? reject(e) : resolve())));
     opts.log(`imported ${tag} into ${opts.hostName} in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
     label = await labelOf();
-    await removeOtherAgentImages(docker, opts.version);
+    await pruneAgentImages(docker, opts.version);
   }
   const problem = versionProblem(opts.version, label ?? null, `image ${tag} on ${opts.hostName}`);
   if (problem) throw new InfraError(`${problem}; remove it (docker rmi ${tag}) and run again to rebuild it`);
   return tag;
 }
 
-/** Agent images of other versions on the host: each source change makes one, and none is used again. */
-async function removeOtherAgentImages(docker: Docker, version: string): Promise<void> {
+/**
+ * How many agent images of other versions an import leaves on a host, newest first. Each source
+ * change makes a version, and most are never used again; but two fluidcap versions driving one host
+ * (a nightly job beside an operator's checkout) would otherwise remove each other's image at every
+ * import and import it again at their next run.
+ */
+export const OTHER_AGENT_IMAGES_KEPT = 2;
+
+/** Removes the host's agent images of other versions but the newest `keep`; returns the ids removed. */
+export async function pruneAgentImages(docker: Docker, version: string, keep = OTHER_AGENT_IMAGES_KEPT): Promise<string[]> {
   const images = await docker.listImages({ filters: { label: ['fluidcap.image=agent'] } }).catch(() => []);
-  for (const img of images) {
-    if (img.Labels?.[AGENT_VERSION_LABEL] === version) continue;
+  const others = images.filter((img) => img.Labels?.[AGENT_VERSION_LABEL] !== version).sort((a, b) => b.Created - a.Created);
+  const removed: string[] = [];
+  for (const img of others.slice(keep)) {
     // An image a container still uses (another run's agent) stays: 409, left for later.
-    await docker.getImage(img.Id).remove({ force: false }).catch(() => {});
+    const gone = await docker.getImage(img.Id).remove({ force: false }).then(() => true, () => false);
+    if (gone) removed.push(img.Id);
   }
+  return removed;
 }
 
 /** The agent's root filesystem as a tar archive for `docker import`, built once per version. */

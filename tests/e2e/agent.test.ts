@@ -4,8 +4,8 @@
 // merged arrivals keep the plan's rate and gap CV²; no container is left after either.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { createReadStream, existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { e2eEnv, e2eHost, e2eInventory, freePort, secondSshd } from './e2eEnv.ts';
@@ -18,7 +18,8 @@ import { connectHost, type HostConnection } from '../../harness/provision/sshCon
 import { listRunContainers } from '../../harness/provision/teardown.ts';
 import { planProbe } from '../../harness/load/plan.ts';
 import { workloadSchema } from '../../harness/load/workloadSpec.ts';
-import { ensureAgentImage, localAgentVersion } from '../../harness/agent/image.ts';
+import { ensureAgentImage, localAgentVersion, pruneAgentImages } from '../../harness/agent/image.ts';
+import { AGENT_VERSION_LABEL } from '../../harness/agent/version.ts';
 import { startAgents, type AgentSite } from '../../harness/agent/container.ts';
 import { runAgentProbe } from '../../harness/agent/runAgents.ts';
 import type { TimelineRecord } from '../../harness/timeline/record.ts';
@@ -79,6 +80,33 @@ if (env) {
     }
     assert.equal((await listRunContainers(localDocker(), runId)).filter((c) => c.Labels['fluidcap.role'] === 'agent'), [], 'no agent container left');
     console.log(`  one agent: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  });
+
+  test('an import keeps the two newest agent images of other versions and removes older ones; its own version stays', async () => {
+    const docker = localDocker();
+    // Stand-in images of four other versions, a second apart (Docker dates images to the second).
+    const tar = join(dir, 'empty.tar');
+    writeFileSync(join(dir, 'marker'), 'x');
+    execFileSync('tar', ['-cf', tar, '-C', dir, 'marker']);
+    const fakes: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      if (i > 0) await new Promise((r) => setTimeout(r, 1100));
+      const fake = `0.0.0-e2e${process.pid}v${i}`;
+      const stream = await docker.importImage(createReadStream(tar) as never, { repo: 'fluidcap/agent', tag: fake, changes: [`LABEL ${AGENT_VERSION_LABEL}=${fake} fluidcap.image=agent`] } as never);
+      await new Promise<void>((resolve, reject) => docker.modem.followProgress(stream as unknown as NodeJS.ReadableStream, (e: Error | null) => (e ? reject(e) : resolve())));
+      fakes.push(fake);
+    }
+    const idOf = async (v: string) => (await docker.getImage(`fluidcap/agent:${v}`).inspect()).Id;
+    const ids = await Promise.all(fakes.map(idOf));
+    try {
+      const removed = await pruneAgentImages(docker, version);
+      assert.ok(removed.includes(ids[0]) && removed.includes(ids[1]), `the two oldest stand-ins removed: ${removed}`);
+      assert.ok(!removed.includes(ids[2]) && !removed.includes(ids[3]), 'the two newest kept');
+      assert.is(await idOf(fakes[3]), ids[3]);
+      assert.ok(await idOf(version), 'the current version\'s image stays');
+    } finally {
+      for (const f of fakes) await docker.getImage(`fluidcap/agent:${f}`).remove({ force: true }).catch(() => {});
+    }
   });
 
   test('two agents on two hosts: one plan dealt between them, merged arrivals keep the rate (3%) and gap CV² (10%)', async () => {
