@@ -48,7 +48,7 @@ if (env) {
       const knownHosts = pinHostKey(env, dir, [{ address: '127.0.0.1', port: env.sshPort }, { address: '127.0.0.1', port: sshd2.port }]);
       const host = (name: string, port: number) => `  - { name: ${name}, address: ${env.sshHost}, port: ${port}, user: ${env.user}, key: ${env.key}, knownHosts: ${knownHosts} }\n`;
       writeFileSync(join(dir, 'inventory.yaml'), `hosts:\n${host('hostA', env.sshPort)}${host('hostB', sshd2.port)}groups:\n  pair: [hostA, hostB]\n`);
-      writeFileSync(join(dir, 'base.yaml'), simSweepRecipe(base, { image: env.image, host: 'pair' }, { maxQps: 64, tolerance: 0.3, maxProbes: 6, requests: 24, duration: '15s' }));
+      writeFileSync(join(dir, 'base.yaml'), simSweepRecipe(base, { image: env.image, host: 'pair' }, { maxQps: 64, tolerance: 0.3, maxProbes: 4, requests: 24, duration: '15s' }));
       // Two consecutive free ports: both "hosts" share this machine's network.
       const portBase = await freePort(2);
       writeFileSync(join(dir, 'sweep.yaml'), `recipe: base.yaml\nmatrix:\n  maxNumSeqs: [2, 16]\n  timeScale: [1, 3]\nports: { base: ${portBase} }\n`);
