@@ -403,19 +403,6 @@ export function intervalHeadline(iv: Pick<CapacityInterval, 'estimateQps' | 'loQ
 }
 
 /**
- * Where the search's highest passing probe lies outside the interval, why the two disagree, for the
- * console line that prints it beside the headline (null when it lies within). Both are as defined:
- * one probe's verdict is its own sample's, the interval pools every probe; near the knee a probe's
- * sample passes or fails by chance.
- */
-export function passOutsideInterval(passQps: number | null, iv: Pick<CapacityInterval, 'loQps' | 'hiQps'>): string | null {
-  if (passQps === null) return null;
-  if (iv.loQps !== null && passQps < iv.loQps) return 'below the 95% interval: pooled, the probes say the fail above it was chance';
-  if (iv.hiQps !== null && passQps > iv.hiQps) return 'above the 95% interval: pooled, the probes say its pass was chance';
-  return null;
-}
-
-/**
  * The evidence a probe at `qps` is expected to bring: for each SLO entry, as many observations with
  * the clustering time of the probed rate nearest to it, and misses at the miss fraction the monotone
  * fit expects there (interpolated on log-odds between the probed rates around it, the nearest end's

@@ -8,7 +8,7 @@ import type { ReportProbe, RunReportData } from './runData.ts';
 import type { ProbeStatistics } from '../runDir/schema.ts';
 import { NONE, fmtChange, fmtNum, fmtPct, fmtSci, fmtSeconds, fmtUsd } from './format.ts';
 import { predictPrefillS } from '../metrics/prefill.ts';
-import { passOutsideInterval } from '../capacity/interval.ts';
+import { passOutsideInterval } from './capacityWords.ts';
 import { SLO_NAMES, type Slo } from '../metrics/slo.ts';
 import { earlyStopBrief } from '../metrics/sloBrief.ts';
 import { RUN_FILES } from '../runDir/layout.ts';

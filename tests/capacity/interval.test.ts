@@ -5,7 +5,7 @@
 // widens the interval where the monotone fit alone would pin it between two probes.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { capacityInterval, crossing, describeInterval, isotonic, logisticLine, overdispersion, passOutsideInterval, type ProbeEvidence } from '../../harness/capacity/interval.ts';
+import { capacityInterval, crossing, describeInterval, isotonic, logisticLine, overdispersion, type ProbeEvidence } from '../../harness/capacity/interval.ts';
 import { createRng, type Rng } from '../../harness/util/rng.ts';
 
 const P0 = 0.01;
@@ -176,14 +176,3 @@ test('on a flat knee, a sure fail just beside a sure pass no longer pins the int
 
 test.run();
 
-test('the highest passing probe outside the interval is named with the side it lies on; within it, or without a pass, nothing is said', () => {
-  const iv = { loQps: 40, hiQps: 44 };
-  assert.match(passOutsideInterval(38, iv) ?? '', /^below the 95% interval: .*the fail above it was chance$/);
-  assert.match(passOutsideInterval(45, iv) ?? '', /^above the 95% interval: .*its pass was chance$/);
-  assert.is(passOutsideInterval(40, iv), null);
-  assert.is(passOutsideInterval(44, iv), null);
-  assert.is(passOutsideInterval(null, iv), null);
-  // An open end bounds nothing on its side.
-  assert.is(passOutsideInterval(50, { loQps: 40, hiQps: null }), null);
-  assert.is(passOutsideInterval(1, { loQps: null, hiQps: 44 }), null);
-});

@@ -1,0 +1,15 @@
+// Phrases about a run's capacity that both the console (`fluidcap run`) and the report print, so
+// they read the same in both. Pure.
+
+/**
+ * Where the search's highest passing probe lies outside the interval, why the two disagree, for the
+ * console's line after the headline and the report's Estimate paragraph (null when it lies within). Both are as defined:
+ * one probe's verdict is its own sample's, the interval pools every probe; near the knee a probe's
+ * sample passes or fails by chance.
+ */
+export function passOutsideInterval(passQps: number | null, iv: { loQps: number | null; hiQps: number | null }): string | null {
+  if (passQps === null) return null;
+  if (iv.loQps !== null && passQps < iv.loQps) return 'below the 95% interval: pooled, the probes say the fail above it was chance';
+  if (iv.hiQps !== null && passQps > iv.hiQps) return 'above the 95% interval: pooled, the probes say its pass was chance';
+  return null;
+}

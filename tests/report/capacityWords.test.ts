@@ -1,0 +1,18 @@
+// The phrases the console and the report share about a run's capacity.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { passOutsideInterval } from '../../harness/report/capacityWords.ts';
+
+test('the highest passing probe outside the interval is named with the side it lies on; within it, or without a pass, nothing is said', () => {
+  const iv = { loQps: 40, hiQps: 44 };
+  assert.match(passOutsideInterval(38, iv) ?? '', /^below the 95% interval: .*the fail above it was chance$/);
+  assert.match(passOutsideInterval(45, iv) ?? '', /^above the 95% interval: .*its pass was chance$/);
+  assert.is(passOutsideInterval(40, iv), null);
+  assert.is(passOutsideInterval(44, iv), null);
+  assert.is(passOutsideInterval(null, iv), null);
+  // An open end bounds nothing on its side.
+  assert.is(passOutsideInterval(50, { loQps: 40, hiQps: null }), null);
+  assert.is(passOutsideInterval(1, { loQps: null, hiQps: 44 }), null);
+});
+
+test.run();
