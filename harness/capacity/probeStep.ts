@@ -170,9 +170,7 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
         tbtDeadlineS,
         clientToleranceS: plan.probe.clientToleranceS ?? undefined,
         continuousUsage: plan.probe.continuousUsage,
-        // Through the SSH tunnel the engine's URL is loopback, yet the engine is on another host:
-        // 'auto' keeps this machine's cores awake as for any engine elsewhere.
-        keepCoresAwake: plan.probe.keepCoresAwake === 'auto' && input.session.tunnelRelayCost ? true : plan.probe.keepCoresAwake,
+        keepCoresAwake: plan.probe.keepCoresAwake,
         realtimeReceivers: plan.probe.realtimeReceivers,
         content: input.prompts?.content,
         extraBody: input.prompts?.extraBody,

@@ -44,9 +44,12 @@ export function engineIsLocal(baseUrl: string, ownAddresses: readonly string[] =
   return ownAddresses.some((a) => a.toLowerCase() === host);
 }
 
-/** 'auto' spins when the engine is elsewhere; true or false as said. */
-export function shouldKeepCoresAwake(setting: boolean | 'auto', baseUrl: string): boolean {
-  return setting === 'auto' ? !engineIsLocal(baseUrl) : setting;
+/**
+ * 'auto' spins when the engine is elsewhere; true or false as said. Through the SSH tunnel the
+ * engine's URL is loopback, yet the engine is on another host.
+ */
+export function shouldKeepCoresAwake(setting: boolean | 'auto', baseUrl: string, opts: { throughTunnel?: boolean } = {}): boolean {
+  return setting === 'auto' ? opts.throughTunnel === true || !engineIsLocal(baseUrl) : setting;
 }
 
 /** Boots `count` spinner threads that wait for start(). */

@@ -181,7 +181,7 @@ export async function runProbe(plan: ProbePlan, options: ProbeOptions, deps: Pro
   const booted = workerCount > 0 ? await Promise.all([bootWorker('decode'), ...shares.map(() => bootWorker('receive', warmUp))]) : [];
   const [decoder, ...workers] = booted.map((b) => b.worker);
   // Booted before the priorities are set, so they are lowered with the other background threads.
-  const spinners = workers.length > 0 && shouldKeepCoresAwake(options.keepCoresAwake ?? 'auto', options.baseUrl) ? await bootSpinners(workers.length).catch(() => null) : null;
+  const spinners = workers.length > 0 && shouldKeepCoresAwake(options.keepCoresAwake ?? 'auto', options.baseUrl, { throughTunnel: options.tunnelRelayCost !== undefined }) ? await bootSpinners(workers.length).catch(() => null) : null;
   // While the probe runs, its receiving threads take a shared core before our background threads.
   const receiverTids = booted.slice(1).flatMap((b) => (b.threadId === null ? [] : [b.threadId]));
   const priorities = workers.length > 0 ? await prioritiseReceivers(receiverTids, { realtime: options.realtimeReceivers !== false }) : null;

@@ -2,7 +2,7 @@
 // round trip), Docker (version, runtimes, socket permission), GPUs (nvidia-smi facts), leftovers.
 // A host that will only run engines as processes (`runtime: process`) is checked without Docker.
 import { LOCAL_HOST, type Host, type Inventory, type InventoryHost } from './inventory.ts';
-import { explainDockerFailure, openHost, type HostHandle } from './hostHandle.ts';
+import { explainDockerFailure, explainLocalDockerFailure, openHost, type HostHandle } from './hostHandle.ts';
 import type { ConnectOptions } from './sshConnection.ts';
 import { readGpuFacts, type GpuFacts } from './gpuFacts.ts';
 import { listRunContainers } from './teardown.ts';
@@ -99,7 +99,7 @@ async function dockerFacts(handle: HostHandle, result: HostCheck): Promise<strin
   } catch (err) {
     const why = handle.connection
       ? await explainDockerFailure(handle.connection, handle.host.docker.socket, err as Error)
-      : `cannot use the local Docker daemon at ${handle.host.docker.socket}: ${(err as Error).message}`;
+      : explainLocalDockerFailure(handle.host.docker.socket, err as Error);
     result.problems.push(`${why}; engines in containers and load agents need Docker (a host that only runs engines as processes: fluidcap hosts check --runtime process)`);
     return null;
   }

@@ -65,6 +65,13 @@ export async function explainDockerFailure(conn: HostConnection, socket: string,
   return `cannot reach Docker at ${socket} on ${conn.host.name}: ${err.message}`;
 }
 
+/** Explains a local Docker socket that cannot be used: missing permission or no daemon. */
+export function explainLocalDockerFailure(socket: string, err: Error): string {
+  return (err as NodeJS.ErrnoException).code === 'EACCES'
+    ? `no permission to use the local Docker socket ${socket} (add this user to the docker group)`
+    : `cannot reach the local Docker daemon at ${socket}: ${err.message} (is dockerd running?)`;
+}
+
 /**
  * Connects to a host (SSH + Docker for inventory hosts; the local socket for `local`) and checks
  * Docker answers; with `need.docker` false (engines run as processes) Docker is neither checked
@@ -78,12 +85,7 @@ export async function openHost(host: Host, opts: ConnectOptions = {}, need: { do
       try {
         await docker.ping();
       } catch (err) {
-        const code = (err as NodeJS.ErrnoException).code;
-        throw new InfraError(
-          code === 'EACCES'
-            ? `no permission to use the local Docker socket ${host.docker.socket} (add this user to the docker group)`
-            : `cannot reach the local Docker daemon at ${host.docker.socket}: ${(err as Error).message} (is dockerd running?)`,
-        );
+        throw new InfraError(explainLocalDockerFailure(host.docker.socket, err as Error));
       }
     }
     return {
