@@ -4,7 +4,8 @@
 // Sarathi on the same model, Llama-2-70B on 4×A100), on the simulated engine driven on a virtual
 // clock (the twin's probe, twin/virtualProbe.ts), `--seeds` searches with workload seeds 7, 8, … (each
 // probe draws its own sample from the search's seed and its rate, as runs do; `--same-seed` replays one):
-//  - the run's search (the recipe's probes, nearest-rank verdicts, decided early stops, and after the
+//  - the run's search (the recipe's probes, nearest-rank verdicts, decided early stops where the
+//    recipe's search.earlyStop has them (`--early-stop`, `--no-early-stop` override it), and after the
 //    first fail the knee warm-up: `--warmup stationary`, until the engine's backlog is stationary as
 //    runs do, `fixed` for its whole bound, `none`; the bound is the recipe's search.kneeWarmupMax
 //    unless `--warmup-s` says), probed by the twin's runTwinProbe, and the interval
@@ -77,8 +78,10 @@ const { values } = parseArgs({
     'knee-rule': { type: 'string' },
     from: { type: 'string' },
     scatter: { type: 'string' },
-    // The run's searches without the decided early stop: every probe runs to its planned end.
+    // The run's searches follow the recipe's search.earlyStop; these override it: without the
+    // decided early stop (every probe runs to its planned end), or with it.
     'no-early-stop': { type: 'boolean', default: false },
+    'early-stop': { type: 'boolean', default: false },
     'scatter-probes': { type: 'string', default: '60' },
   },
 });
@@ -103,6 +106,9 @@ interface Probe {
   kneeWarmup?: KneeWarmupRecord | null;
 }
 
+// Whether the run's searches stop probes early: as the recipe says, unless an option overrides it.
+const stopsEarly = (c: Config) => (values['no-early-stop'] ? false : values['early-stop'] ? true : c.runPlan.probe.earlyStop);
+
 const warmupMode = values['no-knee-warmup'] ? 'none' : warmupModeOf(values.warmup);
 const kneeRule = kneeRuleOf(warmupMode, values['knee-rule']);
 
@@ -115,7 +121,7 @@ function probeOnce(c: Config, method: Method, qps: number, seed: number, kneeS: 
     return { qps, passed: evaluateSlo(judged, c.slo).passed, durationS, statistics: probeDecision(judged, c.slo, DEFAULT_DECISION, judged.length) };
   }
   // As runs probe, by the twin's probe (capacity/probeStep.ts's plan, knee warm-up, decided early stop and judgement).
-  const p = runTwinProbe({ plan: { ...c.runPlan, seed, probeSeeds: 'workload' }, workload: c.recipe.workload, engine: c.engine, fit: c.fit, earlyStop: !values['no-early-stop'], kneeRule }, 1, qps, kneeS);
+  const p = runTwinProbe({ plan: { ...c.runPlan, seed, probeSeeds: 'workload' }, workload: c.recipe.workload, engine: c.engine, fit: c.fit, earlyStop: stopsEarly(c), kneeRule }, 1, qps, kneeS);
   return { qps, passed: p.passed, durationS: p.durationS, statistics: { parts: p.parts }, kneeWarmup: p.kneeWarmup };
 }
 
@@ -142,7 +148,7 @@ function search(c: Config, method: Method, seed: number): SearchResult {
   const bound = values['warmup-s'] ?? 0;
   const knee = warmupMode === 'none' ? '' : warmupMode === 'fixed' ? ':knee' : ':knee-stationary';
   const repeats = values['replay-repeats'] || !method.startsWith('run') ? '' : ':repeats';
-  const stops = values['no-early-stop'] && method.startsWith('run') ? ':no-early-stop' : '';
+  const stops = !stopsEarly(c) && method.startsWith('run') ? ':no-early-stop' : '';
   const key = `${c.recipe.name}:${method}${method.startsWith('run') ? `:budget-${budgetOf(c, method)}` : ''}:${seed}:${bound}${values['same-seed'] ? '' : ':per-probe'}${knee}${repeats}${stops}`;
   const hit = saved[key];
   if (hit) {
