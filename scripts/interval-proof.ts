@@ -15,7 +15,10 @@
 //  - the bracket-then-bisect search runs made before the interval steered them ('old'), and the
 //    interval search with the recipe's budget ('run'), with Metron's median load-seconds as its
 //    budget ('run@metron') and with a third of it ('run@metron/3'): the goals are at most half
-//    Metron's median error at equal load, and no worse at a third of it.
+//    Metron's median error at equal load, and no worse at a third of it;
+//  - with `--methods …,oracle@metron:0.05` (after metron-1000), no search: Metron's median load in
+//    whole probes alternating at the truth × (1 ∓ 0.05), the floor a search that knew the capacity
+//    would reach with these probes and this estimator.
 // Printed per method: the share of intervals containing the pooled ground truth (goal ≥ 90%), how
 // many had an open end, the median and worst error of the estimate, the median interval width and
 // the load-seconds used. `--truth` skips the ground-truth computation with known values (same
@@ -96,7 +99,9 @@ const median = (xs: number[]) => {
 // 'old': the bracket-then-bisect search runs made before the interval steered it (verdicts only, no
 // budget); 'run': the interval search with the recipe's budget; 'run@metron', 'run@metron/3': the
 // interval search with a budget of the Metron search's median load-seconds, and of a third of it.
-type Method = 'old' | 'run' | 'run@metron' | 'run@metron/3' | 'metron-1000';
+// 'oracle@metron:S': no search, a floor for one: Metron's median load spent in whole probes (no early
+// stop) alternating at the truth × (1 − S) and × (1 + S), as if a search knew the capacity.
+type Method = 'old' | 'run' | 'run@metron' | 'run@metron/3' | 'metron-1000' | `oracle@metron:${string}`;
 interface Probe {
   qps: number;
   passed: boolean;
@@ -143,19 +148,19 @@ const ivOptions = {
 const saved: Record<string, { capacity: number; probes: Probe[] }> = values.from && existsSync(values.from) ? JSON.parse(readFileSync(values.from, 'utf8')) : {};
 const toSave: typeof saved = {};
 
-function search(c: Config, method: Method, seed: number): SearchResult {
+function search(c: Config, method: Method, seed: number, truth: number): SearchResult {
   // Files saved before the stationary warm-up keyed a fixed 10 s one as ':0…:knee'; they read back so.
   const bound = values['warmup-s'] ?? 0;
   const knee = warmupMode === 'none' ? '' : warmupMode === 'fixed' ? ':knee' : ':knee-stationary';
   const repeats = values['replay-repeats'] || !method.startsWith('run') ? '' : ':repeats';
   const stops = !stopsEarly(c) && method.startsWith('run') ? ':no-early-stop' : '';
-  const key = `${c.recipe.name}:${method}${method.startsWith('run') ? `:budget-${budgetOf(c, method)}` : ''}:${seed}:${bound}${values['same-seed'] ? '' : ':per-probe'}${knee}${repeats}${stops}`;
+  const key = `${c.recipe.name}:${method}${method.startsWith('run') ? `:budget-${budgetOf(c, method)}` : ''}:${seed}:${bound}${values['same-seed'] ? '' : ':per-probe'}${knee}${repeats}${stops}${method.startsWith('oracle@') ? `:truth-${truth}` : ''}`;
   const hit = saved[key];
   if (hit) {
     const interval = capacityInterval(hit.probes.map((p) => ({ qps: p.qps, durationS: p.durationS, parts: p.statistics.parts ?? [] })), ivOptions);
     return { capacity: hit.capacity, loadS: hit.probes.reduce((t, p) => t + p.durationS, 0), probes: hit.probes, interval };
   }
-  const r = searchNow(c, method, seed);
+  const r = method.startsWith('oracle@') ? oracle(c, method, seed, truth) : searchNow(c, method, seed);
   toSave[key] = { capacity: r.capacity, probes: r.probes };
   if (values.save) writeFileSync(values.save, JSON.stringify({ ...saved, ...toSave }));
   return r;
@@ -167,8 +172,27 @@ function budgetOf(c: Config, method: Method): number | null {
   if (method === 'old' || method === 'metron-1000') return null;
   if (method === 'run') return c.bounds.budgetS ?? null;
   const m = metronMedianLoad.get(c.recipe.name);
+  if (m !== undefined && method.startsWith('oracle@')) return m;
   if (m === undefined) throw new Error(`${method} needs the metron-1000 searches first (--methods metron-1000,…)`);
   return method === 'run@metron' ? m : m / 3;
+}
+
+// Probes placed as if the capacity were known (see Method): what the probes and the estimator
+// could reach with Metron's load and no search to spend it on.
+function oracle(c: Config, method: Method, seed: number, truth: number): SearchResult {
+  const spread = Number(method.split(':')[1]);
+  if (!(spread > 0 && spread < 1)) throw new Error(`${method}: the spread after ':' must lie between 0 and 1`);
+  const budget = budgetOf(c, method)!;
+  const probes: Probe[] = [];
+  for (let load = 0; load < budget; ) {
+    const qps = +(truth * (probes.length % 2 === 0 ? 1 - spread : 1 + spread)).toPrecision(4);
+    const repeat = probes.filter((p) => p.qps === qps).length;
+    const p = runTwinProbe({ plan: { ...c.runPlan, seed: probeSeed({ seed, probeSeeds: 'per-rate' }, qps, repeat), probeSeeds: 'workload' }, workload: c.recipe.workload, engine: c.engine, fit: c.fit, earlyStop: false, kneeRule }, 1, qps, kneeBoundS(c, warmupMode, values['warmup-s']));
+    probes.push({ qps, passed: p.passed, durationS: p.durationS, statistics: { parts: p.parts }, kneeWarmup: p.kneeWarmup });
+    load += p.durationS;
+  }
+  const interval = capacityInterval(probes.map((p) => ({ qps: p.qps, durationS: p.durationS, parts: p.statistics.parts ?? [] })), ivOptions);
+  return { capacity: Math.max(0, ...probes.filter((p) => p.passed).map((p) => p.qps)), loadS: probes.reduce((t, p) => t + p.durationS, 0), probes, interval };
 }
 
 function searchNow(c: Config, method: Method, seed: number): SearchResult {
@@ -258,7 +282,7 @@ for (const [k, file] of files.entries()) {
   for (const method of methods) {
     const runs: SearchResult[] = [];
     for (let i = 0; i < nSeeds; i++) {
-      const r = search(c, method, c.recipe.workload.seed + i);
+      const r = search(c, method, c.recipe.workload.seed + i, truth);
       runs.push(r);
       const iv = r.interval;
       log(`  ${c.recipe.name} ${method} seed ${c.recipe.workload.seed + i}: search ${fmtQ(r.capacity)}; estimate ${fmtQ(iv.estimateQps)} [${fmtQ(iv.loQps)}, ${fmtQ(iv.hiQps)}] open ${iv.open}; ${r.probes.length} probes, ${r.loadS.toFixed(0)} s; ` +
