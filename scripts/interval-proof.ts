@@ -153,7 +153,8 @@ function search(c: Config, method: Method, seed: number, truth: number): SearchR
   const bound = values['warmup-s'] ?? 0;
   const knee = warmupMode === 'none' ? '' : warmupMode === 'fixed' ? ':knee' : ':knee-stationary';
   const repeats = values['replay-repeats'] || !method.startsWith('run') ? '' : ':repeats';
-  const stops = !stopsEarly(c) && method.startsWith('run') ? ':no-early-stop' : '';
+  // The run's and the old search's probes stop early as stopsEarly says; Metron's and the oracle's never do.
+  const stops = !stopsEarly(c) && (method === 'old' || method.startsWith('run')) ? ':no-early-stop' : '';
   const key = `${c.recipe.name}:${method}${method.startsWith('run') ? `:budget-${budgetOf(c, method)}` : ''}:${seed}:${bound}${values['same-seed'] ? '' : ':per-probe'}${knee}${repeats}${stops}${method.startsWith('oracle@') ? `:truth-${truth}` : ''}`;
   const hit = saved[key];
   if (hit) {
