@@ -117,7 +117,7 @@ const stopsEarly = (c: Config) => (values['no-early-stop'] ? false : values['ear
 const warmupMode = values['no-knee-warmup'] ? 'none' : warmupModeOf(values.warmup);
 const kneeRule = kneeRuleOf(warmupMode, values['knee-rule']);
 
-function probeOnce(c: Config, method: Method, qps: number, seed: number, kneeS: number): Probe {
+function probeOnce(c: Config, method: Method, qps: number, seed: number, kneeS: number, earlyStop = stopsEarly(c)): Probe {
   if (method === 'metron-1000') {
     const planned = plan(c, qps, 1000, seed, 1e9);
     const warmup = Math.floor(1000 * c.probe.warmupFraction);
@@ -126,7 +126,7 @@ function probeOnce(c: Config, method: Method, qps: number, seed: number, kneeS: 
     return { qps, passed: evaluateSlo(judged, c.slo).passed, durationS, statistics: probeDecision(judged, c.slo, DEFAULT_DECISION, judged.length) };
   }
   // As runs probe, by the twin's probe (capacity/probeStep.ts's plan, knee warm-up, decided early stop and judgement).
-  const p = runTwinProbe({ plan: { ...c.runPlan, seed, probeSeeds: 'workload' }, workload: c.recipe.workload, engine: c.engine, fit: c.fit, earlyStop: stopsEarly(c), kneeRule }, 1, qps, kneeS);
+  const p = runTwinProbe({ plan: { ...c.runPlan, seed, probeSeeds: 'workload' }, workload: c.recipe.workload, engine: c.engine, fit: c.fit, earlyStop, kneeRule }, 1, qps, kneeS);
   return { qps, passed: p.passed, durationS: p.durationS, statistics: { parts: p.parts }, kneeWarmup: p.kneeWarmup };
 }
 
@@ -145,6 +145,12 @@ const ivOptions = {
   shape: values.shape as 'both',
   ...(values['knee-odds-window'] ? { kneeOddsWindow: Number(values['knee-odds-window']) } : {}),
 };
+// A search's result from its probes: the interval capacity/interval.ts draws from them, as capacity.json carries it.
+function resultOf(capacity: number, probes: Probe[]): SearchResult {
+  const interval = capacityInterval(probes.map((p) => ({ qps: p.qps, durationS: p.durationS, parts: p.statistics.parts ?? [] })), ivOptions);
+  return { capacity, loadS: probes.reduce((t, p) => t + p.durationS, 0), probes, interval };
+}
+
 const saved: Record<string, { capacity: number; probes: Probe[] }> = values.from && existsSync(values.from) ? JSON.parse(readFileSync(values.from, 'utf8')) : {};
 const toSave: typeof saved = {};
 
@@ -157,10 +163,7 @@ function search(c: Config, method: Method, seed: number, truth: number): SearchR
   const stops = !stopsEarly(c) && (method === 'old' || method.startsWith('run')) ? ':no-early-stop' : '';
   const key = `${c.recipe.name}:${method}${method.startsWith('run') ? `:budget-${budgetOf(c, method)}` : ''}:${seed}:${bound}${values['same-seed'] ? '' : ':per-probe'}${knee}${repeats}${stops}${method.startsWith('oracle@') ? `:truth-${truth}` : ''}`;
   const hit = saved[key];
-  if (hit) {
-    const interval = capacityInterval(hit.probes.map((p) => ({ qps: p.qps, durationS: p.durationS, parts: p.statistics.parts ?? [] })), ivOptions);
-    return { capacity: hit.capacity, loadS: hit.probes.reduce((t, p) => t + p.durationS, 0), probes: hit.probes, interval };
-  }
+  if (hit) return resultOf(hit.capacity, hit.probes);
   const r = method.startsWith('oracle@') ? oracle(c, method, seed, truth) : searchNow(c, method, seed);
   toSave[key] = { capacity: r.capacity, probes: r.probes };
   if (values.save) writeFileSync(values.save, JSON.stringify({ ...saved, ...toSave }));
@@ -173,9 +176,8 @@ function budgetOf(c: Config, method: Method): number | null {
   if (method === 'old' || method === 'metron-1000') return null;
   if (method === 'run') return c.bounds.budgetS ?? null;
   const m = metronMedianLoad.get(c.recipe.name);
-  if (m !== undefined && method.startsWith('oracle@')) return m;
   if (m === undefined) throw new Error(`${method} needs the metron-1000 searches first (--methods metron-1000,…)`);
-  return method === 'run@metron' ? m : m / 3;
+  return method === 'run@metron/3' ? m / 3 : m;
 }
 
 // Probes placed as if the capacity were known (see Method): what the probes and the estimator
@@ -188,12 +190,11 @@ function oracle(c: Config, method: Method, seed: number, truth: number): SearchR
   for (let load = 0; load < budget; ) {
     const qps = +(truth * (probes.length % 2 === 0 ? 1 - spread : 1 + spread)).toPrecision(4);
     const repeat = probes.filter((p) => p.qps === qps).length;
-    const p = runTwinProbe({ plan: { ...c.runPlan, seed: probeSeed({ seed, probeSeeds: 'per-rate' }, qps, repeat), probeSeeds: 'workload' }, workload: c.recipe.workload, engine: c.engine, fit: c.fit, earlyStop: false, kneeRule }, 1, qps, kneeBoundS(c, warmupMode, values['warmup-s']));
-    probes.push({ qps, passed: p.passed, durationS: p.durationS, statistics: { parts: p.parts }, kneeWarmup: p.kneeWarmup });
+    const p = probeOnce(c, method, qps, probeSeed({ seed, probeSeeds: 'per-rate' }, qps, repeat), kneeBoundS(c, warmupMode, values['warmup-s']), false);
+    probes.push(p);
     load += p.durationS;
   }
-  const interval = capacityInterval(probes.map((p) => ({ qps: p.qps, durationS: p.durationS, parts: p.statistics.parts ?? [] })), ivOptions);
-  return { capacity: Math.max(0, ...probes.filter((p) => p.passed).map((p) => p.qps)), loadS: probes.reduce((t, p) => t + p.durationS, 0), probes, interval };
+  return resultOf(Math.max(0, ...probes.filter((p) => p.passed).map((p) => p.qps)), probes);
 }
 
 function searchNow(c: Config, method: Method, seed: number): SearchResult {
@@ -203,10 +204,7 @@ function searchNow(c: Config, method: Method, seed: number): SearchResult {
   const bounds = { ...c.bounds, budgetS: budgetOf(c, method), ...(method.startsWith('run@') ? { maxProbes: 1000 } : {}) };
   for (;;) {
     const d = nextProbe(bounds, verdicts);
-    if (d.done) {
-      const interval = capacityInterval(probes.map((p) => ({ qps: p.qps, durationS: p.durationS, parts: p.statistics.parts ?? [] })), ivOptions);
-      return { capacity: d.capacityQps, loadS: probes.reduce((t, p) => t + p.durationS, 0), probes, interval };
-    }
+    if (d.done) return resultOf(d.capacityQps, probes);
     const kneeS = method !== 'metron-1000' ? kneeWarmupS(verdicts, kneeBoundS(c, warmupMode, values['warmup-s'])) : 0;
     const repeat = values['replay-repeats'] ? 0 : probes.filter((p) => p.qps === d.qps).length;
     const p = probeOnce(c, method, d.qps, probeSeed({ seed, probeSeeds: values['same-seed'] ? 'workload' : 'per-rate' }, d.qps, repeat), kneeS);
