@@ -66,6 +66,9 @@ const { values } = parseArgs({
     'min-dispersion': { type: 'string' },
     // Share of the gap between probed rates each end moves out (default: capacity/interval.ts SHAPE_MARGIN).
     'shape-margin': { type: 'string' },
+    // Relative rate difference within which probes pool as one point (default: capacity/interval.ts POOL_WITHIN;
+    // 0 keeps every rate apart, as before). Re-judges saved searches; a fresh one also places its probes by it.
+    'pool-within': { type: 'string' },
     // The curve's shapes the interval is drawn from: 'both' (the monotone fit and the knee's log-odds
     // line, as runs do) or 'monotone' (the fit alone, as before); and the line's window in odds.
     shape: { type: 'string', default: 'both' },
@@ -142,6 +145,7 @@ const ivOptions = {
   dispersion: values.dispersion as 'none',
   ...(values['min-dispersion'] ? { minDispersion: Number(values['min-dispersion']) } : {}),
   ...(values['shape-margin'] ? { shapeMargin: Number(values['shape-margin']) } : {}),
+  ...(values['pool-within'] ? { poolWithin: Number(values['pool-within']) } : {}),
   shape: values.shape as 'both',
   ...(values['knee-odds-window'] ? { kneeOddsWindow: Number(values['knee-odds-window']) } : {}),
 };

@@ -2,7 +2,8 @@
 // interval contains the true crossing in nearly every seeded replication (and would not if the
 // clustering were ignored), ends the evidence cannot bound are open, the fit is monotone, and
 // several SLO entries together cross at the lowest of their crossings, and a flat knee's slope
-// widens the interval where the monotone fit alone would pin it between two probes.
+// widens the interval where the monotone fit alone would pin it between two probes, and rates a
+// percent apart are pooled so that many thin probes do not pull the estimate down.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { capacityInterval, crossing, describeInterval, isotonic, logisticLine, overdispersion, type ProbeEvidence } from '../../harness/capacity/interval.ts';
@@ -164,14 +165,38 @@ test('on a flat knee, a sure fail just beside a sure pass no longer pins the int
   // The 70B's searches' pattern: passes with a full probe's counts, then at 39 QPS (below the knee
   // at 40) an early-stopped fail whose 1,400 observations read 1.8% where the curve has 0.97%.
   const probes = exact(knee(0.026), [...searched.slice(0, 4), [39, 1400, 25], ...searched.slice(4)]);
-  const monotone = capacityInterval(probes, { shape: 'monotone' });
+  // Every rate its own point: 38.5, 38.8 and 39 QPS pooled would hide the pinning this is about.
+  const monotone = capacityInterval(probes, { shape: 'monotone', poolWithin: 0 });
   assert.ok(monotone.hiQps! < 40, `the monotone fit alone: ${monotone.loQps}–${monotone.hiQps}`);
-  const pooled = capacityInterval(probes);
+  const pooled = capacityInterval(probes, { poolWithin: 0 });
   assert.ok(pooled.loQps! <= 40 && 40 <= pooled.hiQps!, `${pooled.loQps}–${pooled.hiQps}`);
   assert.is(pooled.estimateQps, monotone.estimateQps);
   // Wide where the knee is flat, not open: the line's draws stay within the knee's rates.
   assert.is(pooled.open, 'none');
   assert.ok(pooled.hiQps! - pooled.loQps! < 0.25 * 40, `${pooled.loQps}–${pooled.hiQps}`);
+});
+
+test('a long search\'s many thin probes a percent apart: pooled within 2.5%, the estimate is not pulled below the knee', () => {
+  // Thirty-one rates from 34 to 46 QPS, each with sixty effective observations (about 0.6 expected
+  // misses at the knee), as a search with a large budget leaves them. Each point's prior half miss
+  // then weighs as much as its data; unpooled, the monotone fit reads the passes below the knee too
+  // high and its crossing too low.
+  const reps = 30;
+  const errors = { apart: [] as number[], pooled: [] as number[] };
+  const covered = { apart: 0, pooled: 0 };
+  for (let r = 0; r < reps; r++) {
+    const rng = createRng(500 + r);
+    const probes = Array.from({ length: 31 }, (_, i) => probe(rng, 34 + i * 0.4, 60));
+    for (const [key, options] of [['apart', { poolWithin: 0 }], ['pooled', {}]] as const) {
+      const iv = capacityInterval(probes, { seed: r, draws: 800, ...options });
+      errors[key].push(iv.estimateQps! - 40);
+      if (iv.loQps! <= 40 && 40 <= iv.hiQps!) covered[key]++;
+    }
+  }
+  const mean = (xs: number[]) => xs.reduce((t, x) => t + x, 0) / xs.length;
+  assert.ok(mean(errors.apart) < -1, `every rate apart: mean error ${mean(errors.apart)} QPS`);
+  assert.ok(Math.abs(mean(errors.pooled)) < 0.6, `pooled: mean error ${mean(errors.pooled)} QPS`);
+  assert.ok(covered.pooled >= 0.9 * reps && covered.pooled > covered.apart, `covered: pooled ${covered.pooled}, apart ${covered.apart} of ${reps}`);
 });
 
 test.run();
