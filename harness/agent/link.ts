@@ -18,6 +18,9 @@ export interface AgentLink {
   close(): void;
 }
 
+/** How long an agent's exit notice waits for its output to drain before the link is gone. */
+export const EXIT_DRAIN_MS = 2000;
+
 /** A link over an agent's stdin/stdout/stderr; `ended` resolves with why the agent or its transport ended. */
 export function linkOverStreams(name: string, io: { stdin: Writable; stdout: Readable; stderr?: Readable; ended?: Promise<string> }): AgentLink {
   let listener: ((m: FromAgent) => void) | null = null;
@@ -51,10 +54,20 @@ export function linkOverStreams(name: string, io: { stdin: Writable; stdout: Rea
       end(`${name} broke the protocol: ${(err as Error).message}`);
     }
   });
-  io.stdout.on('end', () => end(`${name} closed its output`));
+  // The transport's notice that the agent ended can come before the agent's last output has been
+  // read: a child's 'exit' fires before its pipes close, and Docker's wait can answer before the
+  // attach stream delivers its tail. The last lines are its results, so the notice waits for the
+  // output to end (at most EXIT_DRAIN_MS) and keeps its own reason.
+  let exitNotice: string | null = null;
+  io.stdout.on('end', () => end(exitNotice ?? `${name} closed its output`));
+  io.stdout.on('close', () => end(exitNotice ?? `${name} closed its output`));
   io.stdout.on('error', (err) => end(`${name}'s output failed: ${err.message}`));
   io.stdin.on('error', (err) => end(`${name}'s input failed: ${err.message}`));
-  void io.ended?.then(end);
+  void io.ended?.then((why) => {
+    exitNotice = why;
+    if (io.stdout.readableEnded || io.stdout.destroyed) return end(why);
+    setTimeout(() => end(why), EXIT_DRAIN_MS);
+  });
   return {
     name,
     send(m) {
