@@ -39,7 +39,7 @@ import { probeDecision, sloSeries } from '../harness/capacity/sloDecision.ts';
 import { DEFAULT_DECISION } from '../harness/capacity/decision.ts';
 import { capacityInterval, type CapacityInterval } from '../harness/capacity/interval.ts';
 import type { ProbeStatistics } from '../harness/runDir/schema.ts';
-import { kneeWarmupS, probeSeed } from '../harness/capacity/runPlan.ts';
+import { KNEE_PROBE_SHARE, kneeMeasureS, kneeWarmupS, probeSeed } from '../harness/capacity/runPlan.ts';
 import { runTwinProbe } from '../harness/twin/twinSearch.ts';
 import type { KneeWarmupRecord } from '../harness/load/kneeWarmup.ts';
 import { configOf, evaluated, groundTruth, kneeBoundS, kneeRuleOf, plan, runPlanned, warmupModeOf, type Config } from './proofSupport.ts';
@@ -120,7 +120,7 @@ const stopsEarly = (c: Config) => (values['no-early-stop'] ? false : values['ear
 const warmupMode = values['no-knee-warmup'] ? 'none' : warmupModeOf(values.warmup);
 const kneeRule = kneeRuleOf(warmupMode, values['knee-rule']);
 
-function probeOnce(c: Config, method: Method, qps: number, seed: number, kneeS: number, earlyStop = stopsEarly(c)): Probe {
+function probeOnce(c: Config, method: Method, qps: number, seed: number, kneeS: number, earlyStop = stopsEarly(c), measureS = c.runPlan.probe.minDurationS): Probe {
   if (method === 'metron-1000') {
     const planned = plan(c, qps, 1000, seed, 1e9);
     const warmup = Math.floor(1000 * c.probe.warmupFraction);
@@ -129,7 +129,7 @@ function probeOnce(c: Config, method: Method, qps: number, seed: number, kneeS: 
     return { qps, passed: evaluateSlo(judged, c.slo).passed, durationS, statistics: probeDecision(judged, c.slo, DEFAULT_DECISION, judged.length) };
   }
   // As runs probe, by the twin's probe (capacity/probeStep.ts's plan, knee warm-up, decided early stop and judgement).
-  const p = runTwinProbe({ plan: { ...c.runPlan, seed, probeSeeds: 'workload' }, workload: c.recipe.workload, engine: c.engine, fit: c.fit, earlyStop, kneeRule }, 1, qps, kneeS);
+  const p = runTwinProbe({ plan: { ...c.runPlan, seed, probeSeeds: 'workload' }, workload: c.recipe.workload, engine: c.engine, fit: c.fit, earlyStop, kneeRule }, 1, qps, kneeS, 0, measureS);
   return { qps, passed: p.passed, durationS: p.durationS, statistics: { parts: p.parts }, kneeWarmup: p.kneeWarmup };
 }
 
@@ -165,7 +165,7 @@ function search(c: Config, method: Method, seed: number, truth: number): SearchR
   const repeats = values['replay-repeats'] || !method.startsWith('run') ? '' : ':repeats';
   // The run's and the old search's probes stop early as stopsEarly says; Metron's and the oracle's never do.
   const stops = !stopsEarly(c) && (method === 'old' || method.startsWith('run')) ? ':no-early-stop' : '';
-  const key = `${c.recipe.name}:${method}${method.startsWith('run') ? `:budget-${budgetOf(c, method)}` : ''}:${seed}:${bound}${values['same-seed'] ? '' : ':per-probe'}${knee}${repeats}${stops}${method.startsWith('oracle@') ? `:truth-${truth}` : ''}`;
+  const key = `${c.recipe.name}:${method}${method.startsWith('run') ? `:budget-${budgetOf(c, method)}` : ''}${method.startsWith('run') || method.startsWith('oracle@') ? `:knee-probe-${KNEE_PROBE_SHARE}` : ''}:${seed}:${bound}${values['same-seed'] ? '' : ':per-probe'}${knee}${repeats}${stops}${method.startsWith('oracle@') ? `:truth-${truth}` : ''}`;
   const hit = saved[key];
   if (hit) return resultOf(hit.capacity, hit.probes);
   const r = method.startsWith('oracle@') ? oracle(c, method, seed, truth) : searchNow(c, method, seed);
@@ -194,7 +194,7 @@ function oracle(c: Config, method: Method, seed: number, truth: number): SearchR
   for (let load = 0; load < budget; ) {
     const qps = +(truth * (probes.length % 2 === 0 ? 1 - spread : 1 + spread)).toPrecision(4);
     const repeat = probes.filter((p) => p.qps === qps).length;
-    const p = probeOnce(c, method, qps, probeSeed({ seed, probeSeeds: 'per-rate' }, qps, repeat), kneeBoundS(c, warmupMode, values['warmup-s']), false);
+    const p = probeOnce(c, method, qps, probeSeed({ seed, probeSeeds: 'per-rate' }, qps, repeat), kneeBoundS(c, warmupMode, values['warmup-s']), false, kneeMeasureS(c.runPlan.probe, true, budget));
     probes.push(p);
     load += p.durationS;
   }
@@ -211,7 +211,9 @@ function searchNow(c: Config, method: Method, seed: number): SearchResult {
     if (d.done) return resultOf(d.capacityQps, probes);
     const kneeS = method !== 'metron-1000' ? kneeWarmupS(verdicts, kneeBoundS(c, warmupMode, values['warmup-s'])) : 0;
     const repeat = values['replay-repeats'] ? 0 : probes.filter((p) => p.qps === d.qps).length;
-    const p = probeOnce(c, method, d.qps, probeSeed({ seed, probeSeeds: values['same-seed'] ? 'workload' : 'per-rate' }, d.qps, repeat), kneeS);
+    // Near the knee a probe spans a share of the budget, as runs plan it (capacity/runPlan.ts kneeMeasureS).
+    const measureS = method.startsWith('run') ? kneeMeasureS(c.runPlan.probe, verdicts.some((v) => !v.passed), bounds.budgetS) : c.runPlan.probe.minDurationS;
+    const p = probeOnce(c, method, d.qps, probeSeed({ seed, probeSeeds: values['same-seed'] ? 'workload' : 'per-rate' }, d.qps, repeat), kneeS, stopsEarly(c), measureS);
     probes.push(p);
     // The old search and Metron's bracket on verdicts alone; the interval search reads the evidence too.
     const evidence = method.startsWith('run') ? { evidence: { qps: p.qps, durationS: p.durationS, parts: p.statistics.parts ?? [] } } : {};

@@ -32,7 +32,7 @@ import type { ProbeStatistics } from '../harness/runDir/schema.ts';
 import { makeDecisionStop, makeProbeStop } from '../harness/capacity/earlyStop.ts';
 import { decideSlo, probeDecision, sloSeries, statisticsOfDecision } from '../harness/capacity/sloDecision.ts';
 import { DEFAULT_DECISION, indifferenceZone, type DecisionParams, type Verdict } from '../harness/capacity/decision.ts';
-import { kneeWarmupS, type ProbeLoad } from '../harness/capacity/runPlan.ts';
+import { kneeMeasureS, kneeWarmupS, type ProbeLoad } from '../harness/capacity/runPlan.ts';
 import { runTwinProbe } from '../harness/twin/twinSearch.ts';
 import type { KneeWarmupRecord } from '../harness/load/kneeWarmup.ts';
 import { configOf, evaluated, groundTruth, groundTruthSpread, kneeBoundS, kneePlanOf, kneeRuleOf, plan, runPlanned, warmupModeOf, type Config } from './proofSupport.ts';
@@ -91,7 +91,7 @@ function baseRequests(c: Config, qps: number): number {
   return Math.max(c.probe.requests, Math.ceil(qps * c.probe.minDurationS));
 }
 
-function probeOnce(c: Config, method: Method, qps: number, seed: number, kneeS: number): SearchRun['probes'][number] {
+function probeOnce(c: Config, method: Method, qps: number, seed: number, kneeS: number, measureS = c.runPlan.probe.minDurationS): SearchRun['probes'][number] {
   if (method === 'metron-1000') {
     const planned = plan(c, qps, 1000, seed, 1e9);
     const warmup = Math.floor(planned.length * c.probe.warmupFraction);
@@ -102,7 +102,7 @@ function probeOnce(c: Config, method: Method, qps: number, seed: number, kneeS: 
   if (method === 'nearest-rank') {
     // As runs probe (the twin's probe): the nearest-rank verdict, an early stop only on a certain
     // fail that the sequential test has also decided, the statistical decision recorded beside it.
-    const p = runTwinProbe({ plan: { ...c.runPlan, seed, probeSeeds: 'workload' }, workload: c.recipe.workload, engine: c.engine, fit: c.fit, earlyStop: true, kneeRule }, 1, qps, kneeS);
+    const p = runTwinProbe({ plan: { ...c.runPlan, seed, probeSeeds: 'workload' }, workload: c.recipe.workload, engine: c.engine, fit: c.fit, earlyStop: true, kneeRule }, 1, qps, kneeS, 0, measureS);
     if (process.env.DEBUG_STATS) log(`    ${qps} QPS ${p.passed ? 'pass' : 'fail'}${p.earlyStop ? ' (stopped)' : ''} ${p.durationS.toFixed(1)} s: ${p.decision}`);
     return { qps, verdict: p.passed ? 'pass' : 'fail', requests: p.requests, durationS: p.durationS, statistics: { decision: p.decision }, kneeWarmup: p.kneeWarmup };
   }
@@ -148,7 +148,9 @@ function search(c: Config, method: Method, seed: number): SearchRun {
       };
     }
     const kneeS = method === 'metron-1000' ? 0 : kneeWarmupS(probes, kneeBoundS(c, warmupMode, values['warmup-s']));
-    const p = probeOnce(c, method, d.qps, seed, kneeS) as SearchRun['probes'][number] & { confidence?: number };
+    // Near the knee the run's probe spans a share of the budget (capacity/runPlan.ts kneeMeasureS).
+    const measureS = method === 'nearest-rank' ? kneeMeasureS(c.runPlan.probe, probes.some((p) => p.valid && !p.passed), c.bounds.budgetS) : c.runPlan.probe.minDurationS;
+    const p = probeOnce(c, method, d.qps, seed, kneeS, measureS) as SearchRun['probes'][number] & { confidence?: number };
     probes.push({ qps: p.qps, passed: p.verdict === 'pass', decision: p.verdict, confidence: p.confidence ?? null, valid: true, requests: p.requests, durationS: p.durationS, verdict: p.verdict, statistics: p.statistics });
   }
 }

@@ -18,7 +18,7 @@ import type { TimelineRecord, TokenArrivals } from '../timeline/record.ts';
 import { makeProbeStop } from './earlyStop.ts';
 import { DEFAULT_DECISION } from './decision.ts';
 import { probeDecision, statisticsOfDecision } from './sloDecision.ts';
-import { kneeWarmupPlanOf, probeLoad, probeSeed, warmupRequestsOf, type RunPlan } from './runPlan.ts';
+import { kneeWarmupPlanOf, plannedRequests, probeLoad, probeSeed, warmupRequestsOf, type RunPlan } from './runPlan.ts';
 import type { KneeWarmupRecord } from '../load/kneeWarmup.ts';
 import type { EngineSession } from './engineSession.ts';
 import { probePaths } from '../runDir/layout.ts';
@@ -34,11 +34,6 @@ const warnedNoRealtime = new WeakSet<object>();
 export function probeOutcome(s: ProbeSummary): ProbeOutcome {
   const { index, qps, dir, passed, valid, requests, durationS, earlyStop, sloValue, statistics, kneeWarmup } = s;
   return { index, qps, dir, passed, valid, requests, durationS, earlyStop, sloValue, ...(statistics ? { statistics } : {}), ...(kneeWarmup ? { kneeWarmup } : {}) };
-}
-
-/** How many requests a probe at `qps` plans: enough for both the count and the time window. */
-export function plannedRequests(probe: RunPlan['probe'], qps: number): number {
-  return Math.max(probe.requests, Math.ceil(qps * probe.minDurationS));
 }
 
 export interface ProbeStepInput {
@@ -58,6 +53,8 @@ export interface ProbeStepInput {
   prompts?: PromptSetup;
   /** Most seconds of arrivals at the probe's rate before its measured requests, not judged (runPlan.ts kneeWarmupS, kneeWarmup.ts). */
   warmupS?: number;
+  /** Least seconds of arrivals its measured requests span (runPlan.ts kneeMeasureS; default the recipe's minDuration). */
+  measureS?: number;
   /** Probes at this rate this run has finished before (each draws its own sample: runPlan.ts probeSeed). */
   repeat?: number;
 }
@@ -68,7 +65,8 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
   const paths = probePaths(input.runDir, index, qps);
   makeDirIn(input.runDir, paths.dir);
   const warmupS = input.warmupS ?? 0;
-  const load = probeLoad(plan.probe, qps, warmupS);
+  const measureS = input.measureS ?? plan.probe.minDurationS;
+  const load = probeLoad(plan.probe, qps, warmupS, measureS);
   const probePlan: ProbePlan = planProbe({
     workload: plan.workload,
     rateQps: qps,
@@ -85,7 +83,7 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
   const knee = kneeWarmupPlanOf(load, probePlan.requests.length, warmupS, plan.probe.warmupFraction);
   let warmupRequests = warmupRequestsOf(probePlan.requests.length, load.kneeRequests, plan.probe.warmupFraction);
   const { tbtDeadlineS } = fluidityDeadlines(plan.slo);
-  const minRequests = plannedRequests(plan.probe, qps) - warmupRequestsOf(plannedRequests(plan.probe, qps), 0, plan.probe.warmupFraction);
+  const minRequests = plannedRequests(plan.probe, qps, measureS) - warmupRequestsOf(plannedRequests(plan.probe, qps, measureS), 0, plan.probe.warmupFraction);
   const stopSlo = input.earlyStopSlo ?? plan.slo;
   const stopping = input.earlyStop && Object.keys(stopSlo).length > 0;
   const stopFor = (requests: typeof probePlan.requests, skipped: number) =>

@@ -112,7 +112,7 @@ export const searchSchema = z
     qps: qpsSchema.prefault({}),
     tolerance: z.number().positive().max(1).default(0.025),
     maxProbes: positiveInt().default(12),
-    /** Load-seconds the search may spend, its probes' durations summed (absent: only maxProbes bounds it). */
+    /** Load-seconds the search may spend, its probes' durations summed (absent: only maxProbes bounds it); probes near the knee span at least a tenth of it (capacity/runPlan.ts kneeMeasureS). */
     budget: durationS().optional(),
     probe: probeSchema.prefault({}),
     earlyStop: z.boolean().default(true),

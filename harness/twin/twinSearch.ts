@@ -12,7 +12,7 @@ import { nextProbe, type Bracket, type ProbeVerdict, type SearchDecision, type S
 import { capacityInterval, type CapacityInterval, type EntryEvidence } from '../capacity/interval.ts';
 import { probeDecision, statisticsOfDecision } from '../capacity/sloDecision.ts';
 import { DEFAULT_DECISION } from '../capacity/decision.ts';
-import { KNEE_WARMUP_S, kneeWarmupPlanOf, kneeWarmupS, probeLoad, probeSeed, warmupRequestsOf, type RunPlan } from '../capacity/runPlan.ts';
+import { KNEE_WARMUP_S, kneeMeasureS, kneeWarmupPlanOf, kneeWarmupS, plannedRequests, probeLoad, probeSeed, warmupRequestsOf, type RunPlan } from '../capacity/runPlan.ts';
 import type { KneeWarmupRecord, StationaryRule } from '../load/kneeWarmup.ts';
 import type { FitBounds } from '../capacity/fit.ts';
 import type { PrefillFitResult, ProbeStatistics } from '../runDir/schema.ts';
@@ -130,7 +130,8 @@ export function runTwinSearch(input: TwinSearchInput): TwinSearchResult {
     decision = nextProbe(plan.search, verdicts);
     if (decision.done) break;
     const qps = decision.qps;
-    const probe = runTwinProbe({ ...input, fit, earlyStop }, probes.length + 1, qps, kneeWarmupS(verdicts, plan.probe.kneeWarmupMaxS ?? KNEE_WARMUP_S), probes.filter((p) => p.qps === qps).length);
+    const measureS = kneeMeasureS(plan.probe, verdicts.some((v) => !v.passed), plan.search.budgetS);
+    const probe = runTwinProbe({ ...input, fit, earlyStop }, probes.length + 1, qps, kneeWarmupS(verdicts, plan.probe.kneeWarmupMaxS ?? KNEE_WARMUP_S), probes.filter((p) => p.qps === qps).length, measureS);
     probes.push(probe);
     input.onProbe?.(probe);
   }
@@ -148,16 +149,10 @@ export function runTwinSearch(input: TwinSearchInput): TwinSearchResult {
   };
 }
 
-/** Requests a probe at `qps` plans: capacity/probeStep.ts's rule (kept equal by tests/twin), here
- *  so the twin imports none of the probe step's I/O. */
-export function plannedRequests(probe: RunPlan['probe'], qps: number): number {
-  return Math.max(probe.requests, Math.ceil(qps * probe.minDurationS));
-}
-
 /** One probe at `qps`, planned and judged as the real search would plan and judge it. */
-export function runTwinProbe(input: TwinSearchInput & { fit: PrefillFit; earlyStop: boolean }, index: number, qps: number, warmupS = 0, repeat = 0): TwinProbe {
+export function runTwinProbe(input: TwinSearchInput & { fit: PrefillFit; earlyStop: boolean }, index: number, qps: number, warmupS = 0, repeat = 0, measureS = input.plan.probe.minDurationS): TwinProbe {
   const { plan } = input;
-  const load = probeLoad(plan.probe, qps, warmupS);
+  const load = probeLoad(plan.probe, qps, warmupS, measureS);
   const probePlan = planProbe({
     workload: input.workload,
     rateQps: qps,
@@ -171,7 +166,7 @@ export function runTwinProbe(input: TwinSearchInput & { fit: PrefillFit; earlySt
   const knee = kneeWarmupPlanOf(load, probePlan.requests.length, warmupS, plan.probe.warmupFraction, input.kneeRule);
   const warmupRequests = warmupRequestsOf(probePlan.requests.length, load.kneeRequests, plan.probe.warmupFraction);
   // As the probe step stops a probe: once its fail is certain for the sample and decided for the rate.
-  const minRequests = plannedRequests(plan.probe, qps) - warmupRequestsOf(plannedRequests(plan.probe, qps), 0, plan.probe.warmupFraction);
+  const minRequests = plannedRequests(plan.probe, qps, measureS) - warmupRequestsOf(plannedRequests(plan.probe, qps, measureS), 0, plan.probe.warmupFraction);
   const stopFor = (requests: typeof probePlan.requests, skipped: number) =>
     makeProbeStop(plan.slo, { requests, warmupRequests: skipped, rateQps: qps, fit: input.fit, minRequests }, DEFAULT_DECISION);
   // With a knee warm-up the early stop is made when it ends, for the requests measured after it.

@@ -6,9 +6,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadRecipe } from '../../harness/recipe/load.ts';
 import { planOf, rehearse } from '../../harness/twin/rehearse.ts';
-import { plannedRequests as twinPlanned, runTwinProbe } from '../../harness/twin/twinSearch.ts';
-import { plannedRequests } from '../../harness/capacity/probeStep.ts';
-import { KNEE_WARMUP_S, kneeWarmupS, probeSeed, warmupRequestsOf } from '../../harness/capacity/runPlan.ts';
+import { runTwinProbe } from '../../harness/twin/twinSearch.ts';
+import { KNEE_PROBE_SHARE, KNEE_WARMUP_S, kneeMeasureS, kneeWarmupS, plannedRequests, probeSeed, warmupRequestsOf } from '../../harness/capacity/runPlan.ts';
 import { simConfigOf } from '../../harness/twin/simTarget.ts';
 import { engineConfigOf } from '../../harness/sim/engine.ts';
 
@@ -46,9 +45,29 @@ test('well below the twin capacity a probe passes, well above it fails', () => {
   assert.not.ok(runTwinProbe(input, 2, r.bracket.failQps! * 1.3).passed);
 });
 
-test('the twin plans as many requests per probe as the real probe step', () => {
+test('near the knee a probe spans a tenth of a large load budget, within its duration limit; the recipe\'s length before the first fail and with its own budget', () => {
   const plan = planOf(recipe);
-  for (const qps of [0.5, 3, 8, 17.3, 64, 500]) assert.is(twinPlanned(plan.probe, qps), plannedRequests(plan.probe, qps));
+  // The quickstart's 120 s budget: a tenth is below its 15-s minimum, so its probes keep their length.
+  assert.is(kneeMeasureS(plan.probe, true, plan.search.budgetS), plan.probe.minDurationS);
+  assert.is(kneeMeasureS(plan.probe, false, 1000), plan.probe.minDurationS);
+  assert.is(kneeMeasureS(plan.probe, true, null), plan.probe.minDurationS);
+  assert.is(kneeMeasureS(plan.probe, true, 400), KNEE_PROBE_SHARE * 400);
+  // Never past 80% of the probe's duration limit (60 s): the rest holds the arrivals' tail.
+  assert.is(kneeMeasureS(plan.probe, true, 10_000), 0.8 * plan.probe.durationLimitS);
+  assert.is(plannedRequests(plan.probe, 40, 40), 1600);
+  assert.is(plannedRequests(plan.probe, 40), 600);
+  // A search with a budget of 400 load-seconds: every probe after the first fail plans 40 s of
+  // arrivals (after its knee warm-up), and a pass there is judged only on all of them.
+  const long = { ...recipe, search: { ...recipe.search, budget: 400, maxProbes: 20 } };
+  const r = rehearse(long);
+  const firstFail = r.probes.findIndex((p) => !p.passed);
+  assert.ok(firstFail >= 0 && firstFail < r.probes.length - 1, 'the search had probes after its first fail');
+  r.probes.forEach((p, i) => {
+    const measured = p.planned - (p.kneeWarmup?.requests ?? 0);
+    const expected = plannedRequests(plan.probe, p.qps, i <= firstFail ? plan.probe.minDurationS : 40);
+    assert.is(measured, expected, `probe ${p.index} at ${p.qps} QPS`);
+    if (i > firstFail && p.passed) assert.ok(p.durationS >= 0.9 * 40, `a pass at ${p.qps} QPS ended after ${p.durationS} s`);
+  });
 });
 
 test('each twin probe draws its own sample, seeded from the recipe seed and its rate as the run seeds it', () => {

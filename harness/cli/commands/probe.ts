@@ -49,7 +49,7 @@ export const probeCommand = verb({
     const { runProbe } = await import('../../load/runProbe.ts');
     const { setUpPrompts } = await import('../../capacity/promptSetup.ts');
     const { loadRunRecipe, newRunId, resolveRun } = await import('../../capacity/resolveRun.ts');
-    const { plannedRequests } = await import('../../capacity/probeStep.ts');
+    const { plannedRequests } = await import('../../capacity/runPlan.ts');
     if (!(argv.qps > 0) || !Number.isFinite(argv.qps)) throw new UserError(`--qps must be a rate > 0, got ${describeValue(argv.qps)}`);
     if (argv.requests !== undefined && !(Number.isInteger(argv.requests) && argv.requests > 0)) {
       throw new UserError(`--requests must be a whole number > 0, got ${describeValue(argv.requests)}`);
