@@ -88,25 +88,19 @@ export async function startAgents(
       site.docker.modem.demuxStream(stream, stdout, stderr);
       let transportEnded!: (why: string) => void;
       const ended = new Promise<string>((r) => (transportEnded = r));
-      const streamEnded = new Promise<void>((r) =>
-        stream.on('end', () => {
-          stdout.end();
-          stderr.end();
-          r();
-        }),
-      );
+      stream.on('end', () => {
+        stdout.end();
+        stderr.end();
+      });
       stream.on('close', () => transportEnded(`agent ${k} on ${site.hostName}: its connection closed`));
       stream.on('error', (err) => transportEnded(`agent ${k} on ${site.hostName}: its connection failed (${err.message})`));
       void site.lost?.then((err) => transportEnded(`agent ${k} on ${site.hostName}: the host's connection was lost (${err?.message ?? 'closed'})`));
       checkAbort();
       await c.start();
-      // The exit is reported on its own channel, which may overtake the agent's last output: that is read first.
-      const drained = () => Promise.race([streamEnded, new Promise((r) => setTimeout(r, 2000).unref())]);
+      // The exit is reported on its own channel, which may overtake the agent's last output: the
+      // link reads that output before it acts on the notice (link.ts, EXIT_DRAIN_MS).
       void c.wait().then(
-        async (r: { StatusCode?: number }) => {
-          await drained();
-          transportEnded(`agent ${k} on ${site.hostName} exited (code ${r.StatusCode ?? '?'})`);
-        },
+        (r: { StatusCode?: number }) => transportEnded(`agent ${k} on ${site.hostName} exited (code ${r.StatusCode ?? '?'})`),
         (err: Error) => transportEnded(`agent ${k} on ${site.hostName}: lost its container (${err.message})`),
       );
       const link: AgentLink = linkOverStreams(`agent ${k} on ${site.hostName}`, { stdin: stream, stdout, stderr, ended });
