@@ -4,7 +4,8 @@
 // Sarathi on the same model, Llama-2-70B on 4×A100), on the simulated engine driven on a virtual
 // clock (the twin's probe, twin/virtualProbe.ts), `--seeds` searches with workload seeds 7, 8, … (each
 // probe draws its own sample from the search's seed and its rate, as runs do; `--same-seed` replays one):
-//  - the run's search (the recipe's probes, nearest-rank verdicts, decided early stops where the
+//  - the run's search (the recipe's probes, near the knee at least a tenth of the budget as runs
+//    plan them (capacity/runPlan.ts kneeMeasureS), nearest-rank verdicts, decided early stops where the
 //    recipe's search.earlyStop has them (`--early-stop`, `--no-early-stop` override it), and after the
 //    first fail the knee warm-up: `--warmup stationary`, until the engine's backlog is stationary as
 //    runs do, `fixed` for its whole bound, `none`; the bound is the recipe's search.kneeWarmupMax
