@@ -40,7 +40,7 @@ import { probeDecision, sloSeries } from '../harness/capacity/sloDecision.ts';
 import { DEFAULT_DECISION } from '../harness/capacity/decision.ts';
 import { capacityInterval, type CapacityInterval } from '../harness/capacity/interval.ts';
 import type { ProbeStatistics } from '../harness/runDir/schema.ts';
-import { KNEE_PROBE_SHARE, kneeMeasureS, kneeWarmupS, probeSeed } from '../harness/capacity/runPlan.ts';
+import { KNEE_PROBE_SHARE, kneeMeasureS, kneeWarmupS, nearKnee, probeSeed } from '../harness/capacity/runPlan.ts';
 import { runTwinProbe } from '../harness/twin/twinSearch.ts';
 import type { KneeWarmupRecord } from '../harness/load/kneeWarmup.ts';
 import { configOf, evaluated, groundTruth, kneeBoundS, kneeRuleOf, plan, runPlanned, warmupModeOf, type Config } from './proofSupport.ts';
@@ -213,7 +213,7 @@ function searchNow(c: Config, method: Method, seed: number): SearchResult {
     const kneeS = method !== 'metron-1000' ? kneeWarmupS(verdicts, kneeBoundS(c, warmupMode, values['warmup-s'])) : 0;
     const repeat = values['replay-repeats'] ? 0 : probes.filter((p) => p.qps === d.qps).length;
     // Near the knee a probe spans a share of the budget, as runs plan it (capacity/runPlan.ts kneeMeasureS).
-    const measureS = method.startsWith('run') ? kneeMeasureS(c.runPlan.probe, verdicts.some((v) => !v.passed), bounds.budgetS) : c.runPlan.probe.minDurationS;
+    const measureS = method.startsWith('run') ? kneeMeasureS(c.runPlan.probe, nearKnee(verdicts), bounds.budgetS) : c.runPlan.probe.minDurationS;
     const p = probeOnce(c, method, d.qps, probeSeed({ seed, probeSeeds: values['same-seed'] ? 'workload' : 'per-rate' }, d.qps, repeat), kneeS, stopsEarly(c), measureS);
     probes.push(p);
     // The old search and Metron's bracket on verdicts alone; the interval search reads the evidence too.

@@ -32,7 +32,7 @@ import type { ProbeStatistics } from '../harness/runDir/schema.ts';
 import { makeDecisionStop, makeProbeStop } from '../harness/capacity/earlyStop.ts';
 import { decideSlo, probeDecision, sloSeries, statisticsOfDecision } from '../harness/capacity/sloDecision.ts';
 import { DEFAULT_DECISION, indifferenceZone, type DecisionParams, type Verdict } from '../harness/capacity/decision.ts';
-import { kneeMeasureS, kneeWarmupS, type ProbeLoad } from '../harness/capacity/runPlan.ts';
+import { kneeMeasureS, kneeWarmupS, nearKnee, type ProbeLoad } from '../harness/capacity/runPlan.ts';
 import { runTwinProbe } from '../harness/twin/twinSearch.ts';
 import type { KneeWarmupRecord } from '../harness/load/kneeWarmup.ts';
 import { configOf, evaluated, groundTruth, groundTruthSpread, kneeBoundS, kneePlanOf, kneeRuleOf, plan, runPlanned, warmupModeOf, type Config } from './proofSupport.ts';
@@ -149,7 +149,7 @@ function search(c: Config, method: Method, seed: number): SearchRun {
     }
     const kneeS = method === 'metron-1000' ? 0 : kneeWarmupS(probes, kneeBoundS(c, warmupMode, values['warmup-s']));
     // Near the knee the run's probe spans a share of the budget (capacity/runPlan.ts kneeMeasureS).
-    const measureS = method === 'nearest-rank' ? kneeMeasureS(c.runPlan.probe, probes.some((p) => p.valid && !p.passed), c.bounds.budgetS) : c.runPlan.probe.minDurationS;
+    const measureS = method === 'nearest-rank' ? kneeMeasureS(c.runPlan.probe, nearKnee(probes), c.bounds.budgetS) : c.runPlan.probe.minDurationS;
     const p = probeOnce(c, method, d.qps, seed, kneeS, measureS) as SearchRun['probes'][number] & { confidence?: number };
     probes.push({ qps: p.qps, passed: p.verdict === 'pass', decision: p.verdict, confidence: p.confidence ?? null, valid: true, requests: p.requests, durationS: p.durationS, verdict: p.verdict, statistics: p.statistics });
   }

@@ -17,7 +17,7 @@ import { readManifest } from '../runDir/read.ts';
 import { indexFinishedRun } from '../runDir/resultsIndex.ts';
 import { acquireRunLock } from '../runDir/lock.ts';
 import type { CapacityIntervalJson, CapacityJson, FitFile, JournalLine, Manifest, ManifestPlan, ProbeOutcome, ProbeStatistics, ProbeSummary, RehearsalJson } from '../runDir/schema.ts';
-import { KNEE_WARMUP_S, kneeMeasureS, kneeWarmupS, plannedRequests, recipeInAllocation, type RunPlan } from './runPlan.ts';
+import { KNEE_WARMUP_S, kneeMeasureS, kneeWarmupS, nearKnee, plannedRequests, recipeInAllocation, type RunPlan } from './runPlan.ts';
 import type { KneeWarmupRecord } from '../load/kneeWarmup.ts';
 import { loadRunRecipe, newRunId, resolveRun } from './resolveRun.ts';
 import { startEngineSession, type EngineSession, type ProcessLaunch } from './engineSession.ts';
@@ -481,7 +481,7 @@ async function search(
     // A search started from the twin's bracket probes near the knee from its first probe.
     const kneeMaxS = plan.probe.kneeWarmupMaxS ?? KNEE_WARMUP_S;
     const warmupS = warm ? kneeMaxS : kneeWarmupS(verdicts, kneeMaxS);
-    const measureS = kneeMeasureS(plan.probe, Boolean(warm) || verdicts.some((v) => v.valid && !v.passed), plan.search.budgetS);
+    const measureS = kneeMeasureS(plan.probe, Boolean(warm) || nearKnee(verdicts), plan.search.budgetS);
     journal.append({ type: 'probe-started', index, qps, dir: probe.rel });
     const forWhom = defs.length > 1 ? ` for ${step.forSearches.join(', ')}` : '';
     opts.progress?.phase('search', `probe ${index} (${step.phase}${forWhom}) at ${qps} QPS`, { planned: plannedRequests(plan.probe, qps, measureS), qps });

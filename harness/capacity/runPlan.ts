@@ -305,7 +305,12 @@ export const KNEE_WARMUP_S = 10;
  * changes nothing, so they go without.
  */
 export function kneeWarmupS(verdicts: readonly { passed: boolean; valid: boolean }[], maxS: number = KNEE_WARMUP_S): number {
-  return verdicts.some((v) => v.valid && !v.passed) ? maxS : 0;
+  return nearKnee(verdicts) ? maxS : 0;
+}
+
+/** Whether the search's next probe lies near the knee: once a valid probe has failed, it brackets it. */
+export function nearKnee(verdicts: readonly { passed: boolean; valid: boolean }[]): boolean {
+  return verdicts.some((v) => v.valid && !v.passed);
 }
 
 /**
@@ -324,7 +329,7 @@ export const KNEE_PROBE_SHARE = 0.1;
  * Least seconds of arrivals a probe's measured requests span: the recipe's search.probe.minDuration;
  * near the knee with a load budget, at least KNEE_PROBE_SHARE of the budget, within 80% of the
  * probe's duration limit (the rest holds the arrivals' scatter and the last requests' service).
- * `nearKnee`: a probe has failed, or the search started from a calibrated bracket.
+ * `nearKnee`: see nearKnee (or the search started from a calibrated bracket).
  */
 export function kneeMeasureS(probe: Pick<ProbeSettings, 'minDurationS' | 'durationLimitS'>, nearKnee: boolean, budgetS: number | null | undefined): number {
   if (!nearKnee || budgetS == null || !(budgetS > 0)) return probe.minDurationS;

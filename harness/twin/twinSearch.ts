@@ -12,7 +12,7 @@ import { nextProbe, type Bracket, type ProbeVerdict, type SearchDecision, type S
 import { capacityInterval, type CapacityInterval, type EntryEvidence } from '../capacity/interval.ts';
 import { probeDecision, statisticsOfDecision } from '../capacity/sloDecision.ts';
 import { DEFAULT_DECISION } from '../capacity/decision.ts';
-import { KNEE_WARMUP_S, kneeMeasureS, kneeWarmupPlanOf, kneeWarmupS, plannedRequests, probeLoad, probeSeed, warmupRequestsOf, type RunPlan } from '../capacity/runPlan.ts';
+import { KNEE_WARMUP_S, kneeMeasureS, kneeWarmupPlanOf, kneeWarmupS, nearKnee, plannedRequests, probeLoad, probeSeed, warmupRequestsOf, type RunPlan } from '../capacity/runPlan.ts';
 import type { KneeWarmupRecord, StationaryRule } from '../load/kneeWarmup.ts';
 import type { FitBounds } from '../capacity/fit.ts';
 import type { PrefillFitResult, ProbeStatistics } from '../runDir/schema.ts';
@@ -130,7 +130,7 @@ export function runTwinSearch(input: TwinSearchInput): TwinSearchResult {
     decision = nextProbe(plan.search, verdicts);
     if (decision.done) break;
     const qps = decision.qps;
-    const measureS = kneeMeasureS(plan.probe, verdicts.some((v) => !v.passed), plan.search.budgetS);
+    const measureS = kneeMeasureS(plan.probe, nearKnee(verdicts), plan.search.budgetS);
     const probe = runTwinProbe({ ...input, fit, earlyStop }, probes.length + 1, qps, kneeWarmupS(verdicts, plan.probe.kneeWarmupMaxS ?? KNEE_WARMUP_S), probes.filter((p) => p.qps === qps).length, measureS);
     probes.push(probe);
     input.onProbe?.(probe);
