@@ -19,7 +19,7 @@
 //    Metron's median error at equal load, and no worse at a third of it;
 //  - with `--methods …,oracle@metron:0.05` (after metron-1000), no search: Metron's median load in
 //    whole probes alternating at the truth × (1 ∓ 0.05), the floor a search that knew the capacity
-//    would reach with these probes and this estimator.
+//    would reach with these probes and this estimator; `oracle@metron/3:0.05` with a third of it.
 // Printed per method: the share of intervals containing the pooled ground truth (goal ≥ 90%), how
 // many had an open end, the median and worst error of the estimate, the median interval width and
 // the load-seconds used. `--truth` skips the ground-truth computation with known values (same
@@ -104,8 +104,9 @@ const median = (xs: number[]) => {
 // budget); 'run': the interval search with the recipe's budget; 'run@metron', 'run@metron/3': the
 // interval search with a budget of the Metron search's median load-seconds, and of a third of it.
 // 'oracle@metron:S': no search, a floor for one: Metron's median load spent in whole probes (no early
-// stop) alternating at the truth × (1 − S) and × (1 + S), as if a search knew the capacity.
-type Method = 'old' | 'run' | 'run@metron' | 'run@metron/3' | 'metron-1000' | `oracle@metron:${string}`;
+// stop) alternating at the truth × (1 − S) and × (1 + S), as if a search knew the capacity;
+// 'oracle@metron/3:S' the same with a third of that load.
+type Method = 'old' | 'run' | 'run@metron' | 'run@metron/3' | 'metron-1000' | `oracle@metron:${string}` | `oracle@metron/3:${string}`;
 interface Probe {
   qps: number;
   passed: boolean;
@@ -182,7 +183,7 @@ function budgetOf(c: Config, method: Method): number | null {
   if (method === 'run') return c.bounds.budgetS ?? null;
   const m = metronMedianLoad.get(c.recipe.name);
   if (m === undefined) throw new Error(`${method} needs the metron-1000 searches first (--methods metron-1000,…)`);
-  return method === 'run@metron/3' ? m / 3 : m;
+  return method === 'run@metron/3' || method.startsWith('oracle@metron/3:') ? m / 3 : m;
 }
 
 // Probes placed as if the capacity were known (see Method): what the probes and the estimator

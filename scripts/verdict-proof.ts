@@ -32,7 +32,7 @@ import type { ProbeStatistics } from '../harness/runDir/schema.ts';
 import { makeDecisionStop, makeProbeStop } from '../harness/capacity/earlyStop.ts';
 import { decideSlo, probeDecision, sloSeries, statisticsOfDecision } from '../harness/capacity/sloDecision.ts';
 import { DEFAULT_DECISION, indifferenceZone, type DecisionParams, type Verdict } from '../harness/capacity/decision.ts';
-import { kneeMeasureS, kneeWarmupS, nearKnee, type ProbeLoad } from '../harness/capacity/runPlan.ts';
+import { kneeMeasureS, kneeWarmupS, nearKnee, plannedRequests, type ProbeLoad } from '../harness/capacity/runPlan.ts';
 import { runTwinProbe } from '../harness/twin/twinSearch.ts';
 import type { KneeWarmupRecord } from '../harness/load/kneeWarmup.ts';
 import { configOf, evaluated, groundTruth, groundTruthSpread, kneeBoundS, kneePlanOf, kneeRuleOf, plan, runPlanned, warmupModeOf, type Config } from './proofSupport.ts';
@@ -87,10 +87,6 @@ interface SearchRun {
   confidence: { passQps: number | null; failQps: number | null };
 }
 
-function baseRequests(c: Config, qps: number): number {
-  return Math.max(c.probe.requests, Math.ceil(qps * c.probe.minDurationS));
-}
-
 function probeOnce(c: Config, method: Method, qps: number, seed: number, kneeS: number, measureS = c.runPlan.probe.minDurationS): SearchRun['probes'][number] {
   if (method === 'metron-1000') {
     const planned = plan(c, qps, 1000, seed, 1e9);
@@ -107,7 +103,7 @@ function probeOnce(c: Config, method: Method, qps: number, seed: number, kneeS: 
     return { qps, verdict: p.passed ? 'pass' : 'fail', requests: p.requests, durationS: p.durationS, statistics: { decision: p.decision }, kneeWarmup: p.kneeWarmup };
   }
   // The decision probe: up to maxExtension × the recipe's requests after the knee warm-up, stopped once decided.
-  const base = baseRequests(c, qps);
+  const base = plannedRequests(c.probe, qps);
   const skip = Math.floor(base * c.probe.warmupFraction);
   const kneeRequests = kneeS > 0 ? Math.ceil(qps * kneeS) : 0;
   const load: ProbeLoad = { requests: Math.ceil(base * params.maxExtension) + kneeRequests, durationS: c.probe.durationLimitS + kneeS, kneeRequests };
