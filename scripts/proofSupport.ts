@@ -47,7 +47,7 @@ export async function configOf(file: string): Promise<Config> {
     engine,
     slo: sloWithSources(recipe.slo as Slo, recipe.source.sloText),
     fit,
-    bounds: { qps: recipe.search.qps, tolerance: recipe.search.tolerance, maxProbes: recipe.search.maxProbes, budgetS: recipe.search.budget ?? null },
+    bounds: planOf(recipe).search,
     probe: recipe.search.probe,
     maxContext: sim.maxModelLen,
   };

@@ -189,7 +189,9 @@ async function reopenRun(resumeDir: string, now: () => Date, inventory: Inventor
   // probes of both sessions are timed alike.
   const began: LoadPlan['from'] = found.plan?.load?.from === 'agent' ? 'agent' : 'client';
   const load = resolved.load.chosenBy === 'default' && resolved.load.agents === 1 ? { ...resolved.load, from: began } : resolved.load;
-  const plan: RunPlan = { ...resolved, load, probeSeeds: found.plan?.probeSeeds === 'per-rate' ? 'per-rate' : 'workload' };
+  // A run written before the bracket's step read the probes' length doubles up, as its first session did.
+  const search = found.plan?.search !== undefined && found.plan.search.probeLength === undefined ? { ...resolved.search, probeLength: undefined } : resolved.search;
+  const plan: RunPlan = { ...resolved, search, load, probeSeeds: found.plan?.probeSeeds === 'per-rate' ? 'per-rate' : 'workload' };
   // A manifest written by an older version may lack fields: what it records is kept, the rest filled in.
   const tool = await toolInfo();
   const manifest: Manifest = {

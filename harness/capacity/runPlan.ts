@@ -225,7 +225,13 @@ export function planRun(recipe: Recipe, ctx: PlanContext): RunPlan {
       fitBounds: recipe.profile.fitBounds,
       ttftSlackS: slo.fluidity?.ttftSlackS ?? DEFAULT_FLUIDITY.ttftSlackS,
     },
-    search: { qps: recipe.search.qps, tolerance: recipe.search.tolerance, maxProbes: recipe.search.maxProbes, budgetS: recipe.search.budget ?? null },
+    search: {
+      qps: recipe.search.qps,
+      tolerance: recipe.search.tolerance,
+      maxProbes: recipe.search.maxProbes,
+      budgetS: recipe.search.budget ?? null,
+      probeLength: { requests: p.requests, minDurationS: p.minDurationS },
+    },
     probe: {
       requests: p.requests,
       minDurationS: p.minDurationS,

@@ -35,7 +35,7 @@ export interface ManifestRead {
     description?: string;
     target?: { engine?: string; model?: string; gpuProfile?: string; tensorParallel?: number; image?: string; host?: string };
   };
-  plan?: { probe?: { clientToleranceS?: number | null; requests?: number; durationLimitS?: number }; probeSeeds?: string; load?: { from?: string } };
+  plan?: { probe?: { clientToleranceS?: number | null; requests?: number; durationLimitS?: number }; probeSeeds?: string; load?: { from?: string }; search?: { probeLength?: unknown } };
 }
 
 /** Reads manifest.json; null when absent. */

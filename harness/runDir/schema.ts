@@ -57,7 +57,13 @@ export interface ManifestPlan {
   servedModel: string;
   maxContextTokens: number;
   profile: { promptLengths: number[]; repeats: number };
-  search: { qps: { startQps: number; minQps: number; maxQps: number }; tolerance: number; maxProbes: number };
+  search: {
+    qps: { startQps: number; minQps: number; maxQps: number };
+    tolerance: number;
+    maxProbes: number;
+    /** What set a probe's length (capacity/search.ts bracketStep); absent in runs written before: the bracket doubled. */
+    probeLength?: { requests: number; minDurationS: number };
+  };
   probe: ProbeSettings;
   /** Absent in runs written before prompts carried a nonce. */
   prompts?: RunPrompts;

@@ -41,6 +41,25 @@ test('brackets by doubling then bisects to within the tolerance of a known capac
   assert.match(result.reason, /within the tolerance 2\.5%/);
 });
 
+test('with a load budget the bracket rises by four from a pass its request count made long, else it doubles', () => {
+  // Verdicts without evidence: the bracketing alone is under test (the interval steers only after it).
+  // Sarathi's probes: 300 requests, at least 60 s: 300 s at 1 QPS and 75 s at 4 are set by the count.
+  const sarathi = { budgetS: 900, probeLength: { requests: 300, minDurationS: 60 } };
+  const stepped = runSearch(bounds(sarathi), monotone(6.75));
+  assert.equal(stepped.probes.slice(0, 3).map((p) => [p.qps, p.passed]), [[1, true], [4, true], [16, false]]);
+  assert.equal(stepped.decisions.slice(1, 3).map((d) => !d.done && d.phase), ['bracket-up', 'bracket-up']);
+  // From 8 QPS the count lasts 37.5 s, less than the minimum: a pass there doubles.
+  assert.equal(runSearch(bounds(sarathi, { startQps: 8 }), monotone(100)).probes.map((p) => p.qps), [8, 16, 32, 64]);
+  // The quickstart's: 80 requests, at least 15 s: from 8 QPS every probe lasts 15 s, so it doubles.
+  assert.equal(runSearch(bounds({ budgetS: 120, probeLength: { requests: 80, minDurationS: 15 } }, { startQps: 8 }), monotone(43.5)).probes.slice(0, 4).map((p) => p.qps), [8, 16, 32, 64]);
+  // Without a budget, or from a plan that does not say what sets the length, it doubles.
+  assert.equal(runSearch(bounds({ probeLength: sarathi.probeLength }), monotone(6.75)).probes.slice(0, 4).map((p) => p.qps), [1, 2, 4, 8]);
+  assert.equal(runSearch(bounds({ budgetS: 900 }), monotone(6.75)).probes.slice(0, 4).map((p) => p.qps), [1, 2, 4, 8]);
+  // Capped at the maximum rate; falling still halves.
+  assert.equal(runSearch(bounds(sarathi, { startQps: 32 }), monotone(100)).probes.map((p) => p.qps), [32, 64]);
+  assert.equal(runSearch(bounds(sarathi, { startQps: 16 }), monotone(1.7)).probes.slice(0, 4).map((p) => p.qps), [16, 8, 4, 2]);
+});
+
 test('brackets down by halving when the start rate fails', () => {
   const { result, probes } = runSearch(bounds({}, { startQps: 16 }), monotone(1.7));
   assert.equal(probes.slice(0, 5).map((p) => p.qps), [16, 8, 4, 2, 1]);
