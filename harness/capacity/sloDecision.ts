@@ -213,3 +213,16 @@ export function statisticsOfDecision(d: SloDecision): ProbeStatistics {
   return { decision: d.decision, confidence: d.confidence, leaning, evidence: describeSloDecision(d), parts };
 }
 
+/**
+ * The decision an early stop fired on, in a summary's shape, keeping the counts only of the entries
+ * it decided to fail. The others hold just the requests before the stop, the first of an overloaded
+ * probe, served before its queue built: read as evidence they pass the rate the probe failed (a
+ * probe stopped by fluidity after 7 requests at twice the capacity held 8 TTFT observations without
+ * a miss, and the interval of a TTFT entry read that rate as passing and opened above it). Each
+ * definition's own search already takes such a probe as evidence only for the one that stopped it.
+ */
+export function stopStatistics(d: SloDecision): ProbeStatistics {
+  const s = statisticsOfDecision(d);
+  const failing = new Set<string>(d.parts.filter((p) => p.result.decision === 'fail').map((p) => p.name));
+  return failing.size === 0 ? s : { ...s, parts: (s.parts ?? []).filter((p) => failing.has(p.name)) };
+}

@@ -10,7 +10,7 @@ import type { WorkloadSpec } from '../load/workloadSpec.ts';
 import { makeProbeStop } from '../capacity/earlyStop.ts';
 import { nextProbe, type Bracket, type ProbeVerdict, type SearchDecision, type SearchOutcome } from '../capacity/search.ts';
 import { capacityInterval, type CapacityInterval, type EntryEvidence } from '../capacity/interval.ts';
-import { probeDecision, statisticsOfDecision } from '../capacity/sloDecision.ts';
+import { probeDecision, stopStatistics } from '../capacity/sloDecision.ts';
 import { DEFAULT_DECISION } from '../capacity/decision.ts';
 import { KNEE_WARMUP_S, kneeMeasureS, kneeWarmupPlanOf, kneeWarmupS, nearKnee, plannedRequests, probeLoad, probeSeed, warmupRequestsOf, type RunPlan } from '../capacity/runPlan.ts';
 import type { KneeWarmupRecord, StationaryRule } from '../load/kneeWarmup.ts';
@@ -194,7 +194,7 @@ export function runTwinProbe(input: TwinSearchInput & { fit: PrefillFit; earlySt
   }
   // The counts the interval reads, as the probe step keeps them: the decision a stop fired on, else the whole probe's.
   const stoppedOn = run.earlyStop !== null ? early?.decided() ?? null : null;
-  const statistics = stoppedOn ? statisticsOfDecision(stoppedOn) : probeDecision(metricsUnder(run.records.filter((r) => r.warmup !== true), plan.slo, input.fit), plan.slo, DEFAULT_DECISION, minRequests);
+  const statistics = stoppedOn ? stopStatistics(stoppedOn) : probeDecision(metricsUnder(run.records.filter((r) => r.warmup !== true), plan.slo, input.fit), plan.slo, DEFAULT_DECISION, minRequests);
   return {
     index,
     qps,
