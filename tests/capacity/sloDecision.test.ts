@@ -2,7 +2,7 @@
 // streaming accumulator (`analyze`) deciding exactly as decideSlo on the same requests.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { decideSlo, probeDecision, sloSeries, SloDecisionAccumulator } from '../../harness/capacity/sloDecision.ts';
+import { decideSlo, probeDecision, sloSeries, SloDecisionAccumulator, statisticsOfDecision, stopStatistics } from '../../harness/capacity/sloDecision.ts';
 import { DEFAULT_DECISION } from '../../harness/capacity/decision.ts';
 import { computeRequestMetrics } from '../../harness/metrics/request.ts';
 import type { Slo } from '../../harness/metrics/slo.ts';
@@ -80,6 +80,20 @@ test("a probe's statistical decision: pass needs the planned minimum, a fail lea
   const fail = probeDecision(late, fluidityOnly, DEFAULT_DECISION, 400);
   assert.is(fail.decision, 'fail');
   assert.is(fail.leaning, 'fail');
+});
+
+
+test('an early stop keeps the counts of the entries it failed, not the others sampled before the stop', () => {
+  // Every first token 0.9 s late for fluidity (deadline 0.65 s) and within TTFT's 1 s; no gap past 30 ms.
+  const early = Array.from({ length: 20 }, (_, i) => metrics(rec(`r${i}`, i * 0.1, 0.9, [0.01, 0.01])));
+  const d = decideSlo(early, slo, DEFAULT_DECISION);
+  assert.is(d.decision, 'fail');
+  assert.equal(statisticsOfDecision(d).parts!.map((p) => p.name), ['fluidity', 'ttft', 'tbt']);
+  const kept = stopStatistics(d);
+  // The sequential test fails fluidity on its first requests, every one a miss; TTFT's and TBT's counts go.
+  assert.equal(kept.parts!.map((p) => p.name), ['fluidity']);
+  assert.ok(kept.parts![0].observed >= 3 && kept.parts![0].misses === kept.parts![0].observed, JSON.stringify(kept.parts));
+  assert.is(kept.decision, 'fail');
 });
 
 test.run();
