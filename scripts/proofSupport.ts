@@ -40,14 +40,15 @@ export async function configOf(file: string): Promise<Config> {
   // The profile step: isolated prefills, quadratic fit (deterministic here, so one repeat).
   const lengths = recipe.profile.promptLengths ?? [128, 256, 512, 1024, 2048, 3072];
   const fit = fitPrefill(lengths.filter((p) => p < sim.maxModelLen).map((p) => ({ promptTokens: p, prefillS: virtualPrefillS(engine, p) })));
+  const runPlan = planOf(recipe);
   return {
     recipe,
-    runPlan: planOf(recipe),
+    runPlan,
     sim,
     engine,
     slo: sloWithSources(recipe.slo as Slo, recipe.source.sloText),
     fit,
-    bounds: planOf(recipe).search,
+    bounds: runPlan.search,
     probe: recipe.search.probe,
     maxContext: sim.maxModelLen,
   };
