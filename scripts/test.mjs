@@ -6,11 +6,12 @@
 // Each file runs in its own uvu process, FLUIDCAP_TEST_JOBS at a time (default: two, or one per
 // core if fewer), in three kinds:
 // - the end-to-end files (tests/e2e/, and any whose first lines say "// Runs with the end-to-end
-//   tests:") share one sshd, Docker engine and Slurm, and some restart them: one at a time, started
-//   first and longest first, because they mostly wait on real time;
+//   tests:") share one sshd, Docker engine and Slurm, and some restart them: one at a time, always
+//   first to a free slot, because together they take longer than the rest;
 // - every other file times only a virtual clock or judges behaviour: it takes any free slot;
 // - a file whose first lines say "// Runs alone:" judges real time (an engine's speed, a client's
 //   dispatch lag) that a neighbour would slow: these run last, one after another, with nothing beside them.
+// Within each kind the longest files of the last run here go first (.tmp/test-times.json).
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
