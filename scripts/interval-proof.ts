@@ -31,12 +31,14 @@
 // (`--gt-seeds` × `--gt-requests`). Per SLO entry it prints the probes' mean miss fraction (an empty
 // start reads low by the difference) and the variance of their fractions over the variance their
 // effective counts n/τ claim (above 1, the interval counts a probe as surer than it is).
-// With `--floor-load L` (load-seconds, e.g. the Metron search's median) and three rates or more, it
-// then prints a floor no search and no estimator reaches below: all L spent in such probes at the
-// middle rate, with the curve's slope known exactly (the long-run fractions at the outer rates), the
+// With `--floor-load L` (load-seconds, e.g. the Metron search's median) the probes are as long as a
+// run's knee probes with that budget (`--scatter-measure S`: S seconds of arrivals), and with three
+// rates or more it then prints the floor of any search made of such probes: all L spent at the
+// middle rate with the curve's slope known exactly (the long-run fractions at the outer rates), the
 // crossing read off the probes' pooled fraction errs by their standard error over the slope; its
 // median absolute error is 0.674 of that (normal), as a share of the middle rate. Placing the load
-// elsewhere or estimating the slope only adds error.
+// elsewhere or estimating the slope only adds error. Printed for the SLO entries that bind there
+// (a long-run fraction within a factor 2 of the allowance).
 import { parseArgs } from 'node:util';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
@@ -97,6 +99,7 @@ const { values } = parseArgs({
     'early-stop': { type: 'boolean', default: false },
     'scatter-probes': { type: 'string', default: '60' },
     'floor-load': { type: 'string' },
+    'scatter-measure': { type: 'string' },
   },
 });
 const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -237,7 +240,11 @@ async function scatter(file: string, rates: number[], probes: number): Promise<v
   const gtRequests = Number(values['gt-requests']);
   console.log(`| recipe | QPS | SLO entry | long-run miss fraction | probes' mean | probes' sd | variance ÷ n/τ binomial's | ÷ n binomial's | median τ | probes within the allowance |`);
   console.log('|---|---|---|---|---|---|---|---|---|---|');
-  const seen: { qps: number; name: string; longRun: number; variance: number; probeLoadS: number }[] = [];
+  // With a load to spend, probes as long as a run plans its knee probes with that budget (as the oracle's).
+  const floorLoad = Number(values['floor-load']);
+  const measureS = values['scatter-measure'] ? Number(values['scatter-measure']) : floorLoad > 0 ? kneeMeasureS(c.runPlan.probe, true, floorLoad) : c.runPlan.probe.minDurationS;
+  console.log(`probes of ${measureS} s of arrivals after the warm-up`);
+  const seen: { qps: number; name: string; longRun: number; allowed: number; variance: number; probeLoadS: number }[] = [];
   for (const qps of rates) {
     const longRun = new Map<string, { m: number; n: number }>();
     for (let s = 1; s <= gtSeeds; s++) {
@@ -252,7 +259,7 @@ async function scatter(file: string, rates: number[], probes: number): Promise<v
     }
     const kneeS = kneeBoundS(c, warmupMode, values['warmup-s']);
     const runs = Array.from({ length: probes }, (_, i) =>
-      runTwinProbe({ plan: { ...c.runPlan, seed: 9000 + i, probeSeeds: 'workload' }, workload: c.recipe.workload, engine: c.engine, fit: c.fit, earlyStop: false, kneeRule }, 1, qps, kneeS),
+      runTwinProbe({ plan: { ...c.runPlan, seed: 9000 + i, probeSeeds: 'workload' }, workload: c.recipe.workload, engine: c.engine, fit: c.fit, earlyStop: false, kneeRule }, 1, qps, kneeS, 0, measureS),
     );
     const parts = runs.map((r) => r.parts);
     const probeLoadS = runs.reduce((t, r) => t + r.durationS, 0) / runs.length;
@@ -263,19 +270,20 @@ async function scatter(file: string, rates: number[], probes: number): Promise<v
       const variance = fractions.reduce((a, b) => a + (b - mean) ** 2, 0) / Math.max(1, fractions.length - 1);
       const claimed = (tau: (t: number) => number) => own.reduce((a, e) => a + (mean * (1 - mean) * tau(e!.tau)) / e!.observed, 0) / own.length;
       const lr = longRun.get(name)!;
-      seen.push({ qps, name, longRun: lr.m / lr.n, variance, probeLoadS });
+      seen.push({ qps, name, longRun: lr.m / lr.n, allowed: own[0]?.allowedFraction ?? 0, variance, probeLoadS });
       const allowed = own[0]?.allowedFraction ?? 0;
       console.log(
         `| ${c.recipe.name} | ${qps} | ${name} | ${pct(lr.m / lr.n)} | ${pct(mean)} | ${pct(Math.sqrt(variance))} | ${(variance / claimed((t) => Math.max(1, t))).toFixed(2)} | ${(variance / claimed(() => 1)).toFixed(2)} | ${median(own.map((e) => e!.tau)).toFixed(2)} | ${fractions.filter((f) => f <= allowed).length}/${own.length} |`,
       );
     }
   }
-  const floorLoad = Number(values['floor-load']);
   if (!(floorLoad > 0) || rates.length < 3) return;
   const middle = rates[Math.floor(rates.length / 2)];
   console.log(`\n| SLO entry | slope (miss fraction per QPS, ${rates[0]}–${rates.at(-1)}) | probe sd at ${middle} | load per probe | probes in ${floorLoad} s | floor: median error |`);
   console.log('|---|---|---|---|---|---|');
-  for (const name of new Set(seen.map((r) => r.name))) {
+  // Only the entries that bind near the middle rate: a long-run fraction within a factor 2 of the allowance.
+  const binding = seen.filter((r) => r.qps === middle && r.longRun >= r.allowed / 2 && r.longRun <= r.allowed * 2);
+  for (const name of binding.map((r) => r.name)) {
     const at = (q: number) => seen.find((r) => r.name === name && r.qps === q)!;
     const slope = (at(rates.at(-1)!).longRun - at(rates[0]).longRun) / (rates.at(-1)! - rates[0]);
     const mid = at(middle);

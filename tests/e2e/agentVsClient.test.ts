@@ -6,7 +6,6 @@
 // takes out the sample-to-sample spread the intervals do not cover (docs/verdicts.md). The ratio
 // is printed, not asserted: within the search's tolerance is stricter than the estimates' noise.
 // scripts/agent-vs-client.ts runs the full recipe and prints both rules.
-// Runs alone: its two searches must see the same machine, which a neighbour's CPU use would change for one of them.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

@@ -5,7 +5,6 @@
 // cache_prompt:false measurements of the same run, and prompt lengths are the engine's to ±1.
 // Without the nonce (the old prompts) the same second pass is served from the cache: the checks can fail.
 // Needs ../shared (the model) and a built llama-server; skips with a message otherwise.
-// Runs alone: it compares prefill times measured against a real engine, which a neighbour's CPU use would move.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawn, type ChildProcess } from 'node:child_process';

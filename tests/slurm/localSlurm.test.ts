@@ -1,6 +1,5 @@
 // Allocations and the hosts check against the real Slurm scripts/ci/setup-slurm.sh starts on this
 // machine (commands run locally here; over SSH in tests/e2e/slurm.test.ts). Skips without one.
-// Runs with the end-to-end tests: it takes the one Slurm node whose queue tests/e2e/slurm.test.ts reads.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFile } from 'node:child_process';

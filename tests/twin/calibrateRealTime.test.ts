@@ -7,7 +7,6 @@
 // it on a loaded 2-core machine), so decode iterations must come within 15% of the A100's roofline at
 // every batch size seen and prefills of 1024 tokens and more within 15%, where the uncalibrated
 // H100 twin is more than 25% off.
-// Runs alone: it fits an engine's speed from real-time probes, which a neighbour's CPU use would slow.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

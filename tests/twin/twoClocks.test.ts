@@ -9,7 +9,6 @@
 // request is left out (a cold connection, as probes leave out their warm-up); each TTFT within one
 // iteration + 10 ms; each request's mean TBT within 10%; the median TBT difference within 2%; the
 // median TTFT difference within 5 ms; up to 10% of requests may fall outside when a CPU stall hit them.
-// Runs alone: its bounds are milliseconds of real time, which a neighbour's CPU use would move.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
