@@ -31,7 +31,7 @@
 // (`--gt-seeds` × `--gt-requests`). Per SLO entry it prints the probes' mean miss fraction (an empty
 // start reads low by the difference) and the variance of their fractions over the variance their
 // effective counts n/τ claim (above 1, the interval counts a probe as surer than it is).
-// With `--floor-load L` (load-seconds, e.g. the Metron search's median) the probes are as long as a
+// With `--read-load L` (load-seconds, e.g. the Metron search's median) the probes are as long as a
 // run's knee probes with that budget (`--scatter-measure S`: S seconds of arrivals), and with three
 // rates or more it then prints how far a direct read gets with that load: all L spent at the middle
 // rate with the curve's slope known exactly (the long-run fractions at the outer rates), the
@@ -101,7 +101,7 @@ const { values } = parseArgs({
     'no-early-stop': { type: 'boolean', default: false },
     'early-stop': { type: 'boolean', default: false },
     'scatter-probes': { type: 'string', default: '60' },
-    'floor-load': { type: 'string' },
+    'read-load': { type: 'string' },
     'scatter-measure': { type: 'string' },
   },
 });
@@ -244,8 +244,8 @@ async function scatter(file: string, rates: number[], probes: number): Promise<v
   console.log(`| recipe | QPS | SLO entry | long-run miss fraction | probes' mean | probes' sd | variance ÷ n/τ binomial's | ÷ n binomial's | median τ | probes within the allowance |`);
   console.log('|---|---|---|---|---|---|---|---|---|---|');
   // With a load to spend, probes as long as a run plans its knee probes with that budget (as the oracle's).
-  const floorLoad = Number(values['floor-load']);
-  const measureS = values['scatter-measure'] ? Number(values['scatter-measure']) : floorLoad > 0 ? kneeMeasureS(c.runPlan.probe, true, floorLoad) : c.runPlan.probe.minDurationS;
+  const readLoad = Number(values['read-load']);
+  const measureS = values['scatter-measure'] ? Number(values['scatter-measure']) : readLoad > 0 ? kneeMeasureS(c.runPlan.probe, true, readLoad) : c.runPlan.probe.minDurationS;
   console.log(`probes of ${measureS} s of arrivals after the warm-up`);
   const seen: { qps: number; name: string; longRun: number; allowed: number; variance: number; probeLoadS: number; counts: { m: number; n: number }[] }[] = [];
   for (const qps of rates) {
@@ -280,9 +280,9 @@ async function scatter(file: string, rates: number[], probes: number): Promise<v
       );
     }
   }
-  if (!(floorLoad > 0) || rates.length < 3) return;
+  if (!(readLoad > 0) || rates.length < 3) return;
   const middle = rates[Math.floor(rates.length / 2)];
-  console.log(`\n| SLO entry | slope (miss fraction per QPS, ${rates[0]}–${rates.at(-1)}) | probe sd at ${middle} | load per probe | probes in ${floorLoad} s | direct read: median error (normal) | direct read: median error (probes resampled) |`);
+  console.log(`\n| SLO entry | slope (miss fraction per QPS, ${rates[0]}–${rates.at(-1)}) | probe sd at ${middle} | load per probe | probes in ${readLoad} s | direct read: median error (normal) | direct read: median error (probes resampled) |`);
   console.log('|---|---|---|---|---|---|---|');
   // Only the entries that bind near the middle rate: a long-run fraction within a factor 2 of the allowance.
   const binding = seen.filter((r) => r.qps === middle && r.longRun >= r.allowed / 2 && r.longRun <= r.allowed * 2);
@@ -291,7 +291,7 @@ async function scatter(file: string, rates: number[], probes: number): Promise<v
     const at = (q: number) => seen.find((r) => r.name === name && r.qps === q)!;
     const slope = (at(rates.at(-1)!).longRun - at(rates[0]).longRun) / (rates.at(-1)! - rates[0]);
     const mid = at(middle);
-    const k = floorLoad / mid.probeLoadS;
+    const k = readLoad / mid.probeLoadS;
     const sdCrossing = Math.sqrt(mid.variance / k) / slope;
     // The probes' fractions are skewed (a few hold a long cluster of misses), so the normal value
     // overstates the median error; resampling k of the probes (with replacement) keeps their shape.
