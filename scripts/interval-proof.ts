@@ -273,8 +273,8 @@ async function scatter(file: string, rates: number[], probes: number): Promise<v
       const variance = fractions.reduce((a, b) => a + (b - mean) ** 2, 0) / Math.max(1, fractions.length - 1);
       const claimed = (tau: (t: number) => number) => own.reduce((a, e) => a + (mean * (1 - mean) * tau(e!.tau)) / e!.observed, 0) / own.length;
       const lr = longRun.get(name)!;
-      seen.push({ qps, name, longRun: lr.m / lr.n, allowed: own[0]?.allowedFraction ?? 0, variance, probeLoadS, counts: own.map((e) => ({ m: e!.misses, n: e!.observed })) });
       const allowed = own[0]?.allowedFraction ?? 0;
+      seen.push({ qps, name, longRun: lr.m / lr.n, allowed, variance, probeLoadS, counts: own.map((e) => ({ m: e!.misses, n: e!.observed })) });
       console.log(
         `| ${c.recipe.name} | ${qps} | ${name} | ${pct(lr.m / lr.n)} | ${pct(mean)} | ${pct(Math.sqrt(variance))} | ${(variance / claimed((t) => Math.max(1, t))).toFixed(2)} | ${(variance / claimed(() => 1)).toFixed(2)} | ${median(own.map((e) => e!.tau)).toFixed(2)} | ${fractions.filter((f) => f <= allowed).length}/${own.length} |`,
       );
