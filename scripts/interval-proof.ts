@@ -1,5 +1,6 @@
 // npx tsx scripts/interval-proof.ts [--recipes a.yaml,b.yaml] [--seeds 20] [--truth 43.5,6.75,0.3277]
 //                                   [--gt-seeds 3] [--gt-requests 12000] [--warmup stationary|fixed|none] [--warmup-s S]
+//                                   [--cool-down 0.1]
 // Does the capacity's 95% interval mean what it says? For each recipe (default: the quickstart,
 // Sarathi on the same model, Llama-2-70B on 4×A100), on the simulated engine driven on a virtual
 // clock (the twin's probe, twin/virtualProbe.ts), `--seeds` searches with workload seeds 7, 8, … (each
@@ -31,6 +32,9 @@
 // (`--gt-seeds` × `--gt-requests`). Per SLO entry it prints the probes' mean miss fraction (an empty
 // start reads low by the difference) and the variance of their fractions over the variance their
 // effective counts n/τ claim (above 1, the interval counts a probe as surer than it is).
+// `--cool-down F` sends F × a probe's requests after its measured ones, never judged, until they
+// have ended (twin/twinSearch.ts coolDownShare), in the run's searches and the scatter alike:
+// without it a probe's last requests end on a draining engine (scripts/probe-tail.ts).
 // With `--read-load L` (load-seconds, e.g. the Metron search's median) the probes are as long as a
 // run's knee probes with that budget (`--scatter-measure S`: S seconds of arrivals), and with three
 // rates or more it then prints how far a direct read gets with that load: all L spent at the middle
@@ -103,6 +107,10 @@ const { values } = parseArgs({
     'scatter-probes': { type: 'string', default: '60' },
     'read-load': { type: 'string' },
     'scatter-measure': { type: 'string' },
+    // A cool-down after every probe's measured requests, as a share of them (twin/twinSearch.ts
+    // coolDownShare): arrivals that keep the engine loaded while the measured requests end, never
+    // judged. Runs have none; this measures what the drain at a probe's end does to the estimates.
+    'cool-down': { type: 'string', default: '0' },
   },
 });
 const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -134,6 +142,8 @@ const stopsEarly = (c: Config) => (values['no-early-stop'] ? false : values['ear
 
 const warmupMode = values['no-knee-warmup'] ? 'none' : warmupModeOf(values.warmup);
 const kneeRule = kneeRuleOf(warmupMode, values['knee-rule']);
+const coolDownShare = Number(values['cool-down']);
+if (!(coolDownShare >= 0)) throw new Error(`--cool-down: expected a share of the measured requests (0 or more), got ${JSON.stringify(values['cool-down'])}`);
 
 function probeOnce(c: Config, method: Method, qps: number, seed: number, kneeS: number, earlyStop = stopsEarly(c), measureS = c.runPlan.probe.minDurationS): Probe {
   if (method === 'metron-1000') {
@@ -144,7 +154,7 @@ function probeOnce(c: Config, method: Method, qps: number, seed: number, kneeS: 
     return { qps, passed: evaluateSlo(judged, c.slo).passed, durationS, statistics: probeDecision(judged, c.slo, DEFAULT_DECISION, judged.length) };
   }
   // As runs probe, by the twin's probe (capacity/probeStep.ts's plan, knee warm-up, decided early stop and judgement).
-  const p = runTwinProbe({ plan: { ...c.runPlan, seed, probeSeeds: 'workload' }, workload: c.recipe.workload, engine: c.engine, fit: c.fit, earlyStop, kneeRule }, 1, qps, kneeS, 0, measureS);
+  const p = runTwinProbe({ plan: { ...c.runPlan, seed, probeSeeds: 'workload' }, workload: c.recipe.workload, engine: c.engine, fit: c.fit, earlyStop, kneeRule, coolDownShare }, 1, qps, kneeS, 0, measureS);
   return { qps, passed: p.passed, durationS: p.durationS, statistics: { parts: p.parts }, kneeWarmup: p.kneeWarmup };
 }
 
@@ -180,7 +190,7 @@ function search(c: Config, method: Method, seed: number, truth: number): SearchR
   const repeats = values['replay-repeats'] || !method.startsWith('run') ? '' : ':repeats';
   // The run's and the old search's probes stop early as stopsEarly says; Metron's and the oracle's never do.
   const stops = !stopsEarly(c) && (method === 'old' || method.startsWith('run')) ? ':no-early-stop' : '';
-  const key = `${c.recipe.name}:${method}${method.startsWith('run') ? `:budget-${budgetOf(c, method)}` : ''}${method.startsWith('run') || method.startsWith('oracle@') ? `:knee-probe-${KNEE_PROBE_SHARE}` : ''}:${seed}:${bound}${values['same-seed'] ? '' : ':per-probe'}${knee}${repeats}${stops}${method.startsWith('oracle@') ? `:truth-${truth}` : ''}`;
+  const key = `${c.recipe.name}:${method}${method.startsWith('run') ? `:budget-${budgetOf(c, method)}` : ''}${method.startsWith('run') || method.startsWith('oracle@') ? `:knee-probe-${KNEE_PROBE_SHARE}` : ''}:${seed}:${bound}${values['same-seed'] ? '' : ':per-probe'}${knee}${repeats}${stops}${method.startsWith('oracle@') ? `:truth-${truth}` : ''}${coolDownShare > 0 && method !== 'metron-1000' ? `:cool-down-${coolDownShare}` : ''}`;
   const hit = saved[key];
   if (hit) return resultOf(hit.capacity, hit.probes);
   const r = method.startsWith('oracle@') ? oracle(c, method, seed, truth) : searchNow(c, method, seed);
@@ -262,7 +272,7 @@ async function scatter(file: string, rates: number[], probes: number): Promise<v
     }
     const kneeS = kneeBoundS(c, warmupMode, values['warmup-s']);
     const runs = Array.from({ length: probes }, (_, i) =>
-      runTwinProbe({ plan: { ...c.runPlan, seed: 9000 + i, probeSeeds: 'workload' }, workload: c.recipe.workload, engine: c.engine, fit: c.fit, earlyStop: false, kneeRule }, 1, qps, kneeS, 0, measureS),
+      runTwinProbe({ plan: { ...c.runPlan, seed: 9000 + i, probeSeeds: 'workload' }, workload: c.recipe.workload, engine: c.engine, fit: c.fit, earlyStop: false, kneeRule, coolDownShare }, 1, qps, kneeS, 0, measureS),
     );
     const parts = runs.map((r) => r.parts);
     const probeLoadS = runs.reduce((t, r) => t + r.durationS, 0) / runs.length;

@@ -89,6 +89,12 @@ export interface TwinSearchInput {
   kneeRule?: StationaryRule;
   /** What makes a probe pass (default: the recipe's SLO). */
   capacity?: CapacityRule;
+  /**
+   * A cool-down after each probe's measured requests, as a share of them (VirtualProbeOptions
+   * coolDownRequests): the proofs measure what the engine's drain at a probe's end does to its
+   * evidence (docs/verdicts.md); runs have none (default 0).
+   */
+  coolDownShare?: number;
 }
 
 export interface TwinSearchResult {
@@ -153,16 +159,21 @@ export function runTwinSearch(input: TwinSearchInput): TwinSearchResult {
 export function runTwinProbe(input: TwinSearchInput & { fit: PrefillFit; earlyStop: boolean }, index: number, qps: number, warmupS = 0, repeat = 0, measureS = input.plan.probe.minDurationS): TwinProbe {
   const { plan } = input;
   const load = probeLoad(plan.probe, qps, warmupS, measureS);
-  const probePlan = planProbe({
+  // The cool-down's arrivals follow the measured ones, past the duration limit that cuts the plan.
+  const coolDown = Math.ceil((input.coolDownShare ?? 0) * plannedRequests(plan.probe, qps, measureS));
+  const drawn = planProbe({
     workload: input.workload,
     rateQps: qps,
-    requests: load.requests,
-    durationS: load.durationS,
+    requests: load.requests + coolDown,
+    durationS: load.durationS + (coolDown > 0 ? (3 * coolDown) / qps : 0),
     seed: probeSeed(plan, qps, repeat),
     maxContextTokens: plan.maxContextTokens,
     trace: input.trace,
     idPrefix: String(index).padStart(2, '0'),
   });
+  const measured = coolDown > 0 ? drawn.requests.filter((r, i) => i < load.requests && r.scheduledS <= load.durationS).length : drawn.requests.length;
+  const probePlan = { ...drawn, requests: drawn.requests.slice(0, measured) };
+  const sentPlan = coolDown > 0 ? { ...drawn, requests: drawn.requests.slice(0, measured + coolDown) } : probePlan;
   const knee = kneeWarmupPlanOf(load, probePlan.requests.length, warmupS, plan.probe.warmupFraction, input.kneeRule);
   const warmupRequests = warmupRequestsOf(probePlan.requests.length, load.kneeRequests, plan.probe.warmupFraction);
   // As the probe step stops a probe: once its fail is certain for the sample and decided for the rate.
@@ -171,8 +182,9 @@ export function runTwinProbe(input: TwinSearchInput & { fit: PrefillFit; earlySt
     makeProbeStop(plan.slo, { requests, warmupRequests: skipped, rateQps: qps, fit: input.fit, minRequests }, DEFAULT_DECISION);
   // With a knee warm-up the early stop is made when it ends, for the requests measured after it.
   let early = input.earlyStop && knee === null ? stopFor(probePlan.requests, warmupRequests) : undefined;
-  const run = runVirtualProbe(probePlan, input.engine, {
+  const run = runVirtualProbe(sentPlan, input.engine, {
     warmupRequests,
+    coolDownRequests: sentPlan.requests.length - probePlan.requests.length,
     ...(knee ? { kneeWarmup: knee, onKneeWarmupEnd: (k: KneeWarmupRecord) => void (early = input.earlyStop ? stopFor(probePlan.requests.slice(0, k.planned), k.warmupRequests) : undefined) } : {}),
     shouldStop: input.earlyStop ? (p) => (early ? early(p) : null) : undefined,
     ...input.delays,

@@ -28,6 +28,12 @@ export interface VirtualProbeOptions {
   sendDelayS?: number;
   /** Modelled engine → client delay of a chunk (s). */
   receiveDelayS?: number;
+  /**
+   * The plan's last this many requests are a cool-down: arrivals that keep the engine loaded while
+   * the measured requests end. They are sent open-loop like the rest, never judged and not in
+   * `records`; the probe ends (and cancels them) once every measured request has ended.
+   */
+  coolDownRequests?: number;
 }
 
 export interface VirtualProbeResult {
@@ -60,7 +66,8 @@ const roundUs = (s: number) => Math.round(s * 1e6) / 1e6;
 /** Runs the plan on a fresh engine (what a real probe meets: idle, every KV block free). */
 export function runVirtualProbe(plan: ProbePlan, engineConfig: EngineConfig, options: VirtualProbeOptions = {}): VirtualProbeResult {
   const clock = new VirtualClock(0n);
-  let planned = plan.requests.length;
+  const coolDown = options.coolDownRequests ?? 0;
+  let planned = plan.requests.length - coolDown;
   const knee = options.kneeWarmup ? new KneeWarmupWatch(options.kneeWarmup, plan.requests.map((r) => r.scheduledS)) : null;
   // Until the knee warm-up ends, every request that ends is one of its own.
   let warmupRequests = knee ? planned : options.warmupRequests ?? Math.floor((options.warmupFraction ?? 0) * planned);
@@ -74,8 +81,11 @@ export function runVirtualProbe(plan: ProbePlan, engineConfig: EngineConfig, opt
   // Arrivals in plan order; `scheduled` counts those whose planned time has come.
   const order = plan.requests.map((_, i) => i).sort((x, y) => plan.requests[x].scheduledS - plan.requests[y].scheduledS);
   let scheduledCount = 0;
+  let measuredEnded = 0;
 
   const finish = (state: Live, status: TimelineRecord['status'], error: string | null) => {
+    if (state.index >= planned) return;
+    measuredEnded += 1;
     const r = state.planned;
     const outputTokens = state.chunks.reduce((s, [, k]) => s + k, 0);
     const record: TimelineRecord = {
@@ -136,15 +146,15 @@ export function runVirtualProbe(plan: ProbePlan, engineConfig: EngineConfig, opt
   plan.requests.forEach((r, index) => {
     const atNs = BigInt(Math.round(r.scheduledS * NS)) + sendDelayNs;
     clock.at(atNs, () => {
-      // Past the cut the knee warm-up made: the plan's unsent tail is dropped.
-      if (index >= planned) return;
+      // Past the cut the knee warm-up made, and past the cool-down after it: the plan's unsent tail is dropped.
+      if (index >= planned + coolDown) return;
       const req = newSimRequest(seq++, r.promptTokens, r.maxTokens, 'length');
       live.set(req, { planned: r, chunks: [], sentS: Number(atNs) / NS, index });
-      sent += 1;
+      if (index < planned) sent += 1;
       engine.submit(req);
     });
   });
-  clock.run(() => earlyStop !== null);
+  clock.run(() => earlyStop !== null || (coolDown > 0 && measuredEnded >= planned));
   engine.stop();
 
   // An early stop cancels what is in flight (keeping its chunks) and sends nothing more.

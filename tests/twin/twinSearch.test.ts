@@ -88,6 +88,23 @@ test('each twin probe draws its own sample, seeded from the recipe seed and its 
   assert.not.equal(again.ttftS, own.ttftS, 'the repeat replayed the first sample');
 });
 
+test('a proof\'s cool-down keeps a twin probe\'s measured requests and warm-ups; what follows them and when the probe ends change', () => {
+  const plan = planOf(recipe);
+  const engine = engineConfigOf(simConfigOf(recipe.target, recipe.source.file));
+  const base = { plan, workload: recipe.workload, engine, fit: rehearse(recipe).fit, earlyStop: false };
+  for (const kneeS of [0, KNEE_WARMUP_S]) {
+    const plain = runTwinProbe(base, 1, 44, kneeS);
+    const cooled = runTwinProbe({ ...base, coolDownShare: 0.1 }, 1, 44, kneeS);
+    assert.is(cooled.planned, plain.planned, `knee ${kneeS} s`);
+    assert.is(cooled.requests, plain.requests);
+    assert.equal(cooled.kneeWarmup, plain.kneeWarmup);
+    assert.is(cooled.parts[0].observed, plain.parts[0].observed);
+    // The measured requests end under load, not on a draining engine.
+    assert.ok(cooled.durationS >= plain.durationS, `${cooled.durationS} < ${plain.durationS}`);
+    assert.not.equal(cooled.tbtS, plain.tbtS);
+  }
+});
+
 test('a search that probes a rate again gives each repeat its own sample', () => {
   // A tight tolerance and a long budget make the interval search come back to rates it probed.
   const r = rehearse({ ...recipe, search: { ...recipe.search, tolerance: 0.01, budget: 400, maxProbes: 20 } });

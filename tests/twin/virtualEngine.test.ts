@@ -80,4 +80,33 @@ test('same plan, same records (determinism); another seed, other records', () =>
   assert.not.equal(run(4).records, a.records);
 });
 
+test('a cool-down: its arrivals load the engine while the measured requests end, unrecorded; the probe ends with the last measured one', () => {
+  const config = resolveSimConfig({ model: 'llama-3-8b', gpu: 'h100-sxm-80gb', scheduler: 'vllm' });
+  const engine = engineConfigOf(config);
+  const workload = workloadSchema.parse({ lengths: { prompt: { min: 500, max: 3000 }, output: 200 }, seed: 5 });
+  const plan = planProbe({ workload, rateQps: 30, requests: 240, maxContextTokens: 4096 });
+  const measured = { ...plan, requests: plan.requests.slice(0, 200) };
+  const cooled = runVirtualProbe(plan, engine, { warmupFraction: 0.1, coolDownRequests: 40 });
+  const whole = runVirtualProbe(plan, engine, { warmupFraction: 0.1 });
+  const drained = runVirtualProbe(measured, engine, { warmupFraction: 0.1 });
+  const ids = (rs: { id: string }[]) => rs.map((r) => r.id).sort();
+  assert.equal(ids(cooled.records), ids(measured.requests));
+  assert.is(cooled.sent, 200);
+  assert.is(cooled.planned, 200);
+  assert.is(cooled.warmupRequests, 20);
+  // Until the last measured request ends, the engine saw every arrival of the whole plan: the
+  // measured requests' timelines are those of the whole plan run to its end.
+  // (The warm-up share is of each run's own measured count: 20 of 200, 24 of 240.)
+  const timeline = ({ warmup, ...r }: (typeof cooled.records)[number]) => r;
+  const byId = new Map(whole.records.map((r) => [r.id, timeline(r)]));
+  for (const r of cooled.records) assert.equal(timeline(r), byId.get(r.id), r.id);
+  const lastEnd = Math.max(...cooled.records.map((r) => r.chunks.at(-1)![0]));
+  assert.is(cooled.durationS, lastEnd);
+  assert.ok(cooled.durationS < whole.durationS, `${cooled.durationS} < ${whole.durationS}`);
+  // Without the cool-down the last measured requests end on a draining engine: faster.
+  const endOf = (rs: typeof cooled.records, id: string) => rs.find((r) => r.id === id)!.chunks.at(-1)![0];
+  const lastIds = measured.requests.slice(-10).map((r) => r.id);
+  assert.ok(lastIds.some((id) => endOf(drained.records, id) < endOf(cooled.records, id)));
+});
+
 test.run();
