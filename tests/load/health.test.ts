@@ -64,7 +64,8 @@ test('threadCpu: busy work on this thread shows up as its run time (Linux /proc/
   }
   const d = threadCpuSince(before, readThreadCpu())!;
   assert.ok(d.runNs >= 50e6, `ran ${d.runNs} ns`);
-  assert.ok(d.waitNs >= 0 && d.slices >= 1);
+  // A spin the scheduler never took the core from adds no timeslice: the count may stay where it was.
+  assert.ok(Number.isInteger(d.slices) && d.slices >= 0 && d.waitNs >= 0, `waited ${d.waitNs} ns in ${d.slices} slices`);
 });
 
 test.run();
