@@ -3,7 +3,7 @@
 // Where in a probe its misses fall. A probe's arrivals stop with its last measured request, so its
 // last requests end on an engine that empties; its first ones follow a start from an idle engine.
 // On the twin's virtual clock this runs `--seeds` probes of `--requests` at `--qps` (each its own
-// workload seed, the recipe's 10% warm-up share) and prints one SLO entry's miss fraction by tenth
+// workload seed, the recipe's warm-up share) and prints one SLO entry's miss fraction by tenth
 // of the measured requests, in arrival order: first as a probe runs now, then with `--cool-down`
 // (a share of the requests sent after them, never judged; twin/virtualProbe.ts coolDownRequests),
 // which keeps the engine loaded until the last measured request has ended. Both see the same
@@ -33,7 +33,7 @@ for (const [flag, v] of [['--qps', qps], ['--requests', requests], ['--seeds', s
   if (!(v > 0)) throw new Error(`${flag}: expected a positive number, got ${JSON.stringify(v)}`);
 }
 const coolDown = Math.ceil(share * requests);
-const warmup = Math.floor(0.1 * requests);
+const warmup = Math.floor(c.runPlan.probe.warmupFraction * requests);
 
 /** Misses and observations of the entry by tenth of the measured requests, every seed pooled. */
 function tenths(withCoolDown: boolean): { name: string; m: number; n: number }[] {

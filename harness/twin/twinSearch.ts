@@ -159,7 +159,8 @@ export function runTwinSearch(input: TwinSearchInput): TwinSearchResult {
 export function runTwinProbe(input: TwinSearchInput & { fit: PrefillFit; earlyStop: boolean }, index: number, qps: number, warmupS = 0, repeat = 0, measureS = input.plan.probe.minDurationS): TwinProbe {
   const { plan } = input;
   const load = probeLoad(plan.probe, qps, warmupS, measureS);
-  // The cool-down's arrivals follow the measured ones, past the duration limit that cuts the plan.
+  // The cool-down's arrivals follow the measured ones, past the duration limit that cuts the plan
+  // (three times their mean span, so Poisson gaps rarely leave the cool-down short).
   const coolDown = Math.ceil((input.coolDownShare ?? 0) * plannedRequests(plan.probe, qps, measureS));
   const drawn = planProbe({
     workload: input.workload,
