@@ -23,6 +23,7 @@ import { AGENT_VERSION_LABEL } from '../../harness/agent/version.ts';
 import { startAgents, type AgentSite } from '../../harness/agent/container.ts';
 import { runAgentProbe } from '../../harness/agent/runAgents.ts';
 import type { TimelineRecord } from '../../harness/timeline/record.ts';
+import { shown } from '../support/hooks.ts';
 
 const env = e2eEnv('load agents');
 const readLines = (file: string) => readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as TimelineRecord);
@@ -46,12 +47,12 @@ if (env) {
   let conn: HostConnection | null = null;
   let port = 0;
 
-  test.before(async () => {
+  test.before(shown(async () => {
     port = await freePort();
     const target = targetSchema.parse({ engine: 'sim', image: env.image, model: 'tiny', port, sim: { timeScale: 0.05 }, readyTimeout: '60s' });
     engine = await launchEngine(renderContainerSpec(target, { runId })!, e2eHost(env), { runDir: dir });
     conn = await connectHost(e2eHost(env));
-  });
+  }));
 
   test('one agent beside the engine: image imported over SSH, probe timed on the agent, container removed', async () => {
     const t0 = performance.now();

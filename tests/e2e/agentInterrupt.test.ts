@@ -20,6 +20,7 @@ import type { StopReport } from '../../harness/provision/engineTypes.ts';
 import { ensureAgentImage, localAgentVersion } from '../../harness/agent/image.ts';
 import { startAgents } from '../../harness/agent/container.ts';
 import { RUN_LABEL } from '../../harness/provision/containerSpec.ts';
+import { shown } from '../support/hooks.ts';
 
 const env = e2eEnv('agent create interrupted');
 
@@ -46,14 +47,14 @@ if (env) {
   const prefix = `e2e-${process.pid}-race`;
   let image = '';
 
-  test.before(async () => {
+  test.before(shown(async () => {
     const conn = await connectHost(e2eHost(env));
     try {
       image = await ensureAgentImage(dockerFor(conn), { version: localAgentVersion(), hostName: 'e2e', log: () => {} });
     } finally {
       await conn.close();
     }
-  });
+  }));
 
   test('Ctrl-C at any moment of an agent\'s create: teardown waits for the create, and no container is left', async () => {
     const t0 = performance.now();

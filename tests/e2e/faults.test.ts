@@ -14,6 +14,7 @@ import { localDocker } from '../../harness/provision/dockerAgent.ts';
 import { listRunContainers, removeRunContainers } from '../../harness/provision/teardown.ts';
 import { BIN, FAST_RECIPE, ROOT, childEnv, fluidcap, isAlive, readJson, readJsonl, runDirsIn } from '../pipeline/support.ts';
 import { llamaDockerRecipe, llamaEnv, startFluidcap } from './llamacppSupport.ts';
+import { shown } from '../support/hooks.ts';
 
 const env = e2eEnv('fault matrix');
 const llama = env ? llamaEnv('fault matrix on llama.cpp') : null;
@@ -126,14 +127,14 @@ if (env) {
   const sshdListener = () => Number(readFileSync(pidFile, 'utf8').trim());
   const sshdChildren = () => execFileSync('ps', ['-o', 'pid=', '--ppid', String(sshdListener())], { encoding: 'utf8' }).split('\n').map(Number).filter((p) => p > 0);
 
-  test.before(async () => {
+  test.before(shown(async () => {
     sshdPort = await freePort();
     writeFileSync(join(sshdDir, 'sshd_config'), readFileSync(env.sshdConfig, 'utf8').replace(/^Port .*$/m, `Port ${sshdPort}`).replace(/^PidFile .*$/m, `PidFile ${pidFile}`));
     const hostKeyLine = readFileSync(env.knownHosts, 'utf8').trim();
     writeFileSync(join(sshdDir, 'known_hosts'), hostKeyLine.replace(/^\[127\.0\.0\.1\]:\d+/, `[127.0.0.1]:${sshdPort}`) + '\n');
     writeFileSync(privateInventory, inventoryFor(sshdPort, join(sshdDir, 'known_hosts')));
     await startSshd();
-  });
+  }));
 
   test('engine exits at start: exit 3 with its exit code and last log lines, run recorded as failed, no container', async () => {
     const c = await fresh('exitAtStart: true');

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { freePort } from './e2eEnv.ts';
 import { fluidcap, llamaEnv, startLlamaServer } from './llamacppSupport.ts';
 import { startSimServer, type SimServerHandle } from '../../harness/sim/server.ts';
+import { shown } from '../support/hooks.ts';
 
 const llama = llamaEnv('metron-fig5d on llama.cpp as an endpoint');
 
@@ -21,7 +22,7 @@ if (llama) {
   let sim: SimServerHandle | null = null;
   const endpoints = join(work, 'endpoints.yaml');
 
-  test.before(async () => {
+  test.before(shown(async () => {
     const port = await freePort();
     server = await startLlamaServer(llama, port, serverLog);
     sim = await startSimServer({ model: 'llama-3-8b', scheduler: 'sarathi', timeScale: 0.5, port: 0 });
@@ -43,7 +44,7 @@ if (llama) {
         '',
       ].join('\n'),
     );
-  });
+  }));
 
   test('both endpoints measured and read at 10%; the README says which client error each has', async () => {
     const t0 = performance.now();

@@ -9,6 +9,7 @@ import { e2eEnv, e2eHost } from './e2eEnv.ts';
 import { connectHost, type HostConnection } from '../../harness/provision/sshConnection.ts';
 import { readGpuFacts } from '../../harness/provision/gpuFacts.ts';
 import { checkHosts } from '../../harness/provision/checkHosts.ts';
+import { shown } from '../support/hooks.ts';
 
 const env = e2eEnv('hostile inventory values over SSH');
 if (env) {
@@ -17,9 +18,9 @@ if (env) {
   const marker = join(dir, 'pwned');
   let conn: HostConnection;
 
-  test.before(async () => {
+  test.before(shown(async () => {
     conn = await connectHost(e2eHost(env));
-  });
+  }));
 
   test('a command with shell syntax is one program name, not a command line', async () => {
     const r = await conn.exec(`nvidia-smi; touch ${marker}`, []);

@@ -13,6 +13,7 @@ import { listRunContainers, removeRunContainers } from '../../harness/provision/
 import {
   cachedPromptTokens, checkFinishedRun, finishedProbeDirs, fluidcap, llamaDockerRecipe, llamaEnv, readJson, readJsonl, startFluidcap, untilProbeStarted,
 } from './llamacppSupport.ts';
+import { shown } from '../support/hooks.ts';
 
 const env = e2eEnv('llama.cpp through Docker over SSH');
 const llama = env ? llamaEnv('llama.cpp through Docker over SSH') : null;
@@ -26,10 +27,10 @@ if (env && llama) {
   const runEnv = { FLUIDCAP_LLAMA_MODEL: llama.model };
   let runDir = '';
 
-  test.before(async () => {
+  test.before(shown(async () => {
     writeFileSync(inventory, e2eInventory(env));
     writeFileSync(recipe, llamaDockerRecipe('llamacpp-docker-e2e', llama.image, await freePort()));
-  });
+  }));
 
   test('fluidcap run on llama-server in Docker over SSH, SIGKILL in probe 3, --resume finishes it', async () => {
     const t0 = performance.now();

@@ -11,6 +11,7 @@ import { freePort } from './e2eEnv.ts';
 import {
   SHARED_RECIPE_TAIL, cachedPromptTokens, checkFinishedRun, finishedProbeDirs, fluidcap, llamaEnv, readJson, startFluidcap, startLlamaServer, untilProbeStarted,
 } from './llamacppSupport.ts';
+import { shown } from '../support/hooks.ts';
 
 const llama = llamaEnv('llama.cpp as engine endpoint');
 
@@ -22,7 +23,7 @@ if (llama) {
   let server: ChildProcess | null = null;
   let runDir = '';
 
-  test.before(async () => {
+  test.before(shown(async () => {
     const port = await freePort();
     server = await startLlamaServer(llama, port, serverLog);
     writeFileSync(recipe, `name: llamacpp-endpoint-e2e
@@ -30,7 +31,7 @@ target:
   engine: endpoint
   endpoint: { url: http://127.0.0.1:${port} }
 ${SHARED_RECIPE_TAIL}`);
-  });
+  }));
 
   test('fluidcap run against a llama-server it did not start, SIGKILL in probe 3, --resume finishes it', async () => {
     const t0 = performance.now();

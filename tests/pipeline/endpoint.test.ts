@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startSimServer, type SimServerHandle } from '../../harness/sim/server.ts';
 import { fluidcap, onlyRunDir, readJson } from './support.ts';
+import { shown } from '../support/hooks.ts';
 
 const work = mkdtempSync(join(tmpdir(), 'fluidcap-pipeline-endpoint-'));
 const outDir = join(work, 'results');
@@ -25,7 +26,7 @@ interface CapacityOnDisk {
   cost: { usdPerHour: number | null; outputTokensPerS: number } | null;
 }
 
-test.before(async () => {
+test.before(shown(async () => {
   sim = await startSimServer({ model: 'llama-3-8b', maxNumSeqs: 8, port: 0 });
   await sim.ready;
   recipeFile = join(work, 'endpoint.yaml');
@@ -60,7 +61,7 @@ test.before(async () => {
       '',
     ].join('\n'),
   );
-});
+}));
 
 test.after(async () => {
   await sim?.close();

@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startSimServer, type SimServerHandle } from '../../harness/sim/server.ts';
 import { fluidcap, readJson } from './support.ts';
+import { shown } from '../support/hooks.ts';
 
 const work = mkdtempSync(join(tmpdir(), 'fluidcap-fig5d-endpoints-'));
 const outDir = join(work, 'results');
@@ -72,7 +73,7 @@ const writeEndpoints = (keyVar: string, sarathiUrl: string) =>
     ].join('\n'),
   );
 
-test.before(async () => {
+test.before(shown(async () => {
   // Time-scaled so a probe of long prompts is short here; both share the model and the GPU.
   vllm = await startSimServer({ model: 'llama-3-8b', scheduler: 'vllm', timeScale: 0.5, port: 0 });
   sarathi = await startSimServer({ model: 'llama-3-8b', scheduler: 'sarathi', timeScale: 0.5, port: 0 });
@@ -81,7 +82,7 @@ test.before(async () => {
   proxy = p.server;
   // Named as a hosted API is (its OpenAI base URL): every route fluidcap asks for must stay under the path.
   writeEndpoints(KEY_VAR, `${p.url}${PREFIX}/v1`);
-});
+}));
 
 test.after(async () => {
   await Promise.all([vllm?.close(), sarathi?.close(), new Promise((r) => (proxy ? proxy.close(r) : r(null)))]);

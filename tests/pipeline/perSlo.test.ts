@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FAST_RECIPE, fluidcap, onlyRunDir, readJson } from './support.ts';
 import { fmtNum } from '../../harness/report/format.ts';
+import { shown } from '../support/hooks.ts';
 
 interface PerSlo {
   name: string;
@@ -50,7 +51,7 @@ let runDir = '';
 let capacity: Capacity;
 let summaries: Summary[] = [];
 
-test.before(async () => {
+test.before(shown(async () => {
   const recipe = readFileSync(FAST_RECIPE, 'utf8')
     .replace('name: fast', 'name: per-slo')
     .replace(/tolerance: 0\.1\n\s*maxProbes: 8/, 'tolerance: 0.25\n  maxProbes: 12\n  budget: 50s')
@@ -63,7 +64,7 @@ test.before(async () => {
   runDir = onlyRunDir(outDir);
   capacity = readJson<Capacity>(join(runDir, 'capacity.json'));
   summaries = capacity.probes.map((p) => readJson<Summary>(join(runDir, p.dir, 'summary.json')));
-});
+}));
 
 test.after(() => rmSync(work, { recursive: true, force: true }));
 

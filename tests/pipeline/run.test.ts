@@ -8,6 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FAST_RECIPE, fluidcap, isAlive, onlyRunDir, readJson, readJsonl, type CapacityFile } from './support.ts';
+import { shown } from '../support/hooks.ts';
 
 const work = mkdtempSync(join(tmpdir(), 'fluidcap-pipeline-run-'));
 const outDir = join(work, 'results');
@@ -15,13 +16,13 @@ let runDir = '';
 let capacity: CapacityFile;
 let stderr = '';
 
-test.before(async () => {
+test.before(shown(async () => {
   const r = await fluidcap(['run', FAST_RECIPE, '--out', outDir, '--json'], { timeoutMs: 150_000 });
   if (r.code !== 0) throw new Error(`fluidcap run exited ${r.code}:\n${r.stderr.slice(-3000)}`);
   runDir = onlyRunDir(outDir);
   capacity = JSON.parse(r.stdout) as CapacityFile;
   stderr = r.stderr;
-});
+}));
 
 test('the console spells the SLO out once, then one short line per probe: verdict, latencies, and why it stopped early', () => {
   const source = 'fluidity: { tbtDeadline: 50ms, ttftSlack: 0.1s, minFluidity: 0.9, percentile: 99 }';

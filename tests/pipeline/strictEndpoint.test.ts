@@ -11,13 +11,14 @@ import { join } from 'node:path';
 import { startSimServer, type SimServerHandle } from '../../harness/sim/server.ts';
 import type { Manifest } from '../../harness/runDir/schema.ts';
 import { fluidcap, onlyRunDir, readJson } from './support.ts';
+import { shown } from '../support/hooks.ts';
 
 const work = mkdtempSync(join(tmpdir(), 'fluidcap-pipeline-strict-'));
 const outDir = join(work, 'results');
 let sim: SimServerHandle;
 let recipeFile = '';
 
-test.before(async () => {
+test.before(shown(async () => {
   sim = await startSimServer({ model: 'llama-3-8b', maxNumSeqs: 8, port: 0, strictOpenai: true });
   await sim.ready;
   recipeFile = join(work, 'strict.yaml');
@@ -51,7 +52,7 @@ test.before(async () => {
       '',
     ].join('\n'),
   );
-});
+}));
 
 test.after(async () => {
   await sim?.close();

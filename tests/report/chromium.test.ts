@@ -24,6 +24,7 @@ import { figurePaper, parsePaperNumbers } from '../../harness/figures/paperNumbe
 const PAPER_NUMBERS = join(import.meta.dirname, '..', '..', 'harness', 'figures', 'paperNumbers.json');
 import { drawFigure, FIGURE_PAGE } from '../../harness/figures/output.ts';
 import type { RankedRow } from '../../harness/twin/twinSweepRank.ts';
+import { shown } from '../support/hooks.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const ARTIFACTS = join(ROOT, '.tmp', 'artifacts');
@@ -153,13 +154,13 @@ if (!bin) {
     return f!;
   };
 
-  test.before(async () => {
+  test.before(shown(async () => {
     await writeReports(dir);
     const drawn = await drawFigure(vidurFig5({ rows: rankedRows(), ttftP90MaxS: 2, tbtP99MaxS: 0.2, twinWallS: 12, paper: figurePaper(parsePaperNumbers(JSON.parse(readFileSync(PAPER_NUMBERS, 'utf8')), PAPER_NUMBERS), 'vidur-fig5', { trace: 'chat-1m', onHosts: false }), setup: [] }));
     mkdirSync(figDir, { recursive: true });
     for (const f of drawn.files) writeFileSync(join(figDir, f.file), f.text);
     writeFileSync(historyFile, await historySvg([entry('quickstart | sim', 1, 40), entry('quickstart | sim', 2, 41), entry('quickstart | sim', 3, 30), entry('sarathi | sim', 1, 52), entry('sarathi | sim', 3, 50)]));
-  });
+  }));
 
   for (const width of WIDTHS) {
     test(`report.html at ${width} px: every chart's marks inside it, the interval band, early-stopped marks, log axes and binned cells; nothing wider than the window`, async () => {

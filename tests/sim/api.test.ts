@@ -4,6 +4,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startSimServer, type SimServerHandle } from '../../harness/sim/server.ts';
 import { streamRequest, wordsPrompt } from './streamHelper.ts';
+import { shown } from '../support/hooks.ts';
 
 let sim: SimServerHandle;
 const post = async (path: string, body: unknown) => {
@@ -11,9 +12,9 @@ const post = async (path: string, body: unknown) => {
   return { status: r.status, json: (await r.json()) as Record<string, any> };
 };
 
-test.before(async () => {
+test.before(shown(async () => {
   sim = await startSimServer({ port: 0, timeScale: 0.02, servedModelName: 'sim-model' });
-});
+}));
 test.after(async () => {
   await sim.close();
 });

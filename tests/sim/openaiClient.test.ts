@@ -4,14 +4,15 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import OpenAI from 'openai';
 import { startSimServer, type SimServerHandle } from '../../harness/sim/server.ts';
+import { shown } from '../support/hooks.ts';
 
 let sim: SimServerHandle;
 let client: OpenAI;
 
-test.before(async () => {
+test.before(shown(async () => {
   sim = await startSimServer({ model: 'tiny', gpu: 'h100-sxm-80gb', scheduler: 'vllm', port: 0, timeScale: 0.2 });
   client = new OpenAI({ baseURL: `${sim.url}/v1`, apiKey: 'unused', maxRetries: 0 });
-});
+}));
 test.after(async () => {
   await sim.close();
 });

@@ -7,6 +7,7 @@ import { execFile } from 'node:child_process';
 import { createServer, type Server, type AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { startSimServer } from '../../harness/sim/server.ts';
+import { shown } from '../support/hooks.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const childEnv = { ...process.env };
@@ -22,11 +23,11 @@ const noStack = (text: string) => assert.not.match(text, /^\s+at |internal error
 
 let busy: Server;
 let busyPort: number;
-test.before(async () => {
+test.before(shown(async () => {
   busy = createServer();
   await new Promise<void>((r) => busy.listen(0, '127.0.0.1', () => r()));
   busyPort = (busy.address() as AddressInfo).port;
-});
+}));
 
 test('a busy port: exit 2, the port named, a way out', async () => {
   const r = await serve(['--port', String(busyPort)]);
