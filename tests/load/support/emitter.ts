@@ -77,8 +77,18 @@ export async function startEmitter(o: EmitterOptions = {}): Promise<Emitter> {
           let text = chunk(i, i === n - 1);
           if (fault === 'malformed' && i === 1) text = `data: {"choices": [oops${nl}${nl}`;
           if (fault === 'error-event' && i === 1) text = `data: {"error": {"message": "out of memory"}}${nl}${nl}`;
+          i++;
+          const next = () => {
+            const t = setTimeout(() => {
+              timers.delete(t);
+              step();
+            }, o.tokenIntervalMs ?? 5);
+            timers.add(t);
+          };
           if (fault === 'split') {
-            // One event written in three pieces with pauses in between.
+            // One event written in three pieces with pauses in between. The next event waits for
+            // the last piece: timed from the first, a late timer on a busy machine wrote it inside
+            // this one.
             const a = text.slice(0, 7);
             const b = text.slice(7, 30);
             const c = text.slice(30);
@@ -89,17 +99,15 @@ export async function startEmitter(o: EmitterOptions = {}): Promise<Emitter> {
               const t2 = setTimeout(() => {
                 timers.delete(t2);
                 res.write(c);
+                next();
               }, 2);
               timers.add(t2);
             }, 2);
             timers.add(t1);
-          } else res.write(text);
-          i++;
-          const t = setTimeout(() => {
-            timers.delete(t);
-            step();
-          }, o.tokenIntervalMs ?? 5);
-          timers.add(t);
+          } else {
+            res.write(text);
+            next();
+          }
           return;
         }
         if (!o.continuousUsage) res.write(`data: ${JSON.stringify({ choices: [], usage: { prompt_tokens: promptTokens, completion_tokens: n } })}${nl}${nl}`);
