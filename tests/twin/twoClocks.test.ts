@@ -4,9 +4,9 @@
 // received the request (its vLLM-style "Received request" log line, stamped on arrival) to the
 // first chunk's emit time (`fluidcap_emit_ns`), with the twin replaying those arrivals. The way to
 // the engine is left out because in this test client and engine share one process and two cores:
-// measured here it was 1.5–2.5 ms in most runs and 6–14 ms for every request of some runs, with the
-// client sending on time and every TBT agreeing, which said nothing about the engine yet failed the
-// test. That way is shown with each line (and the client's own tests check sending and receiving).
+// measured here it was 1.3–2.5 ms in most runs, 5–10 ms for every request of some and up to 17 ms
+// for single ones, with the client sending on time and every TBT agreeing: it says nothing about
+// the engine. That way is shown with each line (the client's own tests check sending and receiving).
 // What the real clock still adds: the lateness of an individual emit when the process waits for a
 // CPU (the engine's schedule is anchored, so lateness never accumulates), and, through it, an
 // arrival that lands on the other side of an iteration boundary, which moves its first token by
