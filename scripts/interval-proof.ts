@@ -65,6 +65,9 @@ const { values } = parseArgs({
     recipes: { type: 'string', default: 'recipes/quickstart.yaml,recipes/papers/llama3-8b-h100-sarathi-sim.yaml,recipes/papers/llama2-70b-a100-tp4-sim.yaml' },
     seeds: { type: 'string', default: '20' },
     truth: { type: 'string' },
+    // The truths' own standard errors, relative (same order; scripts/ground-truth.ts prints them):
+    // the goals' ratios are then also resampled over the truth.
+    'truth-sd': { type: 'string' },
     'gt-seeds': { type: 'string', default: '3' },
     'gt-requests': { type: 'string', default: '12000' },
     methods: { type: 'string', default: 'metron-1000,old,run,run@metron,run@metron/3' },
@@ -329,6 +332,7 @@ if (values.scatter) {
 }
 const files = values.recipes!.split(',');
 const truths = values.truth ? values.truth.split(',').map(Number) : [];
+const truthSds = values['truth-sd'] ? values['truth-sd'].split(',').map(Number) : [];
 const nSeeds = Number(values.seeds);
 const methods = values.methods!.split(',') as Method[];
 const rows: string[] = [];
@@ -346,6 +350,8 @@ for (const [k, file] of files.entries()) {
   // Median errors by method: the estimate's for the interval searches, the search's capacity for
   // the old one and Metron's (what each reports), and Metron's estimate too.
   const medErr = new Map<Method, { estimate: number; search: number; load: number }>();
+  // Each method's estimates and search capacities by seed, for the goals' resampled ratios.
+  const bySeed = new Map<Method, { estimate: (number | null)[]; search: number[] }>();
   for (const method of methods) {
     const runs: SearchResult[] = [];
     for (let i = 0; i < nSeeds; i++) {
@@ -372,6 +378,7 @@ for (const [k, file] of files.entries()) {
     const loads = runs.map((r) => r.loadS);
     if (method === 'metron-1000') metronMedianLoad.set(c.recipe.name, median(loads));
     medErr.set(method, { estimate: median(errs), search: median(searchErrs), load: median(loads) });
+    bySeed.set(method, { estimate: runs.map(estimate), search: runs.map((r) => r.capacity) });
     rows.push(
       `| ${c.recipe.name} | ${method} | ${fmtQ(truth)} | ${contains}/${nSeeds} (${pct(contains / nSeeds)}) | ${open} | ${pct(median(errs))} | ${pct(Math.max(...errs))} | ${pct(median(widths))} | ${pct(median(searchErrs))} | ${pct(Math.max(...searchErrs))} | ${median(loads).toFixed(0)} |`,
     );
@@ -383,15 +390,47 @@ for (const [k, file] of files.entries()) {
       const m = medErr.get(method);
       if (!m) continue;
       const best = Math.min(metron.search, metron.estimate);
+      const spread = ratioSpread(bySeed.get(method)!, bySeed.get('metron-1000')!, truth, truthSds[k] ?? 0);
       comparisons.push(
         `${c.recipe.name}: ${method} (${m.load.toFixed(0)} load-s, ${pct(m.load / metron.load)} of Metron's ${metron.load.toFixed(0)}): median error of the estimate ${pct(m.estimate)} ` +
-          `against Metron's ${pct(metron.search)} (its search) / ${pct(metron.estimate)} (its estimate): ratio ${(m.estimate / best).toFixed(2)} to the better of them, goal ≤ ${goal} → ${m.estimate <= goal * best ? 'met' : 'not met'}`,
+          `against Metron's ${pct(metron.search)} (its search) / ${pct(metron.estimate)} (its estimate): ratio ${(m.estimate / best).toFixed(2)} to the better of them ` +
+          `(seeds${truthSds[k] ? ' and the truth' : ''} resampled: 95% ${spread.best[0].toFixed(2)}–${spread.best[1].toFixed(2)}), ${(m.estimate / metron.search).toFixed(2)} to its search's ` +
+          `(${spread.search[0].toFixed(2)}–${spread.search[1].toFixed(2)}); goal ≤ ${goal} → ${m.estimate <= goal * best ? 'met' : 'not met'}`,
       );
     }
   }
   log(`${c.recipe.name}: wall ${((performance.now() - tc) / 1000).toFixed(0)} s`);
   rows.push(`<!-- ${c.recipe.name}: wall ${((performance.now() - tc) / 1000).toFixed(0)} s -->`);
 }
+/**
+ * How far a goal's ratio moves with the seeds: the seeds resampled with replacement (the same draw
+ * for both methods; seed k's searches share its workload) and, with `truthSd`, the truth redrawn
+ * from its standard error; the 95% range of the ratio to the better of Metron's two median errors,
+ * and to its search's alone.
+ */
+function ratioSpread(ours: { estimate: (number | null)[] }, metron: { estimate: (number | null)[]; search: number[] }, truth: number, truthSd: number): { best: [number, number]; search: [number, number] } {
+  const rng = createRng(0x2a71);
+  const n = ours.estimate.length;
+  const err = (x: number | null, t: number) => (x === null ? 1 : Math.abs(x - t) / t);
+  const normal = () => Math.sqrt(-2 * Math.log(1 - rng.next())) * Math.cos(2 * Math.PI * rng.next());
+  const best: number[] = [];
+  const search: number[] = [];
+  for (let b = 0; b < 2000; b++) {
+    const t = truth * (1 + truthSd * normal());
+    const idx = Array.from({ length: n }, () => Math.floor(rng.next() * n));
+    const o = median(idx.map((i) => err(ours.estimate[i], t)));
+    const ms = median(idx.map((i) => err(metron.search[i], t)));
+    const me = median(idx.map((i) => err(metron.estimate[i], t)));
+    best.push(o / Math.min(ms, me));
+    search.push(o / ms);
+  }
+  const q = (xs: number[]): [number, number] => {
+    const s = [...xs].sort((a, b) => a - b);
+    return [s[Math.floor(0.025 * s.length)], s[Math.floor(0.975 * s.length)]];
+  };
+  return { best: q(best), search: q(search) };
+}
+
 console.log(`| recipe | method | pooled ground truth QPS | intervals containing it | open end | median error of estimate | worst error of estimate | median width | median error of search's capacity | worst error of search's capacity | median load-s |`);
 console.log('|---|---|---|---|---|---|---|---|---|---|---|');
 for (const r of rows) console.log(r);
