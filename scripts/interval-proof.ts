@@ -1,4 +1,4 @@
-// npx tsx scripts/interval-proof.ts [--recipes a.yaml,b.yaml] [--seeds 20] [--truth 43.5,6.75,0.3277]
+// npx tsx scripts/interval-proof.ts [--recipes a.yaml,b.yaml] [--seeds 20] [--truth 43.39,6.788,Q] [--truth-sd 0.0053,0.005,S]
 //                                   [--gt-seeds 3] [--gt-requests 12000] [--warmup stationary|fixed|none] [--warmup-s S]
 //                                   [--cool-down 0.1]
 // Does the capacity's 95% interval mean what it says? For each recipe (default: the quickstart,
@@ -24,7 +24,12 @@
 // Printed per method: the share of intervals containing the pooled ground truth (goal ≥ 90%), how
 // many had an open end, the median and worst error of the estimate, the median interval width and
 // the load-seconds used. `--truth` skips the ground-truth computation with known values (same
-// order as --recipes), which scripts/verdict-proof.ts computes the same way (scripts/proofSupport.ts).
+// order as --recipes), which scripts/verdict-proof.ts computes the same way (scripts/proofSupport.ts):
+// the highest rate of a 1% grid whose pooled sample passes. On a flat knee that reads low, so the
+// proofs take their truths from scripts/ground-truth.ts (the crossing of the long-run curve, and its
+// standard error over seeds, which `--truth-sd` takes). Each goal's ratio is printed with its 95%
+// range over the seeds resampled (and the truth redrawn from `--truth-sd`): how far the medians
+// of this many searches can be trusted.
 //
 // `--scatter 0.29,0.3277,0.36 [--scatter-probes 60] [--warmup-s S]` instead checks the evidence one
 // probe brings, on the first recipe: at each rate, that many whole probes as runs plan them (knee
