@@ -26,10 +26,11 @@
 // the load-seconds used. `--truth` skips the ground-truth computation with known values (same
 // order as --recipes), which scripts/verdict-proof.ts computes the same way (scripts/proofSupport.ts):
 // the highest rate of a 1% grid whose pooled sample passes. On a flat knee that can read low (the
-// 70B's 0.3277 against a crossing of 0.3323), so the proofs take their truths from scripts/ground-truth.ts (the crossing of the long-run curve, and its
-// standard error over seeds, which `--truth-sd` takes). Each goal's ratio is printed with its 95%
-// range over the seeds resampled (and the truth redrawn from `--truth-sd`): how far the medians
-// of this many searches can be trusted.
+// 70B's 0.3277 against a crossing of 0.3323), so the proofs take their truths from
+// scripts/ground-truth.ts (the crossing of the long-run curve, and its standard error over seeds,
+// which `--truth-sd` takes). Each goal's ratio is printed with its 95% range over the seeds
+// resampled (and the truth redrawn from `--truth-sd`): how far the medians of this many searches
+// can be trusted.
 //
 // `--scatter 0.29,0.3277,0.36 [--scatter-probes 60] [--warmup-s S]` instead checks the evidence one
 // probe brings, on the first recipe: at each rate, that many whole probes as runs plan them (knee
