@@ -5,10 +5,12 @@
 // `--around` × (1 ± `--span`), `--seeds` long runs of `--requests` requests each (workload seeds
 // 1001, 1002, …, the same at every rate, so the curve's noise is shared across rates and its shape
 // shows; the first tenth of each run is its warm-up). Per SLO entry, the misses and observations of
-// all seeds are pooled at each rate and a straight line in log-odds is fitted through them
-// (capacity/interval.ts logisticLine): the capacity is where the lowest entry's line crosses its
-// allowance. Its spread comes from resampling whole seeds (2000 times): the standard error and the
-// 95% range of the crossing, and the worst single seed's own crossing.
+// all seeds are pooled at each rate; the capacity is where the lowest entry's pooled fractions,
+// fitted monotone, cross its allowance, interpolated on log-odds between the two rates around it
+// (capacity/interval.ts crossing, as the interval reads its own), and beside it where a straight
+// line in log-odds through all the rates crosses (logisticLine). Their spread comes from resampling
+// whole seeds (2000 times): the standard error and the 95% range of each crossing, the single
+// seeds' own crossings, and, for comparison, the grid's reading of the same rates.
 //
 // Why not the first failing rate of a grid (scripts/proofSupport.ts groundTruth): where the knee is
 // flat, the pooled fraction at rates a percent apart wanders around the allowance by more than it
@@ -47,7 +49,10 @@ const c = await configOf(values.recipe!);
 const rates = Array.from({ length: points }, (_, k) => +(around * (1 - span + (2 * span * k) / (points - 1))).toPrecision(5));
 
 // counts[entry][rate][seed] = { m, n }
-const counts = new Map<string, { allowed: number; cells: { m: number; n: number }[][] }>();
+type Entry = { allowed: number; cells: { m: number; n: number }[][] };
+const counts = new Map<string, Entry>();
+// One entry's misses and observations at rate index j, pooled over the given seeds (repeats allowed).
+const pooled = (e: Entry, j: number, pick: readonly number[]) => pick.reduce((t, s) => ({ n: t.n + e.cells[j][s].n, m: t.m + e.cells[j][s].m }), { n: 0, m: 0 });
 for (const [j, qps] of rates.entries()) {
   for (let s = 0; s < seeds; s++) {
     const planned = plan(c, qps, requests, 1001 + s, 1e9);
@@ -69,7 +74,7 @@ function crossingOf(pick: readonly number[], fit: 'interp' | 'line'): { qps: num
   let best = { qps: Infinity, entry: '' };
   for (const [name, e] of counts) {
     if (e.allowed <= 0) continue;
-    const pts = rates.map((qps, j) => pick.reduce((t, s) => ({ qps, n: t.n + e.cells[j][s].n, m: t.m + e.cells[j][s].m }), { qps, n: 0, m: 0 }));
+    const pts = rates.map((qps, j) => ({ qps, ...pooled(e, j, pick) }));
     let x: number;
     if (fit === 'interp') x = crossing(pts.map((p) => ({ qps: p.qps, w: p.n, p: p.n > 0 ? p.m / p.n : 0 })), e.allowed);
     else {
@@ -90,8 +95,7 @@ console.log(`| SLO entry | ${rates.map(f).join(' | ')} |`);
 console.log(`|---|${rates.map(() => '---').join('|')}|`);
 for (const [name, e] of counts) {
   const cells = rates.map((_, j) => {
-    const m = e.cells[j].reduce((t, x) => t + x.m, 0);
-    const n = e.cells[j].reduce((t, x) => t + x.n, 0);
+    const { m, n } = pooled(e, j, all);
     return n > 0 ? pct(m / n) : '—';
   });
   console.log(`| ${name} (allowed ${pct(e.allowed)}) | ${cells.join(' | ')} |`);
@@ -114,8 +118,7 @@ for (const fit of ['interp', 'line'] as const) {
 let gridCapacity: number | null = null;
 for (const [j, qps] of rates.entries()) {
   const fails = [...counts.values()].some((e) => {
-    const m = e.cells[j].reduce((t, x) => t + x.m, 0);
-    const n = e.cells[j].reduce((t, x) => t + x.n, 0);
+    const { m, n } = pooled(e, j, all);
     return n > 0 && m / n > e.allowed;
   });
   if (fails) break;

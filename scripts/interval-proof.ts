@@ -62,7 +62,7 @@ import { capacityInterval, type CapacityInterval } from '../harness/capacity/int
 import type { ProbeStatistics } from '../harness/runDir/schema.ts';
 import { KNEE_PROBE_SHARE, kneeMeasureS, kneeWarmupS, nearKnee, probeSeed } from '../harness/capacity/runPlan.ts';
 import { runTwinProbe } from '../harness/twin/twinSearch.ts';
-import { createRng } from '../harness/util/rng.ts';
+import { createRng, standardNormal } from '../harness/util/rng.ts';
 import type { KneeWarmupRecord } from '../harness/load/kneeWarmup.ts';
 import { configOf, evaluated, groundTruth, kneeBoundS, kneeRuleOf, plan, runPlanned, warmupModeOf, type Config } from './proofSupport.ts';
 
@@ -418,11 +418,10 @@ function ratioSpread(ours: { estimate: (number | null)[] }, metron: { estimate: 
   const rng = createRng(0x2a71);
   const n = ours.estimate.length;
   const err = (x: number | null, t: number) => (x === null ? 1 : Math.abs(x - t) / t);
-  const normal = () => Math.sqrt(-2 * Math.log(1 - rng.next())) * Math.cos(2 * Math.PI * rng.next());
   const best: number[] = [];
   const search: number[] = [];
   for (let b = 0; b < 2000; b++) {
-    const t = truth * (1 + truthSd * normal());
+    const t = truth * (1 + truthSd * standardNormal(rng));
     const idx = Array.from({ length: n }, () => Math.floor(rng.next() * n));
     const o = median(idx.map((i) => err(ours.estimate[i], t)));
     const ms = median(idx.map((i) => err(metron.search[i], t)));
