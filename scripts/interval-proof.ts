@@ -37,7 +37,8 @@
 // warm-up included, no early stop, each its own workload seed) against the long-run miss fraction
 // (`--gt-seeds` × `--gt-requests`). Per SLO entry it prints the probes' mean miss fraction (an empty
 // start reads low by the difference) and the variance of their fractions over the variance their
-// effective counts n/τ claim (above 1, the interval counts a probe as surer than it is).
+// effective counts n/τ claim (above 1, the interval counts a probe as surer than it is), and the
+// share of that scatter the arrival rate each probe's Poisson draw realized explains (R²).
 // `--cool-down F` sends F × a probe's requests after its measured ones, never judged, until they
 // have ended (twin/twinSearch.ts coolDownShare), in the run's searches and the scatter alike:
 // without it a probe's last requests end on a draining engine (scripts/probe-tail.ts).
@@ -101,6 +102,9 @@ const { values } = parseArgs({
     // Every probe of a search replays the search's one workload sample, as runs did before each probe
     // drew its own (seeded from the search's seed and the rate, capacity/runPlan.ts probeSeed).
     'same-seed': { type: 'boolean', default: false },
+    // Where the interval reads each probe: at the arrival rate its judged requests realized (runs'
+    // way), or at its planned rate (runs' way before; Metron's probes are read there either way).
+    'rate-axis': { type: 'string', default: 'realized' },
     // The run's search without its warm-up near the knee: --warmup none.
     'no-knee-warmup': { type: 'boolean', default: false },
     // A rate probed again replays its first sample, as runs did before each repeat drew its own.
@@ -144,6 +148,8 @@ interface Probe {
   statistics: Pick<ProbeStatistics, 'parts'>;
   /** How the probe's knee warm-up ended (run searches; null without one). */
   kneeWarmup?: KneeWarmupRecord | null;
+  /** The arrival rate its judged requests realized (run searches; null with --rate-axis planned). */
+  arrivalQps?: number | null;
 }
 
 // Whether the run's searches stop probes early: as the recipe says, unless an option overrides it.
@@ -152,6 +158,8 @@ const stopsEarly = (c: Config) => (values['no-early-stop'] ? false : values['ear
 const warmupMode = values['no-knee-warmup'] ? 'none' : warmupModeOf(values.warmup);
 const kneeRule = kneeRuleOf(warmupMode, values['knee-rule']);
 const coolDownShare = Number(values['cool-down']);
+const rateAxis = values['rate-axis'] as 'realized' | 'planned';
+if (rateAxis !== 'realized' && rateAxis !== 'planned') throw new Error(`--rate-axis: expected realized or planned, got ${JSON.stringify(rateAxis)}`);
 if (!(coolDownShare >= 0)) throw new Error(`--cool-down: expected a share of the measured requests (0 or more), got ${JSON.stringify(values['cool-down'])}`);
 
 function probeOnce(c: Config, method: Method, qps: number, seed: number, kneeS: number, earlyStop = stopsEarly(c), measureS = c.runPlan.probe.minDurationS): Probe {
@@ -164,7 +172,7 @@ function probeOnce(c: Config, method: Method, qps: number, seed: number, kneeS: 
   }
   // As runs probe, by the twin's probe (capacity/probeStep.ts's plan, knee warm-up, decided early stop and judgement).
   const p = runTwinProbe({ plan: { ...c.runPlan, seed, probeSeeds: 'workload' }, workload: c.recipe.workload, engine: c.engine, fit: c.fit, earlyStop, kneeRule, coolDownShare }, 1, qps, kneeS, 0, measureS);
-  return { qps, passed: p.passed, durationS: p.durationS, statistics: { parts: p.parts }, kneeWarmup: p.kneeWarmup };
+  return { qps, passed: p.passed, durationS: p.durationS, statistics: { parts: p.parts }, kneeWarmup: p.kneeWarmup, arrivalQps: rateAxis === 'planned' ? null : p.arrivalQps };
 }
 
 interface SearchResult {
@@ -181,11 +189,12 @@ const ivOptions = {
   ...(values['shape-margin'] ? { shapeMargin: Number(values['shape-margin']) } : {}),
   ...(values['pool-within'] ? { poolWithin: Number(values['pool-within']) } : {}),
   shape: values.shape as 'both',
+  rateAxis,
   ...(values['knee-odds-window'] ? { kneeOddsWindow: Number(values['knee-odds-window']) } : {}),
 };
 // A search's result from its probes: the interval capacity/interval.ts draws from them, as capacity.json carries it.
 function resultOf(capacity: number, probes: Probe[]): SearchResult {
-  const interval = capacityInterval(probes.map((p) => ({ qps: p.qps, durationS: p.durationS, parts: p.statistics.parts ?? [] })), ivOptions);
+  const interval = capacityInterval(probes.map((p) => ({ qps: p.qps, arrivalQps: p.arrivalQps, durationS: p.durationS, parts: p.statistics.parts ?? [] })), ivOptions);
   return { capacity, loadS: probes.reduce((t, p) => t + p.durationS, 0), probes, interval };
 }
 
@@ -199,7 +208,7 @@ function search(c: Config, method: Method, seed: number, truth: number): SearchR
   const repeats = values['replay-repeats'] || !method.startsWith('run') ? '' : ':repeats';
   // The run's and the old search's probes stop early as stopsEarly says; Metron's and the oracle's never do.
   const stops = !stopsEarly(c) && (method === 'old' || method.startsWith('run')) ? ':no-early-stop' : '';
-  const key = `${c.recipe.name}:${method}${method.startsWith('run') ? `:budget-${budgetOf(c, method)}` : ''}${method.startsWith('run') || method.startsWith('oracle@') ? `:knee-probe-${KNEE_PROBE_SHARE}` : ''}:${seed}:${bound}${values['same-seed'] ? '' : ':per-probe'}${knee}${repeats}${stops}${method.startsWith('oracle@') ? `:truth-${truth}` : ''}${coolDownShare > 0 && method !== 'metron-1000' ? `:cool-down-${coolDownShare}` : ''}`;
+  const key = `${c.recipe.name}:${method}${method.startsWith('run') ? `:budget-${budgetOf(c, method)}` : ''}${method.startsWith('run') || method.startsWith('oracle@') ? `:knee-probe-${KNEE_PROBE_SHARE}` : ''}:${seed}:${bound}${values['same-seed'] ? '' : ':per-probe'}${knee}${repeats}${stops}${method.startsWith('oracle@') ? `:truth-${truth}` : ''}${coolDownShare > 0 && method !== 'metron-1000' ? `:cool-down-${coolDownShare}` : ''}${values['rate-axis'] === 'realized' && method !== 'metron-1000' ? ':realized-axis' : ''}`;
   const hit = saved[key];
   if (hit) return resultOf(hit.capacity, hit.probes);
   const r = method.startsWith('oracle@') ? oracle(c, method, seed, truth) : searchNow(c, method, seed);
@@ -250,7 +259,7 @@ function searchNow(c: Config, method: Method, seed: number): SearchResult {
     const p = probeOnce(c, method, d.qps, probeSeed({ seed, probeSeeds: values['same-seed'] ? 'workload' : 'per-rate' }, d.qps, repeat), kneeS, stopsEarly(c), measureS);
     probes.push(p);
     // The old search and Metron's bracket on verdicts alone; the interval search reads the evidence too.
-    const evidence = method.startsWith('run') ? { evidence: { qps: p.qps, durationS: p.durationS, parts: p.statistics.parts ?? [] } } : {};
+    const evidence = method.startsWith('run') ? { evidence: { qps: p.qps, arrivalQps: p.arrivalQps, durationS: p.durationS, parts: p.statistics.parts ?? [] } } : {};
     verdicts.push({ qps: p.qps, passed: p.passed, decision: p.passed ? 'pass' : 'fail', valid: true, ...evidence });
   }
 }
@@ -260,8 +269,8 @@ async function scatter(file: string, rates: number[], probes: number): Promise<v
   const c = await configOf(file);
   const gtSeeds = Number(values['gt-seeds']);
   const gtRequests = Number(values['gt-requests']);
-  console.log(`| recipe | QPS | SLO entry | long-run miss fraction | probes' mean | probes' sd | variance ÷ n/τ binomial's | ÷ n binomial's | median τ | probes within the allowance |`);
-  console.log('|---|---|---|---|---|---|---|---|---|---|');
+  console.log(`| recipe | QPS | SLO entry | long-run miss fraction | probes' mean | probes' sd | variance ÷ n/τ binomial's | ÷ n binomial's | median τ | probes within the allowance | realized arrival rate's sd | share of the fractions' variance it explains |`);
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
   // With a load to spend, probes as long as a run plans its knee probes with that budget (as the oracle's).
   const readLoad = Number(values['read-load']);
   const measureS = values['scatter-measure'] ? Number(values['scatter-measure']) : readLoad > 0 ? kneeMeasureS(c.runPlan.probe, true, readLoad) : c.runPlan.probe.minDurationS;
@@ -284,10 +293,12 @@ async function scatter(file: string, rates: number[], probes: number): Promise<v
       runTwinProbe({ plan: { ...c.runPlan, seed: 9000 + i, probeSeeds: 'workload' }, workload: c.recipe.workload, engine: c.engine, fit: c.fit, earlyStop: false, kneeRule, coolDownShare }, 1, qps, kneeS, 0, measureS),
     );
     const parts = runs.map((r) => r.parts);
+    const rates = runs.map((r) => r.arrivalQps ?? qps);
     const probeLoadS = runs.reduce((t, r) => t + r.durationS, 0) / runs.length;
     for (const name of [...longRun.keys()]) {
       const own = parts.map((ps) => ps.find((e) => e.name === name)).filter((e) => e !== undefined && e.observed > 0);
       const fractions = own.map((e) => e!.misses / e!.observed);
+      const ownRates = parts.flatMap((ps, i) => (ps.some((e) => e.name === name && e.observed > 0) ? [rates[i]] : []));
       const mean = fractions.reduce((a, b) => a + b, 0) / fractions.length;
       const variance = fractions.reduce((a, b) => a + (b - mean) ** 2, 0) / Math.max(1, fractions.length - 1);
       const claimed = (tau: (t: number) => number) => own.reduce((a, e) => a + (mean * (1 - mean) * tau(e!.tau)) / e!.observed, 0) / own.length;
@@ -295,7 +306,7 @@ async function scatter(file: string, rates: number[], probes: number): Promise<v
       const allowed = own[0]?.allowedFraction ?? 0;
       seen.push({ qps, name, longRun: lr.m / lr.n, allowed, variance, probeLoadS, counts: own.map((e) => ({ m: e!.misses, n: e!.observed })) });
       console.log(
-        `| ${c.recipe.name} | ${qps} | ${name} | ${pct(lr.m / lr.n)} | ${pct(mean)} | ${pct(Math.sqrt(variance))} | ${(variance / claimed((t) => Math.max(1, t))).toFixed(2)} | ${(variance / claimed(() => 1)).toFixed(2)} | ${median(own.map((e) => e!.tau)).toFixed(2)} | ${fractions.filter((f) => f <= allowed).length}/${own.length} |`,
+        `| ${c.recipe.name} | ${qps} | ${name} | ${pct(lr.m / lr.n)} | ${pct(mean)} | ${pct(Math.sqrt(variance))} | ${(variance / claimed((t) => Math.max(1, t))).toFixed(2)} | ${(variance / claimed(() => 1)).toFixed(2)} | ${median(own.map((e) => e!.tau)).toFixed(2)} | ${fractions.filter((f) => f <= allowed).length}/${own.length} | ${pct(sd(ownRates) / qps)} | ${(correlation(fractions, ownRates) ** 2).toFixed(2)} |`,
       );
     }
   }
@@ -328,6 +339,17 @@ async function scatter(file: string, rates: number[], probes: number): Promise<v
     });
     console.log(`| ${name} | ${slope.toPrecision(3)} | ${pct(Math.sqrt(mid.variance))} | ${mid.probeLoadS.toFixed(0)} s | ${k.toFixed(1)} | ${pct((0.674 * sdCrossing) / middle)} | ${pct(median(errors))} |`);
   }
+}
+
+const sd = (xs: number[]) => {
+  const m = xs.reduce((a, b) => a + b, 0) / xs.length;
+  return Math.sqrt(xs.reduce((a, x) => a + (x - m) ** 2, 0) / Math.max(1, xs.length - 1));
+};
+function correlation(xs: number[], ys: number[]): number {
+  const mx = xs.reduce((a, b) => a + b, 0) / xs.length;
+  const my = ys.reduce((a, b) => a + b, 0) / ys.length;
+  const cov = xs.reduce((a, x, i) => a + (x - mx) * (ys[i] - my), 0);
+  return cov / Math.sqrt(xs.reduce((a, x) => a + (x - mx) ** 2, 0) * ys.reduce((a, y) => a + (y - my) ** 2, 0));
 }
 
 const t0 = performance.now();

@@ -21,6 +21,7 @@ import { SloDecisionAccumulator, statisticsOfDecision } from '../capacity/sloDec
 import { DEFAULT_DECISION } from '../capacity/decision.ts';
 import { capacityFromArchive, formatArchiveCapacity, perSloFromArchive, type ArchiveCapacity, type ArchivePerSlo } from './capacity.ts';
 import { sloDefinitions } from '../capacity/perSloSearch.ts';
+import { arrivalQpsOver } from '../metrics/arrivalRate.ts';
 
 /** What to analyse and how. */
 export interface AnalyzeOptions {
@@ -95,6 +96,7 @@ export async function analyzeTarget(opts: AnalyzeOptions, deps: AnalyzeDeps): Pr
     let bad = 0;
     let warmups = 0;
     let firstScheduledS = Infinity;
+    let lastScheduledS = -Infinity;
     let lastEndS = 0;
     for await (const item of readTimelines(file.path, file.displayPath)) {
       lines += 1;
@@ -119,6 +121,7 @@ export async function analyzeTarget(opts: AnalyzeOptions, deps: AnalyzeDeps): Pr
       const meets = acc.add(m);
       (decisions ??= new SloDecisionAccumulator(p.slo)).add(m);
       firstScheduledS = Math.min(firstScheduledS, m.scheduledS);
+      lastScheduledS = Math.max(lastScheduledS, m.scheduledS);
       lastEndS = Math.max(lastEndS, m.endS);
       good += 1;
       if (records === 0) {
@@ -144,7 +147,9 @@ export async function analyzeTarget(opts: AnalyzeOptions, deps: AnalyzeDeps): Pr
     // With warm-up excluded the measured window starts at the first measured arrival.
     const durationS = warmups > 0 ? lastEndS - firstScheduledS : (file.durationS ?? undefined);
     // The archive holds what the probe measured: the test judges all of it at once.
-    const statistics = decisions ? statisticsOfDecision(decisions.decide(DEFAULT_DECISION, { mode: 'whole' })) : undefined;
+    const arrivalQps = arrivalQpsOver(good, firstScheduledS, lastScheduledS);
+    const decided = decisions ? statisticsOfDecision(decisions.decide(DEFAULT_DECISION, { mode: 'whole' })) : undefined;
+    const statistics = decided && arrivalQps !== null ? { ...decided, arrivalQps: +arrivalQps.toPrecision(6) } : decided;
     reports.push({ probe: file.probe, qps: file.qps, file: file.displayPath, summary: acc.summarize({ durationS }), status: file.status, statistics });
   }
 
@@ -165,7 +170,7 @@ export async function analyzeTarget(opts: AnalyzeOptions, deps: AnalyzeDeps): Pr
         probes: files.probes.map((f) => {
           const r = reports.find((x) => x.file === f.displayPath);
           const passedBy = r ? Object.fromEntries(r.summary.slo.results.map((x) => [x.name, x.passed])) : undefined;
-          return { probe: f.probe, qps: f.qps, passed: r ? r.summary.slo.passed : null, passedBy, ...f.status, parts: r?.statistics?.parts, durationS: r?.summary.durationS ?? null };
+          return { probe: f.probe, qps: f.qps, passed: r ? r.summary.slo.passed : null, passedBy, ...f.status, parts: r?.statistics?.parts, arrivalQps: r?.statistics?.arrivalQps, durationS: r?.summary.durationS ?? null };
         }),
         runSlo: files.runSlo,
         slo,

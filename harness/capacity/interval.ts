@@ -5,7 +5,10 @@
 //  - each probe's misses and observations are divided by the clustering time τ its decision
 //    measured (decision.ts), so a cluster of τ correlated misses weighs as one observation; a
 //    probe's τ is at least the largest measured at a lower rate (see pointsOf);
-//  - probes at rates within POOL_WITHIN of each other count as one point of the curve (see there);
+//  - probes at rates within POOL_WITHIN of each other count as one point of the curve (see there),
+//    which sits at the arrival rate their judged requests realized (metrics/arrivalRate.ts): a
+//    Poisson probe draws its own rate, scattered by about 1/√n around the planned one, and its
+//    misses follow the rate it drew;
 //  - the curve is fitted monotone in rate (weighted pool-adjacent-violators on the per-rate miss
 //    fractions, weighted by effective sample size), because a higher rate never serves better;
 //  - the capacity is where the fitted curve crosses the allowance, interpolated between the two
@@ -43,6 +46,8 @@ export interface EntryEvidence {
 
 export interface ProbeEvidence {
   qps: number;
+  /** The arrival rate its judged requests realized (metrics/arrivalRate.ts), when known. */
+  arrivalQps?: number | null;
   /** Load time the probe spent (s). */
   durationS: number;
   parts: readonly EntryEvidence[];
@@ -77,6 +82,10 @@ export interface IntervalOptions {
    *  curve and divides the effective counts by it; 'none' (default) trusts each probe's effective
    *  count as it is (docs/verdicts.md: dividing widened the wrong end). */
   dispersion?: 'deviance' | 'none';
+  /** Where a point of the curve sits: at the arrival rate its probes realized (default; their
+   *  effective-count-weighted mean, a probe without one at its planned rate; probes are pooled by
+   *  planned rate), or at their planned rate (as runs read before arrival rates were archived). */
+  rateAxis?: 'planned' | 'realized';
   /** Least factor the effective counts are divided by (default 1). */
   minDispersion?: number;
   /** Relative rate difference within which probes are pooled as one point (default POOL_WITHIN; 0 keeps every rate apart). */
@@ -124,7 +133,7 @@ export const POOL_WITHIN = 0.01;
  */
 export const KNEE_ODDS_WINDOW = 4;
 
-export const INTERVAL_METHOD = 'monotone fit of per-probe miss fractions (effective sample size n/τ; rates within 1% pooled), crossing interpolated on log-odds, pooled with a log-odds line through the probes near the knee; 95% from 2000 effective-count posterior draws of each (the estimate is the monotone fit\'s median), each end moved out by a quarter of the gap between the probed rates around it';
+export const INTERVAL_METHOD = 'monotone fit of per-probe miss fractions (effective sample size n/τ; rates within 1% pooled, each point at the arrival rate its probes realized), crossing interpolated on log-odds, pooled with a log-odds line through the probes near the knee; 95% from 2000 effective-count posterior draws of each (the estimate is the monotone fit\'s median), each end moved out by a quarter of the gap between the probed rates around it';
 
 interface RatePoint {
   qps: number;
@@ -140,7 +149,7 @@ export function capacityInterval(probes: readonly ProbeEvidence[], options: Inte
   const names = [...new Set(used.flatMap((p) => p.parts.map((e) => e.name)))];
   const entries = names.map((name) => {
     const allowed = used.flatMap((p) => p.parts.filter((e) => e.name === name))[0]?.allowedFraction ?? 0;
-    const points = pointsOf(used, name, options.tau ?? 'running-max', options.poolWithin ?? POOL_WITHIN);
+    const points = pointsOf(used, name, options.tau ?? 'running-max', options.poolWithin ?? POOL_WITHIN, options.rateAxis ?? 'realized');
     const phi = Math.max(options.minDispersion ?? 1, options.dispersion === 'deviance' ? overdispersion(points) : 1);
     return { name, allowed, points, phi };
   });
@@ -181,26 +190,27 @@ export function capacityInterval(probes: readonly ProbeEvidence[], options: Inte
 }
 
 // Probes of one entry grouped by rate, in effective units, ascending in rate.
-function pointsOf(probes: readonly ProbeEvidence[], name: string, mode: NonNullable<IntervalOptions['tau']>, poolWithin: number): RatePoint[] {
+function pointsOf(probes: readonly ProbeEvidence[], name: string, mode: NonNullable<IntervalOptions['tau']>, poolWithin: number, axis: NonNullable<IntervalOptions['rateAxis']>): RatePoint[] {
   const rows = probes
-    .flatMap((p) => p.parts.filter((e) => e.name === name && e.observed > 0).map((e) => ({ qps: p.qps, e })))
+    .flatMap((p) => p.parts.filter((e) => e.name === name && e.observed > 0).map((e) => ({ qps: p.qps, at: axis === 'realized' ? (p.arrivalQps ?? p.qps) : p.qps, e })))
     .sort((a, b) => a.qps - b.qps);
-  const byRate = new Map<number, RatePoint>();
+  const byRate = new Map<number, RatePoint & { sumAt: number }>();
   let floor = 1;
-  for (const { qps, e } of rows) {
+  for (const { qps, at, e } of rows) {
     // Misses cluster because queues build, and queues build more with rate: a probe's clustering
     // time is at least the longest measured at any lower rate (a probe with few misses measures
     // its own short, or only from its near misses).
     const own = Math.max(1, e.tau);
     const tau = mode === 'own' ? own : Math.max(own, floor);
     floor = Math.max(floor, own);
-    const pt = byRate.get(qps) ?? { qps, n: 0, m: 0 };
+    const pt = byRate.get(qps) ?? { qps, n: 0, m: 0, sumAt: 0 };
     pt.n += e.observed / tau;
     pt.m += e.misses / tau;
+    pt.sumAt += (at * e.observed) / tau;
     byRate.set(qps, pt);
   }
   // Rates within poolWithin of the lowest rate of their group are one point of the curve.
-  const pooled: RatePoint[] = [];
+  const pooled: (RatePoint & { sumAt: number })[] = [];
   let foot = 0;
   for (const pt of byRate.values()) {
     const last = pooled.at(-1);
@@ -208,12 +218,14 @@ function pointsOf(probes: readonly ProbeEvidence[], name: string, mode: NonNulla
       last.qps = (last.qps * last.n + pt.qps * pt.n) / (last.n + pt.n);
       last.n += pt.n;
       last.m += pt.m;
+      last.sumAt += pt.sumAt;
     } else {
       pooled.push({ ...pt });
       foot = pt.qps;
     }
   }
-  return pooled;
+  if (axis === 'planned') return pooled.map(({ qps, n, m }) => ({ qps, n, m }));
+  return pooled.map(({ n, m, sumAt }) => ({ qps: sumAt / n, n, m })).sort((a, b) => a.qps - b.qps);
 }
 
 /**
@@ -448,7 +460,7 @@ export function expectedProbe(probes: readonly ProbeEvidence[], qps: number): Pr
     const rows = used.flatMap((p) => p.parts.filter((e) => e.name === name && e.observed > 0).map((e) => ({ qps: p.qps, e })));
     if (rows.length === 0) continue;
     const nearest = rows.reduce((best, r) => (Math.abs(r.qps - qps) < Math.abs(best.qps - qps) ? r : best)).e;
-    const points = pointsOf(used, name, 'running-max', POOL_WITHIN);
+    const points = pointsOf(used, name, 'running-max', POOL_WITHIN, 'realized');
     const fit = isotonic(points.map((p) => (p.m + nearest.allowedFraction) / (p.n + 1)), points.map((p) => p.n));
     const i = points.findIndex((p) => p.qps >= qps);
     let fraction: number;

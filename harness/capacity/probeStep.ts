@@ -25,6 +25,7 @@ import { probePaths } from '../runDir/layout.ts';
 import { writeJsonFile } from '../runDir/jsonFiles.ts';
 import { summarizeServerMetrics } from '../runDir/read.ts';
 import type { ProbeOutcome, ProbeSummary } from '../runDir/schema.ts';
+import { arrivalQpsOf } from '../metrics/arrivalRate.ts';
 import type { PromptSetup } from '../load/tokenizeCalibration.ts';
 
 // Said once per session: every probe's agents start from the same image on the same hosts.
@@ -244,7 +245,9 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
   // Beside the nearest-rank verdict, what the same requests establish about the rate: a short probe
   // near the knee passes or fails by chance, and this says how much chance (docs/verdicts.md).
   const stoppedOn = result.earlyStop !== null ? early?.decided() : null;
-  const statistics = stoppedOn ? stopStatistics(stoppedOn) : probeDecision(metrics, plan.slo, DEFAULT_DECISION, minRequests);
+  const decided = stoppedOn ? stopStatistics(stoppedOn) : probeDecision(metrics, plan.slo, DEFAULT_DECISION, minRequests);
+  const arrivalQps = arrivalQpsOf(metrics);
+  const statistics = arrivalQps === null ? decided : { ...decided, arrivalQps: +arrivalQps.toPrecision(6) };
   const headline = summary.slo.results.find((r) => r.name === 'fluidity') ?? summary.slo.results[0];
   const { slo: sloEval, ...metricSummary } = summary;
   const out: ProbeSummary = {

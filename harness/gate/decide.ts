@@ -18,6 +18,8 @@ export type IntervalSource = 'interval' | 'decided-bracket' | 'bracket';
 /** One probe's counts per SLO entry (capacity.json's statistics.parts): what pooling needs. */
 export interface ProbeCounts {
   qps: number;
+  /** The arrival rate its judged requests realized (statistics.arrivalQps), when archived. */
+  arrivalQps?: number;
   durationS: number;
   parts: { name: string; observed: number; misses: number; tau: number; allowedFraction: number }[];
 }

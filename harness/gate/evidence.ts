@@ -106,7 +106,8 @@ export function probeCountsOf(rawCapacity: unknown): ProbeCounts[] {
       if (typeof e.name !== 'string' || observed === null || misses === null || tau === null || allowedFraction === null) return [];
       return [{ name: e.name, observed, misses, tau, allowedFraction }];
     });
-    return counts.length ? [{ qps, durationS: num(p.durationS) ?? 0, parts: counts }] : [];
+    const arrivalQps = num(obj(p.statistics).arrivalQps);
+    return counts.length ? [{ qps, ...(arrivalQps !== null && arrivalQps > 0 ? { arrivalQps } : {}), durationS: num(p.durationS) ?? 0, parts: counts }] : [];
   });
 }
 

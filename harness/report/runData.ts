@@ -450,7 +450,8 @@ function statisticsOf(v: unknown): ProbeStatistics | null {
   const confidence = num(o.confidence);
   if ((decision !== 'pass' && decision !== 'fail' && decision !== 'undecided') || confidence === null) return null;
   const leaning = str(o.leaning) === 'fail' ? 'fail' : 'pass';
-  return { decision, confidence, leaning, evidence: str(o.evidence) ?? '' };
+  const arrivalQps = num(o.arrivalQps);
+  return { decision, confidence, leaning, evidence: str(o.evidence) ?? '', ...(arrivalQps !== null && arrivalQps > 0 ? { arrivalQps } : {}) };
 }
 
 function rehearsalOf(r: Record<string, unknown>): RehearsalJson {

@@ -159,6 +159,9 @@ export interface ProbeStatistics {
   evidence: string;
   /** Each SLO entry's counts, what capacity/interval.ts pools across probes (absent in older runs). */
   parts?: { name: string; observed: number; misses: number; tau: number; allowedFraction: number }[];
+  /** The arrival rate the judged requests realized (metrics/arrivalRate.ts), where the interval
+   *  reads the probe; absent in older runs (read at the planned rate) and with fewer than two. */
+  arrivalQps?: number;
 }
 
 // ---- events.jsonl -----------------------------------------------------------------------------

@@ -4,6 +4,7 @@
 // (makeProbeStop: a certain fail for the sample, decided for the rate),
 // judged like capacity/probeStep.ts and steered by the same nextProbe(). No I/O: the caller
 // resolves the recipe (rehearse.ts does) and times the call.
+import { arrivalQpsOf } from '../metrics/arrivalRate.ts';
 import { planProbe } from '../load/plan.ts';
 import type { TraceTable } from '../load/traceCsv.ts';
 import type { WorkloadSpec } from '../load/workloadSpec.ts';
@@ -46,6 +47,8 @@ export interface TwinProbe {
   parts: EntryEvidence[];
   /** The statistical decision a run records beside the verdict (summary.json's statistics.decision). */
   decision: ProbeStatistics['decision'];
+  /** The arrival rate its judged requests realized (metrics/arrivalRate.ts), where the interval reads it; null with fewer than two. */
+  arrivalQps: number | null;
 }
 
 /**
@@ -132,7 +135,7 @@ export function runTwinSearch(input: TwinSearchInput): TwinSearchResult {
   const probes: TwinProbe[] = [];
   let decision: SearchDecision;
   for (;;) {
-    const verdicts: ProbeVerdict[] = probes.map((p) => ({ qps: p.qps, passed: p.passed, valid: true, evidence: { qps: p.qps, durationS: p.durationS, parts: p.parts } }));
+    const verdicts: ProbeVerdict[] = probes.map((p) => ({ qps: p.qps, passed: p.passed, valid: true, evidence: { qps: p.qps, arrivalQps: p.arrivalQps, durationS: p.durationS, parts: p.parts } }));
     decision = nextProbe(plan.search, verdicts);
     if (decision.done) break;
     const qps = decision.qps;
@@ -146,7 +149,7 @@ export function runTwinSearch(input: TwinSearchInput): TwinSearchResult {
     bracket: decision.bracket,
     outcome: decision.outcome,
     reason: decision.reason,
-    interval: probes.some((p) => p.parts.length > 0) ? capacityInterval(probes.map((p) => ({ qps: p.qps, durationS: p.durationS, parts: p.parts }))) : null,
+    interval: probes.some((p) => p.parts.length > 0) ? capacityInterval(probes.map((p) => ({ qps: p.qps, arrivalQps: p.arrivalQps, durationS: p.durationS, parts: p.parts }))) : null,
     probes,
     fit,
     profileFit,
@@ -203,6 +206,7 @@ export function runTwinProbe(input: TwinSearchInput & { fit: PrefillFit; earlySt
       // decision is the verdict itself (no sequential test stands behind it).
       parts: [],
       decision: tail !== null && tail < rule.maxS ? 'pass' : 'fail',
+      arrivalQps: arrivalQpsOf(run.records.filter((r) => r.warmup !== true)),
     };
   }
   // The counts the interval reads, as the probe step keeps them: the decision a stop fired on, else the whole probe's.
@@ -224,5 +228,6 @@ export function runTwinProbe(input: TwinSearchInput & { fit: PrefillFit; earlySt
     iterations: run.iterations,
     parts: statistics.parts ?? [],
     decision: statistics.decision,
+    arrivalQps: arrivalQpsOf(run.records.filter((r) => r.warmup !== true)),
   };
 }

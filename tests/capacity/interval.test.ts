@@ -3,7 +3,8 @@
 // clustering were ignored), ends the evidence cannot bound are open, the fit is monotone, and
 // several SLO entries together cross at the lowest of their crossings, and a flat knee's slope
 // widens the interval where the monotone fit alone would pin it between two probes, and rates a
-// percent apart are pooled so that many thin probes do not pull the estimate down.
+// percent apart are pooled so that many thin probes do not pull the estimate down, and each point
+// sits at the arrival rate its probes realized, which the misses follow.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { capacityInterval, crossing, describeInterval, isotonic, logisticLine, overdispersion, type ProbeEvidence } from '../../harness/capacity/interval.ts';
@@ -197,6 +198,38 @@ test('a long search\'s many thin probes under a percent apart: pooled, the estim
   assert.ok(mean(errors.apart) < -1, `every rate apart: mean error ${mean(errors.apart)} QPS`);
   assert.ok(Math.abs(mean(errors.pooled)) < 0.6, `pooled: mean error ${mean(errors.pooled)} QPS`);
   assert.ok(covered.pooled >= 0.9 * reps && covered.pooled > covered.apart, `covered: pooled ${covered.pooled}, apart ${covered.apart} of ${reps}`);
+});
+
+test('a point sits at the arrival rate its probes realized, pooled by their planned rate', () => {
+  const at = (qps: number, arrivalQps: number | undefined, misses: number): ProbeEvidence => ({ qps, arrivalQps, durationS: 100, parts: [{ name: 'fluidity', observed: 2000, misses, tau: 1, allowedFraction: P0 }] });
+  // Planned 38 passes, 42 fails; each drew a different rate than planned.
+  const planned = [at(38, undefined, 4), at(42, undefined, 80)];
+  const realized = [at(38, 39, 4), at(42, 43, 80)];
+  const a = capacityInterval(planned, { draws: 400 });
+  const b = capacityInterval(realized, { draws: 400 });
+  // The same counts read one QPS higher: the crossing moves up by about that much.
+  assert.ok(Math.abs(b.estimateQps! - a.estimateQps! - 1) < 0.2, `${a.estimateQps} → ${b.estimateQps}`);
+  // Read at the planned rates, the realized ones change nothing.
+  assert.equal(capacityInterval(realized, { draws: 400, rateAxis: 'planned' }), a);
+  // Two probes planned at 40 (within the pooling) are one point, at their effective-count-weighted realized rate.
+  const pooled = capacityInterval([at(38, 38, 4), at(40, 39, 30), { ...at(40, 41.5, 30), parts: [{ name: 'fluidity', observed: 2000, misses: 30, tau: 4, allowedFraction: P0 }] }, at(42, 42, 80)], { draws: 400 });
+  const one = capacityInterval([at(38, 38, 4), { ...at(40, 39.5, 60), parts: [{ name: 'fluidity', observed: 2500, misses: 37.5, tau: 1, allowedFraction: P0 }] }, at(42, 42, 80)], { draws: 400 });
+  assert.is(pooled.estimateQps, one.estimateQps);
+});
+
+test('probes whose misses follow the rate they realized: read there, the estimate errs less than at the planned rate', () => {
+  const errors = { realized: [] as number[], planned: [] as number[] };
+  for (let r = 0; r < 60; r++) {
+    const rng = createRng(500 + r);
+    // 400 requests a probe: a Poisson draw's rate scatters by about 5% around the planned one.
+    const probes = [37, 38.5, 39.5, 40.5, 41.5, 43].map((q) => {
+      const drawn = q * (1 + 0.05 * (rng.next() + rng.next() + rng.next() - 1.5) * 2);
+      return { ...probe(rng, q, 4000, 4, 'fluidity', truth(drawn)), arrivalQps: drawn };
+    });
+    for (const axis of ['realized', 'planned'] as const) errors[axis].push(Math.abs(capacityInterval(probes, { seed: r, draws: 400, rateAxis: axis }).estimateQps! - 40));
+  }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  assert.ok(median(errors.realized) < 0.8 * median(errors.planned), `median error realized ${median(errors.realized)}, planned ${median(errors.planned)}`);
 });
 
 test.run();

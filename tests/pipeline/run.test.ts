@@ -119,6 +119,21 @@ test('capacity.json carries the estimate with its 95% interval, from the valid p
   assert.match(readFileSync(join(runDir, 'report.md'), 'utf8'), /Estimate: .*95% interval/);
 });
 
+test('each probe states the arrival rate its judged requests realized, where the interval reads it', () => {
+  let checked = 0;
+  for (const p of capacity.probes as { qps: number; dir: string; kneeWarmup?: unknown; statistics?: { arrivalQps?: number } }[]) {
+    const realized = p.statistics?.arrivalQps;
+    assert.ok(realized !== undefined && Math.abs(realized / p.qps - 1) < 0.3, `probe at ${p.qps} QPS realized ${realized}`);
+    // Without a knee warm-up's cut, the judged requests are the timeline's lines not marked warm-up.
+    if (p.kneeWarmup) continue;
+    const judged = readJsonl(join(runDir, p.dir, 'timelines.jsonl')).filter((r) => r.warmup !== true).map((r) => r.scheduledS as number);
+    const span = Math.max(...judged) - Math.min(...judged);
+    assert.ok(Math.abs(realized! - (judged.length - 1) / span) <= 1e-5 * realized!, `probe at ${p.qps} QPS: ${realized} against ${(judged.length - 1) / span} from its timelines`);
+    checked++;
+  }
+  assert.ok(checked > 0, 'no probe without a knee warm-up to recompute');
+});
+
 test('report.md quotes the capacity, the bracket and the SLO as written', () => {
   const md = readFileSync(join(runDir, 'report.md'), 'utf8');
   assert.ok(md.includes(String(capacity.capacityQps)), 'capacity missing from report.md');

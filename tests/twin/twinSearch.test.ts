@@ -9,6 +9,7 @@ import { planOf, rehearse } from '../../harness/twin/rehearse.ts';
 import { runTwinProbe } from '../../harness/twin/twinSearch.ts';
 import { KNEE_PROBE_SHARE, KNEE_WARMUP_S, kneeMeasureS, kneeWarmupS, plannedRequests, probeSeed, warmupRequestsOf } from '../../harness/capacity/runPlan.ts';
 import { simConfigOf } from '../../harness/twin/simTarget.ts';
+import { capacityInterval } from '../../harness/capacity/interval.ts';
 import { engineConfigOf } from '../../harness/sim/engine.ts';
 
 const recipe = await loadRecipe('recipes/quickstart.yaml');
@@ -22,9 +23,16 @@ test('quickstart on the twin: brackets, then narrows the interval until the budg
   // The budget bounds the load: no probe starts unless one as long as the one before fits.
   assert.ok(on.probeTimeS <= recipe.search.budget!, `${on.probeTimeS} s of load`);
   assert.ok(on.interval !== null && on.interval.loQps !== null && on.interval.hiQps !== null, JSON.stringify(on.interval));
-  assert.ok(on.interval!.loQps! <= passQps! && passQps! <= on.interval!.hiQps! + 1e-9, `${passQps} outside ${JSON.stringify(on.interval)}`);
+  // The interval overlaps the bracket: not wholly above its fail end nor below its pass end. The
+  // bracket is in planned rates and the interval reads each probe at the rate it realized, so read
+  // at the planned rates for the fail end (a sure pass may lift the low end past the pass end).
+  const planned = capacityInterval(on.probes.map((p) => ({ qps: p.qps, durationS: p.durationS, parts: p.parts })), { rateAxis: 'planned' });
+  assert.ok(planned.loQps! <= failQps! && passQps! <= planned.hiQps!, `${passQps}–${failQps} outside ${JSON.stringify(planned)}`);
+  assert.ok(passQps! <= on.interval!.hiQps!, `${passQps} above ${JSON.stringify(on.interval)}`);
   for (const p of on.probes) assert.ok(p.qps >= recipe.search.qps.minQps && p.qps <= recipe.search.qps.maxQps, `${p.qps}`);
   assert.ok(on.probes.every((p) => p.parts.length === 1 && p.parts[0].name === 'fluidity'), 'every probe carries its counts');
+  // And the rate its Poisson draw realized, which the interval reads it at: near the planned one, never exactly it.
+  for (const p of on.probes) assert.ok(p.arrivalQps !== null && Math.abs(p.arrivalQps / p.qps - 1) < 0.3 && p.arrivalQps !== p.qps, `${p.qps} QPS realized ${p.arrivalQps}`);
   assert.ok(on.probes.some((p) => p.earlyStop !== null), 'some probe above capacity stopped early');
   // Early stopping changes a probe's counts (so the interval's next rate), not the bracketing verdicts.
   const off = rehearse(recipe, undefined, { earlyStop: false });
