@@ -2,6 +2,7 @@
 // under the SLO it judges with (the run's, or the flags'), on the archived example run.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { analyzeTarget, type AnalyzeOptions } from '../../harness/analyze/analyzeRun.ts';
 
@@ -29,6 +30,17 @@ test('every probe carries a decision; 100 requests cannot pass a P99 but a 16% m
   // The decision is a column of the probe's row: `fail 97%` beside its nearest-rank FAIL.
   assert.match(text, /^03-qps-6 .* FAIL .* fail \d+%$/m);
   assert.match(text, /^01-qps-2 .* pass .* undecided \(pass \d+%\)$/m);
+});
+
+test('each probe states the arrival rate its measured requests realized, from their planned times', async () => {
+  const { outcome } = await analyze();
+  for (const dir of readdirSync(join(EXAMPLE, 'probes'))) {
+    const judged = readFileSync(join(EXAMPLE, 'probes', dir, 'timelines.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { scheduledS: number; warmup?: boolean }).filter((r) => r.warmup !== true);
+    const times = judged.map((r) => r.scheduledS);
+    const expected = (times.length - 1) / (Math.max(...times) - Math.min(...times));
+    const got = outcome.probes.find((p) => p.probe === dir)?.statistics?.arrivalQps;
+    assert.ok(got !== undefined && Math.abs(got / expected - 1) < 1e-5, `${dir}: ${got} against ${expected}`);
+  }
 });
 
 test('a looser SLO from the flags is what the decision judges', async () => {

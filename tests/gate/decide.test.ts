@@ -338,7 +338,7 @@ test('earlier nights are pooled when two or more agree and kept their probe coun
   assert.is(open.capacityQps, 42.5);
 });
 
-test("probe counts are read from capacity.json's probe rows: valid probes with statistics parts only", () => {
+test("probe counts are read from capacity.json's probe rows: valid probes with statistics parts only, and the rate each realized", () => {
   const part = { name: 'fluidity', observed: 540, misses: 1, tau: 4.87, allowedFraction: 0.01 };
   const raw = {
     probes: [
@@ -350,6 +350,9 @@ test("probe counts are read from capacity.json's probe rows: valid probes with s
   };
   assert.equal(probeCountsOf(raw), [{ qps: 40, durationS: 25.8, parts: [part] }]);
   assert.equal(probeCountsOf({}), []);
+  // With the arrival rate the probe realized, the pooled interval reads it there.
+  const realized = { probes: [{ ...raw.probes[0], statistics: { ...raw.probes[0].statistics, arrivalQps: 41.2 } }] };
+  assert.equal(probeCountsOf(realized), [{ qps: 40, arrivalQps: 41.2, durationS: 25.8, parts: [part] }]);
 });
 
 test.run();
