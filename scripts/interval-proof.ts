@@ -1,6 +1,6 @@
 // npx tsx scripts/interval-proof.ts [--recipes a.yaml,b.yaml] [--seeds 20] [--truth 43.39,6.788,Q] [--truth-sd 0.0053,0.005,S]
 //                                   [--gt-seeds 3] [--gt-requests 12000] [--warmup stationary|fixed|none] [--warmup-s S]
-//                                   [--cool-down 0.1]
+//                                   [--cool-down 0.1] [--rate-axis realized|planned|realized-estimate]
 // Does the capacity's 95% interval mean what it says? For each recipe (default: the quickstart,
 // Sarathi on the same model, Llama-2-70B on 4×A100), on the simulated engine driven on a virtual
 // clock (the twin's probe, twin/virtualProbe.ts), `--seeds` searches with workload seeds 7, 8, … (each
@@ -39,6 +39,9 @@
 // start reads low by the difference) and the variance of their fractions over the variance their
 // effective counts n/τ claim (above 1, the interval counts a probe as surer than it is), and the
 // share of that scatter the arrival rate each probe's Poisson draw realized explains (R²).
+// `--rate-axis` says where the run's intervals read each probe: at the arrival rate its judged
+// requests realized (as runs do, metrics/arrivalRate.ts), at its planned rate, or the planned
+// searches read back with only their final interval at the realized rates (the estimator alone).
 // `--cool-down F` sends F × a probe's requests after its measured ones, never judged, until they
 // have ended (twin/twinSearch.ts coolDownShare), in the run's searches and the scatter alike:
 // without it a probe's last requests end on a draining engine (scripts/probe-tail.ts).
@@ -102,8 +105,10 @@ const { values } = parseArgs({
     // Every probe of a search replays the search's one workload sample, as runs did before each probe
     // drew its own (seeded from the search's seed and the rate, capacity/runPlan.ts probeSeed).
     'same-seed': { type: 'boolean', default: false },
-    // Where the interval reads each probe: at the arrival rate its judged requests realized (runs'
-    // way), or at its planned rate (runs' way before; Metron's probes are read there either way).
+    // Where the interval reads each probe: at the arrival rate its judged requests realized, as runs
+    // do; at its planned rate, as runs did before; or 'realized-estimate': searches steered at the
+    // planned rates (the same searches as 'planned', read back from --from) with only their final
+    // interval read at the realized rates, so the two differ by the estimator alone.
     'rate-axis': { type: 'string', default: 'realized' },
     // The run's search without its warm-up near the knee: --warmup none.
     'no-knee-warmup': { type: 'boolean', default: false },
@@ -148,7 +153,7 @@ interface Probe {
   statistics: Pick<ProbeStatistics, 'parts'>;
   /** How the probe's knee warm-up ended (run searches; null without one). */
   kneeWarmup?: KneeWarmupRecord | null;
-  /** The arrival rate its judged requests realized (run searches; null with --rate-axis planned). */
+  /** The arrival rate its judged requests realized (the twin's probes: run searches and the oracle's). */
   arrivalQps?: number | null;
 }
 
@@ -158,8 +163,8 @@ const stopsEarly = (c: Config) => (values['no-early-stop'] ? false : values['ear
 const warmupMode = values['no-knee-warmup'] ? 'none' : warmupModeOf(values.warmup);
 const kneeRule = kneeRuleOf(warmupMode, values['knee-rule']);
 const coolDownShare = Number(values['cool-down']);
-const rateAxis = values['rate-axis'] as 'realized' | 'planned';
-if (rateAxis !== 'realized' && rateAxis !== 'planned') throw new Error(`--rate-axis: expected realized or planned, got ${JSON.stringify(rateAxis)}`);
+const rateAxis = values['rate-axis'] as 'realized' | 'planned' | 'realized-estimate';
+if (rateAxis !== 'realized' && rateAxis !== 'planned' && rateAxis !== 'realized-estimate') throw new Error(`--rate-axis: expected realized, planned or realized-estimate, got ${JSON.stringify(rateAxis)}`);
 if (!(coolDownShare >= 0)) throw new Error(`--cool-down: expected a share of the measured requests (0 or more), got ${JSON.stringify(values['cool-down'])}`);
 
 function probeOnce(c: Config, method: Method, qps: number, seed: number, kneeS: number, earlyStop = stopsEarly(c), measureS = c.runPlan.probe.minDurationS): Probe {
@@ -172,7 +177,7 @@ function probeOnce(c: Config, method: Method, qps: number, seed: number, kneeS: 
   }
   // As runs probe, by the twin's probe (capacity/probeStep.ts's plan, knee warm-up, decided early stop and judgement).
   const p = runTwinProbe({ plan: { ...c.runPlan, seed, probeSeeds: 'workload' }, workload: c.recipe.workload, engine: c.engine, fit: c.fit, earlyStop, kneeRule, coolDownShare }, 1, qps, kneeS, 0, measureS);
-  return { qps, passed: p.passed, durationS: p.durationS, statistics: { parts: p.parts }, kneeWarmup: p.kneeWarmup, arrivalQps: rateAxis === 'planned' ? null : p.arrivalQps };
+  return { qps, passed: p.passed, durationS: p.durationS, statistics: { parts: p.parts }, kneeWarmup: p.kneeWarmup, arrivalQps: p.arrivalQps };
 }
 
 interface SearchResult {
@@ -189,7 +194,7 @@ const ivOptions = {
   ...(values['shape-margin'] ? { shapeMargin: Number(values['shape-margin']) } : {}),
   ...(values['pool-within'] ? { poolWithin: Number(values['pool-within']) } : {}),
   shape: values.shape as 'both',
-  rateAxis,
+  rateAxis: rateAxis === 'planned' ? ('planned' as const) : ('realized' as const),
   ...(values['knee-odds-window'] ? { kneeOddsWindow: Number(values['knee-odds-window']) } : {}),
 };
 // A search's result from its probes: the interval capacity/interval.ts draws from them, as capacity.json carries it.
@@ -259,7 +264,7 @@ function searchNow(c: Config, method: Method, seed: number): SearchResult {
     const p = probeOnce(c, method, d.qps, probeSeed({ seed, probeSeeds: values['same-seed'] ? 'workload' : 'per-rate' }, d.qps, repeat), kneeS, stopsEarly(c), measureS);
     probes.push(p);
     // The old search and Metron's bracket on verdicts alone; the interval search reads the evidence too.
-    const evidence = method.startsWith('run') ? { evidence: { qps: p.qps, arrivalQps: p.arrivalQps, durationS: p.durationS, parts: p.statistics.parts ?? [] } } : {};
+    const evidence = method.startsWith('run') ? { evidence: { qps: p.qps, arrivalQps: rateAxis === 'realized' ? p.arrivalQps : null, durationS: p.durationS, parts: p.statistics.parts ?? [] } } : {};
     verdicts.push({ qps: p.qps, passed: p.passed, decision: p.passed ? 'pass' : 'fail', valid: true, ...evidence });
   }
 }
@@ -275,7 +280,7 @@ async function scatter(file: string, rates: number[], probes: number): Promise<v
   const readLoad = Number(values['read-load']);
   const measureS = values['scatter-measure'] ? Number(values['scatter-measure']) : readLoad > 0 ? kneeMeasureS(c.runPlan.probe, true, readLoad) : c.runPlan.probe.minDurationS;
   console.log(`probes of ${measureS} s of arrivals after the warm-up`);
-  const seen: { qps: number; name: string; longRun: number; allowed: number; variance: number; probeLoadS: number; counts: { m: number; n: number }[] }[] = [];
+  const seen: { qps: number; name: string; longRun: number; allowed: number; variance: number; probeLoadS: number; counts: { m: number; n: number }[]; fractions: number[]; rates: number[] }[] = [];
   for (const qps of rates) {
     const longRun = new Map<string, { m: number; n: number }>();
     for (let s = 1; s <= gtSeeds; s++) {
@@ -304,7 +309,7 @@ async function scatter(file: string, rates: number[], probes: number): Promise<v
       const claimed = (tau: (t: number) => number) => own.reduce((a, e) => a + (mean * (1 - mean) * tau(e!.tau)) / e!.observed, 0) / own.length;
       const lr = longRun.get(name)!;
       const allowed = own[0]?.allowedFraction ?? 0;
-      seen.push({ qps, name, longRun: lr.m / lr.n, allowed, variance, probeLoadS, counts: own.map((e) => ({ m: e!.misses, n: e!.observed })) });
+      seen.push({ qps, name, longRun: lr.m / lr.n, allowed, variance, probeLoadS, counts: own.map((e) => ({ m: e!.misses, n: e!.observed })), fractions, rates: ownRates });
       console.log(
         `| ${c.recipe.name} | ${qps} | ${name} | ${pct(lr.m / lr.n)} | ${pct(mean)} | ${pct(Math.sqrt(variance))} | ${(variance / claimed((t) => Math.max(1, t))).toFixed(2)} | ${(variance / claimed(() => 1)).toFixed(2)} | ${median(own.map((e) => e!.tau)).toFixed(2)} | ${fractions.filter((f) => f <= allowed).length}/${own.length} | ${pct(sd(ownRates) / qps)} | ${(correlation(fractions, ownRates) ** 2).toFixed(2)} |`,
       );
@@ -312,8 +317,8 @@ async function scatter(file: string, rates: number[], probes: number): Promise<v
   }
   if (!(readLoad > 0) || rates.length < 3) return;
   const middle = rates[Math.floor(rates.length / 2)];
-  console.log(`\n| SLO entry | slope (miss fraction per QPS, ${rates[0]}–${rates.at(-1)}) | probe sd at ${middle} | load per probe | probes in ${readLoad} s | direct read: median error (normal) | direct read: median error (probes resampled) |`);
-  console.log('|---|---|---|---|---|---|---|');
+  console.log(`\n| SLO entry | slope (miss fraction per QPS, ${rates[0]}–${rates.at(-1)}) | probe sd at ${middle} | load per probe | probes in ${readLoad} s | direct read: median error (normal) | direct read: median error (probes resampled) | probes' slope on their realized rate ÷ the long run's |`);
+  console.log('|---|---|---|---|---|---|---|---|');
   // Only the entries that bind near the middle rate: a long-run fraction within a factor 2 of the allowance.
   const binding = seen.filter((r) => r.qps === middle && r.longRun >= r.allowed / 2 && r.longRun <= r.allowed * 2);
   const rng = createRng(0xf100);
@@ -337,7 +342,9 @@ async function scatter(file: string, rates: number[], probes: number): Promise<v
       }
       return Math.abs(m / n - whole) / slope / middle;
     });
-    console.log(`| ${name} | ${slope.toPrecision(3)} | ${pct(Math.sqrt(mid.variance))} | ${mid.probeLoadS.toFixed(0)} s | ${k.toFixed(1)} | ${pct((0.674 * sdCrossing) / middle)} | ${pct(median(errors))} |`);
+    // How steeply a probe's fraction follows the rate it drew (least squares), against the long-run curve.
+    const drawnSlope = (correlation(mid.fractions, mid.rates) * sd(mid.fractions)) / sd(mid.rates);
+    console.log(`| ${name} | ${slope.toPrecision(3)} | ${pct(Math.sqrt(mid.variance))} | ${mid.probeLoadS.toFixed(0)} s | ${k.toFixed(1)} | ${pct((0.674 * sdCrossing) / middle)} | ${pct(median(errors))} | ${(drawnSlope / slope).toFixed(2)} |`);
   }
 }
 
