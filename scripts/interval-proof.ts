@@ -280,7 +280,7 @@ async function scatter(file: string, rates: number[], probes: number): Promise<v
   const readLoad = Number(values['read-load']);
   const measureS = values['scatter-measure'] ? Number(values['scatter-measure']) : readLoad > 0 ? kneeMeasureS(c.runPlan.probe, true, readLoad) : c.runPlan.probe.minDurationS;
   console.log(`probes of ${measureS} s of arrivals after the warm-up`);
-  const seen: { qps: number; name: string; longRun: number; allowed: number; variance: number; probeLoadS: number; counts: { m: number; n: number }[]; fractions: number[]; rates: number[] }[] = [];
+  const seen: { qps: number; name: string; longRun: number; allowed: number; variance: number; probeLoadS: number; counts: { m: number; n: number; x: number }[]; fractions: number[]; rates: number[] }[] = [];
   for (const qps of rates) {
     const longRun = new Map<string, { m: number; n: number }>();
     for (let s = 1; s <= gtSeeds; s++) {
@@ -309,7 +309,7 @@ async function scatter(file: string, rates: number[], probes: number): Promise<v
       const claimed = (tau: (t: number) => number) => own.reduce((a, e) => a + (mean * (1 - mean) * tau(e!.tau)) / e!.observed, 0) / own.length;
       const lr = longRun.get(name)!;
       const allowed = own[0]?.allowedFraction ?? 0;
-      seen.push({ qps, name, longRun: lr.m / lr.n, allowed, variance, probeLoadS, counts: own.map((e) => ({ m: e!.misses, n: e!.observed })), fractions, rates: ownRates });
+      seen.push({ qps, name, longRun: lr.m / lr.n, allowed, variance, probeLoadS, counts: own.map((e, i) => ({ m: e!.misses, n: e!.observed, x: ownRates[i] })), fractions, rates: ownRates });
       console.log(
         `| ${c.recipe.name} | ${qps} | ${name} | ${pct(lr.m / lr.n)} | ${pct(mean)} | ${pct(Math.sqrt(variance))} | ${(variance / claimed((t) => Math.max(1, t))).toFixed(2)} | ${(variance / claimed(() => 1)).toFixed(2)} | ${median(own.map((e) => e!.tau)).toFixed(2)} | ${fractions.filter((f) => f <= allowed).length}/${own.length} | ${pct(sd(ownRates) / qps)} | ${(correlation(fractions, ownRates) ** 2).toFixed(2)} |`,
       );
@@ -317,8 +317,8 @@ async function scatter(file: string, rates: number[], probes: number): Promise<v
   }
   if (!(readLoad > 0) || rates.length < 3) return;
   const middle = rates[Math.floor(rates.length / 2)];
-  console.log(`\n| SLO entry | slope (miss fraction per QPS, ${rates[0]}–${rates.at(-1)}) | probe sd at ${middle} | load per probe | probes in ${readLoad} s | direct read: median error (normal) | direct read: median error (probes resampled) | probes' slope on their realized rate ÷ the long run's |`);
-  console.log('|---|---|---|---|---|---|---|---|');
+  console.log(`\n| SLO entry | slope (miss fraction per QPS, ${rates[0]}–${rates.at(-1)}) | probe sd at ${middle} | load per probe | probes in ${readLoad} s | direct read: median error (normal) | direct read: median error (probes resampled) | the same, each probe at its realized rate | probes' slope on their realized rate ÷ the long run's |`);
+  console.log('|---|---|---|---|---|---|---|---|---|');
   // Only the entries that bind near the middle rate: a long-run fraction within a factor 2 of the allowance.
   const binding = seen.filter((r) => r.qps === middle && r.longRun >= r.allowed / 2 && r.longRun <= r.allowed * 2);
   const rng = createRng(0xf100);
@@ -331,20 +331,28 @@ async function scatter(file: string, rates: number[], probes: number): Promise<v
     // The probes' fractions are skewed (a few hold a long cluster of misses), so the normal value
     // overstates the median error; resampling k of the probes (with replacement) keeps their shape.
     // The pooled fraction is centred on all the probes' own, so a bias of short probes is left out.
-    const whole = mid.counts.reduce((t, c) => t + c.m, 0) / mid.counts.reduce((t, c) => t + c.n, 0);
-    const errors = Array.from({ length: 4000 }, () => {
-      let m = 0;
-      let n = 0;
-      for (let j = 0; j < Math.max(1, Math.round(k)); j++) {
-        const c = mid.counts[Math.floor(rng.next() * mid.counts.length)];
-        m += c.m;
-        n += c.n;
-      }
-      return Math.abs(m / n - whole) / slope / middle;
-    });
+    // Read at the realized rates, as the interval reads runs: each probe's misses moved along the
+    // long-run slope from the rate it drew to the middle one.
+    const atMiddle = (c: { m: number; n: number; x: number }, realized: boolean) => (realized ? c.m - slope * (c.x - middle) * c.n : c.m);
+    const wholeAt = (realized: boolean) => mid.counts.reduce((t, c) => t + atMiddle(c, realized), 0) / mid.counts.reduce((t, c) => t + c.n, 0);
+    const errorsOf = (realized: boolean) => {
+      const centre = wholeAt(realized);
+      return Array.from({ length: 4000 }, () => {
+        let m = 0;
+        let n = 0;
+        for (let j = 0; j < Math.max(1, Math.round(k)); j++) {
+          const c = mid.counts[Math.floor(rng.next() * mid.counts.length)];
+          m += atMiddle(c, realized);
+          n += c.n;
+        }
+        return Math.abs(m / n - centre) / slope / middle;
+      });
+    };
+    const errors = errorsOf(false);
+    const errorsRealized = errorsOf(true);
     // How steeply a probe's fraction follows the rate it drew (least squares), against the long-run curve.
     const drawnSlope = (correlation(mid.fractions, mid.rates) * sd(mid.fractions)) / sd(mid.rates);
-    console.log(`| ${name} | ${slope.toPrecision(3)} | ${pct(Math.sqrt(mid.variance))} | ${mid.probeLoadS.toFixed(0)} s | ${k.toFixed(1)} | ${pct((0.674 * sdCrossing) / middle)} | ${pct(median(errors))} | ${(drawnSlope / slope).toFixed(2)} |`);
+    console.log(`| ${name} | ${slope.toPrecision(3)} | ${pct(Math.sqrt(mid.variance))} | ${mid.probeLoadS.toFixed(0)} s | ${k.toFixed(1)} | ${pct((0.674 * sdCrossing) / middle)} | ${pct(median(errors))} | ${pct(median(errorsRealized))} | ${(drawnSlope / slope).toFixed(2)} |`);
   }
 }
 
