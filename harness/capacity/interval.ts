@@ -84,7 +84,7 @@ export interface IntervalOptions {
   dispersion?: 'deviance' | 'none';
   /** Where a point of the curve sits: at the arrival rate its probes realized (default; their
    *  effective-count-weighted mean, a probe without one at its planned rate; probes are pooled by
-   *  planned rate), or at their planned rate (as runs read before arrival rates were archived). */
+   *  planned rate), or at their planned rate (what probes archived without an arrival rate give). */
   rateAxis?: 'planned' | 'realized';
   /** Least factor the effective counts are divided by (default 1). */
   minDispersion?: number;
