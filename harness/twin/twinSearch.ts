@@ -194,6 +194,7 @@ export function runTwinProbe(input: TwinSearchInput & { fit: PrefillFit; earlySt
     ...input.delays,
   });
   const verdict = judgeProbe(run.records, plan.slo, input.fit, run.earlyStop);
+  const arrivalQps = arrivalQpsOf(run.records.filter((r) => r.warmup !== true));
   const rule = input.capacity ?? { kind: 'slo' };
   if (rule.kind === 'scheduling-delay') {
     // Every request of a probe without early stop ends, so each evaluated one has its delay.
@@ -206,7 +207,7 @@ export function runTwinProbe(input: TwinSearchInput & { fit: PrefillFit; earlySt
       // decision is the verdict itself (no sequential test stands behind it).
       parts: [],
       decision: tail !== null && tail < rule.maxS ? 'pass' : 'fail',
-      arrivalQps: arrivalQpsOf(run.records.filter((r) => r.warmup !== true)),
+      arrivalQps,
     };
   }
   // The counts the interval reads, as the probe step keeps them: the decision a stop fired on, else the whole probe's.
@@ -228,6 +229,6 @@ export function runTwinProbe(input: TwinSearchInput & { fit: PrefillFit; earlySt
     iterations: run.iterations,
     parts: statistics.parts ?? [],
     decision: statistics.decision,
-    arrivalQps: arrivalQpsOf(run.records.filter((r) => r.warmup !== true)),
+    arrivalQps,
   };
 }
