@@ -9,7 +9,7 @@
  */
 export function passOutsideInterval(passQps: number | null, iv: { loQps: number | null; hiQps: number | null }): string | null {
   if (passQps === null) return null;
-  if (iv.loQps !== null && passQps < iv.loQps) return 'below the 95% interval: pooled, each at the rate its arrivals realized, the probes put the capacity higher (the fail above it drew a busier sample, or failed by chance)';
-  if (iv.hiQps !== null && passQps > iv.hiQps) return 'above the 95% interval: pooled, each at the rate its arrivals realized, the probes put the capacity lower (its pass drew a quieter sample, or passed by chance)';
+  if (iv.loQps !== null && passQps < iv.loQps) return 'below the 95% interval: pooled, each at the rate its arrivals realized, the probes put the capacity higher (near the knee a probe\'s sample passes or fails by chance, and draws its own rate)';
+  if (iv.hiQps !== null && passQps > iv.hiQps) return 'above the 95% interval: pooled, each at the rate its arrivals realized, the probes put the capacity lower (near the knee a probe\'s sample passes or fails by chance, and draws its own rate)';
   return null;
 }

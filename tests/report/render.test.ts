@@ -40,7 +40,7 @@ test('the Estimate paragraph says when the highest passing probe lies outside th
   assert.not.match(md, 'That capacity lies');
   const below = writeSyntheticRun(join(tmp, 'pass-below'), { interval: true, capacityQps: 2, runId: 'pass-below' });
   await writeReports(below);
-  assert.match(readFileSync(join(below, 'report.md'), 'utf8'), 'That capacity lies below the 95% interval: pooled, each at the rate its arrivals realized, the probes put the capacity higher (the fail above it drew a busier sample, or failed by chance).');
+  assert.match(readFileSync(join(below, 'report.md'), 'utf8'), 'That capacity lies below the 95% interval: pooled, each at the rate its arrivals realized, the probes put the capacity higher (near the knee a probe\'s sample passes or fails by chance, and draws its own rate).');
 });
 
 test('the method says which token arrivals were measured; a run from before says it did not record them', async () => {
