@@ -67,6 +67,7 @@ import type { ProbeStatistics } from '../harness/runDir/schema.ts';
 import { KNEE_PROBE_SHARE, kneeMeasureS, kneeWarmupS, nearKnee, probeSeed } from '../harness/capacity/runPlan.ts';
 import { runTwinProbe } from '../harness/twin/twinSearch.ts';
 import { createRng, standardNormal } from '../harness/util/rng.ts';
+import { drainTokensPerS, meanBacklogS, type PlannedArrival } from '../harness/metrics/virtualBacklog.ts';
 import type { KneeWarmupRecord } from '../harness/load/kneeWarmup.ts';
 import { configOf, evaluated, groundTruth, kneeBoundS, kneeRuleOf, plan, runPlanned, warmupModeOf, type Config } from './proofSupport.ts';
 
@@ -109,7 +110,7 @@ const { values } = parseArgs({
     // do; at its planned rate, as runs did before; or 'realized-estimate': searches steered at the
     // planned rates (the same searches as 'planned', read back from --from) with only their final
     // interval read at the realized rates, so the two differ by the estimator alone.
-    'rate-axis': { type: 'string', default: 'realized' },
+    'rate-axis': { type: 'string', default: 'bursts' },
     // The run's search without its warm-up near the knee: --warmup none.
     'no-knee-warmup': { type: 'boolean', default: false },
     // A rate probed again replays its first sample, as runs did before each repeat drew its own.
@@ -125,6 +126,9 @@ const { values } = parseArgs({
     'scatter-probes': { type: 'string', default: '60' },
     'read-load': { type: 'string' },
     'scatter-measure': { type: 'string' },
+    // The scatter's virtual server for each probe's bursts (metrics/virtualBacklog.ts): the share of
+    // its drain the planned rate loads it to.
+    'backlog-utilization': { type: 'string', default: '0.8' },
     // A cool-down after every probe's measured requests, as a share of them (twin/twinSearch.ts
     // coolDownShare): arrivals that keep the engine loaded while the measured requests end, never
     // judged. Runs have none; this measures what the drain at a probe's end does to the estimates.
@@ -155,6 +159,8 @@ interface Probe {
   kneeWarmup?: KneeWarmupRecord | null;
   /** The arrival rate its judged requests realized (the twin's probes: run searches and the oracle's). */
   arrivalQps?: number | null;
+  /** The rate its judged requests' bursts put it at (the twin's probes). */
+  burstQps?: number | null;
 }
 
 // Whether the run's searches stop probes early: as the recipe says, unless an option overrides it.
@@ -163,8 +169,8 @@ const stopsEarly = (c: Config) => (values['no-early-stop'] ? false : values['ear
 const warmupMode = values['no-knee-warmup'] ? 'none' : warmupModeOf(values.warmup);
 const kneeRule = kneeRuleOf(warmupMode, values['knee-rule']);
 const coolDownShare = Number(values['cool-down']);
-const rateAxis = values['rate-axis'] as 'realized' | 'planned' | 'realized-estimate';
-if (rateAxis !== 'realized' && rateAxis !== 'planned' && rateAxis !== 'realized-estimate') throw new Error(`--rate-axis: expected realized, planned or realized-estimate, got ${JSON.stringify(rateAxis)}`);
+const rateAxis = values['rate-axis'] as 'bursts' | 'realized' | 'planned' | 'realized-estimate';
+if (!['bursts', 'realized', 'planned', 'realized-estimate'].includes(rateAxis)) throw new Error(`--rate-axis: expected bursts, realized, planned or realized-estimate, got ${JSON.stringify(rateAxis)}`);
 if (!(coolDownShare >= 0)) throw new Error(`--cool-down: expected a share of the measured requests (0 or more), got ${JSON.stringify(values['cool-down'])}`);
 
 function probeOnce(c: Config, method: Method, qps: number, seed: number, kneeS: number, earlyStop = stopsEarly(c), measureS = c.runPlan.probe.minDurationS): Probe {
@@ -177,7 +183,7 @@ function probeOnce(c: Config, method: Method, qps: number, seed: number, kneeS: 
   }
   // As runs probe, by the twin's probe (capacity/probeStep.ts's plan, knee warm-up, decided early stop and judgement).
   const p = runTwinProbe({ plan: { ...c.runPlan, seed, probeSeeds: 'workload' }, workload: c.recipe.workload, engine: c.engine, fit: c.fit, earlyStop, kneeRule, coolDownShare }, 1, qps, kneeS, 0, measureS);
-  return { qps, passed: p.passed, durationS: p.durationS, statistics: { parts: p.parts }, kneeWarmup: p.kneeWarmup, arrivalQps: p.arrivalQps };
+  return { qps, passed: p.passed, durationS: p.durationS, statistics: { parts: p.parts }, kneeWarmup: p.kneeWarmup, arrivalQps: p.arrivalQps, burstQps: p.burstQps };
 }
 
 interface SearchResult {
@@ -194,12 +200,12 @@ const ivOptions = {
   ...(values['shape-margin'] ? { shapeMargin: Number(values['shape-margin']) } : {}),
   ...(values['pool-within'] ? { poolWithin: Number(values['pool-within']) } : {}),
   shape: values.shape as 'both',
-  rateAxis: rateAxis === 'planned' ? ('planned' as const) : ('realized' as const),
+  rateAxis: rateAxis === 'planned' ? ('planned' as const) : rateAxis === 'bursts' ? ('bursts' as const) : ('realized' as const),
   ...(values['knee-odds-window'] ? { kneeOddsWindow: Number(values['knee-odds-window']) } : {}),
 };
 // A search's result from its probes: the interval capacity/interval.ts draws from them, as capacity.json carries it.
 function resultOf(capacity: number, probes: Probe[]): SearchResult {
-  const interval = capacityInterval(probes.map((p) => ({ qps: p.qps, arrivalQps: p.arrivalQps, durationS: p.durationS, parts: p.statistics.parts ?? [] })), ivOptions);
+  const interval = capacityInterval(probes.map((p) => ({ qps: p.qps, arrivalQps: p.arrivalQps, burstQps: p.burstQps, durationS: p.durationS, parts: p.statistics.parts ?? [] })), ivOptions);
   return { capacity, loadS: probes.reduce((t, p) => t + p.durationS, 0), probes, interval };
 }
 
@@ -213,7 +219,7 @@ function search(c: Config, method: Method, seed: number, truth: number): SearchR
   const repeats = values['replay-repeats'] || !method.startsWith('run') ? '' : ':repeats';
   // The run's and the old search's probes stop early as stopsEarly says; Metron's and the oracle's never do.
   const stops = !stopsEarly(c) && (method === 'old' || method.startsWith('run')) ? ':no-early-stop' : '';
-  const key = `${c.recipe.name}:${method}${method.startsWith('run') ? `:budget-${budgetOf(c, method)}` : ''}${method.startsWith('run') || method.startsWith('oracle@') ? `:knee-probe-${KNEE_PROBE_SHARE}` : ''}:${seed}:${bound}${values['same-seed'] ? '' : ':per-probe'}${knee}${repeats}${stops}${method.startsWith('oracle@') ? `:truth-${truth}` : ''}${coolDownShare > 0 && method !== 'metron-1000' ? `:cool-down-${coolDownShare}` : ''}${values['rate-axis'] === 'realized' && method !== 'metron-1000' ? ':realized-axis' : ''}`;
+  const key = `${c.recipe.name}:${method}${method.startsWith('run') ? `:budget-${budgetOf(c, method)}` : ''}${method.startsWith('run') || method.startsWith('oracle@') ? `:knee-probe-${KNEE_PROBE_SHARE}` : ''}:${seed}:${bound}${values['same-seed'] ? '' : ':per-probe'}${knee}${repeats}${stops}${method.startsWith('oracle@') ? `:truth-${truth}` : ''}${coolDownShare > 0 && method !== 'metron-1000' ? `:cool-down-${coolDownShare}` : ''}${method === 'metron-1000' ? '' : values['rate-axis'] === 'realized' ? ':realized-axis' : values['rate-axis'] === 'bursts' ? ':bursts-axis' : ''}`;
   const hit = saved[key];
   if (hit) return resultOf(hit.capacity, hit.probes);
   const r = method.startsWith('oracle@') ? oracle(c, method, seed, truth) : searchNow(c, method, seed);
@@ -264,7 +270,7 @@ function searchNow(c: Config, method: Method, seed: number): SearchResult {
     const p = probeOnce(c, method, d.qps, probeSeed({ seed, probeSeeds: values['same-seed'] ? 'workload' : 'per-rate' }, d.qps, repeat), kneeS, stopsEarly(c), measureS);
     probes.push(p);
     // The old search and Metron's bracket on verdicts alone; the interval search reads the evidence too.
-    const evidence = method.startsWith('run') ? { evidence: { qps: p.qps, arrivalQps: rateAxis === 'realized' ? p.arrivalQps : null, durationS: p.durationS, parts: p.statistics.parts ?? [] } } : {};
+    const evidence = method.startsWith('run') ? { evidence: { qps: p.qps, arrivalQps: rateAxis === 'planned' ? null : p.arrivalQps, burstQps: rateAxis === 'bursts' ? p.burstQps : null, durationS: p.durationS, parts: p.statistics.parts ?? [] } } : {};
     verdicts.push({ qps: p.qps, passed: p.passed, decision: p.passed ? 'pass' : 'fail', valid: true, ...evidence });
   }
 }
@@ -274,13 +280,13 @@ async function scatter(file: string, rates: number[], probes: number): Promise<v
   const c = await configOf(file);
   const gtSeeds = Number(values['gt-seeds']);
   const gtRequests = Number(values['gt-requests']);
-  console.log(`| recipe | QPS | SLO entry | long-run miss fraction | probes' mean | probes' sd | variance ÷ n/τ binomial's | ÷ n binomial's | median τ | probes within the allowance | realized arrival rate's sd | share of the fractions' variance it explains |`);
-  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
+  console.log(`| recipe | QPS | SLO entry | long-run miss fraction | probes' mean | probes' sd | variance ÷ n/τ binomial's | ÷ n binomial's | median τ | probes within the allowance | realized arrival rate's sd | share of the fractions' variance it explains | backlog rate's sd | share it explains |`);
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
   // With a load to spend, probes as long as a run plans its knee probes with that budget (as the oracle's).
   const readLoad = Number(values['read-load']);
   const measureS = values['scatter-measure'] ? Number(values['scatter-measure']) : readLoad > 0 ? kneeMeasureS(c.runPlan.probe, true, readLoad) : c.runPlan.probe.minDurationS;
   console.log(`probes of ${measureS} s of arrivals after the warm-up`);
-  const seen: { qps: number; name: string; longRun: number; allowed: number; variance: number; probeLoadS: number; counts: { m: number; n: number; x: number }[]; fractions: number[]; rates: number[] }[] = [];
+  const seen: { qps: number; name: string; longRun: number; allowed: number; variance: number; probeLoadS: number; counts: { m: number; n: number; x: number; xb: number }[]; fractions: number[]; rates: number[]; backlogRates: number[] }[] = [];
   for (const qps of rates) {
     const longRun = new Map<string, { m: number; n: number }>();
     for (let s = 1; s <= gtSeeds; s++) {
@@ -295,30 +301,32 @@ async function scatter(file: string, rates: number[], probes: number): Promise<v
     }
     const kneeS = kneeBoundS(c, warmupMode, values['warmup-s']);
     const runs = Array.from({ length: probes }, (_, i) =>
-      runTwinProbe({ plan: { ...c.runPlan, seed: 9000 + i, probeSeeds: 'workload' }, workload: c.recipe.workload, engine: c.engine, fit: c.fit, earlyStop: false, kneeRule, coolDownShare }, 1, qps, kneeS, 0, measureS),
+      runTwinProbe({ plan: { ...c.runPlan, seed: 9000 + i, probeSeeds: 'workload' }, workload: c.recipe.workload, engine: c.engine, fit: c.fit, earlyStop: false, kneeRule, coolDownShare, keepArrivals: true }, 1, qps, kneeS, 0, measureS),
     );
     const parts = runs.map((r) => r.parts);
     const rates = runs.map((r) => r.arrivalQps ?? qps);
+    const backlogRates = backlogRatesOf(qps, runs.map((r) => r.arrivals ?? []), Number(values['backlog-utilization']));
     const probeLoadS = runs.reduce((t, r) => t + r.durationS, 0) / runs.length;
     for (const name of [...longRun.keys()]) {
       const own = parts.map((ps) => ps.find((e) => e.name === name)).filter((e) => e !== undefined && e.observed > 0);
       const fractions = own.map((e) => e!.misses / e!.observed);
       const ownRates = parts.flatMap((ps, i) => (ps.some((e) => e.name === name && e.observed > 0) ? [rates[i]] : []));
+      const ownBacklog = parts.flatMap((ps, i) => (ps.some((e) => e.name === name && e.observed > 0) ? [backlogRates[i]] : []));
       const mean = fractions.reduce((a, b) => a + b, 0) / fractions.length;
       const variance = fractions.reduce((a, b) => a + (b - mean) ** 2, 0) / Math.max(1, fractions.length - 1);
       const claimed = (tau: (t: number) => number) => own.reduce((a, e) => a + (mean * (1 - mean) * tau(e!.tau)) / e!.observed, 0) / own.length;
       const lr = longRun.get(name)!;
       const allowed = own[0]?.allowedFraction ?? 0;
-      seen.push({ qps, name, longRun: lr.m / lr.n, allowed, variance, probeLoadS, counts: own.map((e, i) => ({ m: e!.misses, n: e!.observed, x: ownRates[i] })), fractions, rates: ownRates });
+      seen.push({ qps, name, longRun: lr.m / lr.n, allowed, variance, probeLoadS, counts: own.map((e, i) => ({ m: e!.misses, n: e!.observed, x: ownRates[i], xb: ownBacklog[i] })), fractions, rates: ownRates, backlogRates: ownBacklog });
       console.log(
-        `| ${c.recipe.name} | ${qps} | ${name} | ${pct(lr.m / lr.n)} | ${pct(mean)} | ${pct(Math.sqrt(variance))} | ${(variance / claimed((t) => Math.max(1, t))).toFixed(2)} | ${(variance / claimed(() => 1)).toFixed(2)} | ${median(own.map((e) => e!.tau)).toFixed(2)} | ${fractions.filter((f) => f <= allowed).length}/${own.length} | ${pct(sd(ownRates) / qps)} | ${(correlation(fractions, ownRates) ** 2).toFixed(2)} |`,
+        `| ${c.recipe.name} | ${qps} | ${name} | ${pct(lr.m / lr.n)} | ${pct(mean)} | ${pct(Math.sqrt(variance))} | ${(variance / claimed((t) => Math.max(1, t))).toFixed(2)} | ${(variance / claimed(() => 1)).toFixed(2)} | ${median(own.map((e) => e!.tau)).toFixed(2)} | ${fractions.filter((f) => f <= allowed).length}/${own.length} | ${pct(sd(ownRates) / qps)} | ${(correlation(fractions, ownRates) ** 2).toFixed(2)} | ${pct(sd(ownBacklog) / qps)} | ${(correlation(fractions, ownBacklog) ** 2).toFixed(2)} |`,
       );
     }
   }
   if (!(readLoad > 0) || rates.length < 3) return;
   const middle = rates[Math.floor(rates.length / 2)];
-  console.log(`\n| SLO entry | slope (miss fraction per QPS, ${rates[0]}–${rates.at(-1)}) | probe sd at ${middle} | load per probe | probes in ${readLoad} s | direct read: median error (normal) | direct read: median error (probes resampled) | the same, each probe at its realized rate | probes' slope on their realized rate ÷ the long run's |`);
-  console.log('|---|---|---|---|---|---|---|---|---|');
+  console.log(`\n| SLO entry | slope (miss fraction per QPS, ${rates[0]}–${rates.at(-1)}) | probe sd at ${middle} | load per probe | probes in ${readLoad} s | direct read: median error (normal) | direct read: median error (probes resampled) | the same, each probe at its realized rate | probes' slope on their realized rate ÷ the long run's | each probe at its backlog rate | slope on the backlog rate ÷ the long run's |`);
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|');
   // Only the entries that bind near the middle rate: a long-run fraction within a factor 2 of the allowance.
   const binding = seen.filter((r) => r.qps === middle && r.longRun >= r.allowed / 2 && r.longRun <= r.allowed * 2);
   const rng = createRng(0xf100);
@@ -333,27 +341,45 @@ async function scatter(file: string, rates: number[], probes: number): Promise<v
     // The pooled fraction is centred on all the probes' own, so a bias of short probes is left out.
     // Read at the realized rates, as the interval reads runs: each probe's misses moved along the
     // long-run slope from the rate it drew to the middle one.
-    const atMiddle = (c: { m: number; n: number; x: number }, realized: boolean) => (realized ? c.m - slope * (c.x - middle) * c.n : c.m);
-    const wholeAt = (realized: boolean) => mid.counts.reduce((t, c) => t + atMiddle(c, realized), 0) / mid.counts.reduce((t, c) => t + c.n, 0);
-    const errorsOf = (realized: boolean) => {
-      const centre = wholeAt(realized);
+    type Axis = 'planned' | 'realized' | 'backlog';
+    const atMiddle = (c: { m: number; n: number; x: number; xb: number }, axis: Axis) => (axis === 'planned' ? c.m : c.m - slope * ((axis === 'realized' ? c.x : c.xb) - middle) * c.n);
+    const wholeAt = (axis: Axis) => mid.counts.reduce((t, c) => t + atMiddle(c, axis), 0) / mid.counts.reduce((t, c) => t + c.n, 0);
+    const errorsOf = (axis: Axis) => {
+      const centre = wholeAt(axis);
       return Array.from({ length: 4000 }, () => {
         let m = 0;
         let n = 0;
         for (let j = 0; j < Math.max(1, Math.round(k)); j++) {
           const c = mid.counts[Math.floor(rng.next() * mid.counts.length)];
-          m += atMiddle(c, realized);
+          m += atMiddle(c, axis);
           n += c.n;
         }
         return Math.abs(m / n - centre) / slope / middle;
       });
     };
-    const errors = errorsOf(false);
-    const errorsRealized = errorsOf(true);
+    const errors = errorsOf('planned');
+    const errorsRealized = errorsOf('realized');
+    const errorsBacklog = errorsOf('backlog');
     // How steeply a probe's fraction follows the rate it drew (least squares), against the long-run curve.
     const drawnSlope = (correlation(mid.fractions, mid.rates) * sd(mid.fractions)) / sd(mid.rates);
-    console.log(`| ${name} | ${slope.toPrecision(3)} | ${pct(Math.sqrt(mid.variance))} | ${mid.probeLoadS.toFixed(0)} s | ${k.toFixed(1)} | ${pct((0.674 * sdCrossing) / middle)} | ${pct(median(errors))} | ${pct(median(errorsRealized))} | ${(drawnSlope / slope).toFixed(2)} |`);
+    const backlogSlope = (correlation(mid.fractions, mid.backlogRates) * sd(mid.fractions)) / sd(mid.backlogRates);
+    console.log(`| ${name} | ${slope.toPrecision(3)} | ${pct(Math.sqrt(mid.variance))} | ${mid.probeLoadS.toFixed(0)} s | ${k.toFixed(1)} | ${pct((0.674 * sdCrossing) / middle)} | ${pct(median(errors))} | ${pct(median(errorsRealized))} | ${(drawnSlope / slope).toFixed(2)} | ${pct(median(errorsBacklog))} | ${(backlogSlope / slope).toFixed(2)} |`);
   }
+}
+
+/**
+ * Each probe's rate as its bursts put it: the planned rate moved by how far the mean backlog its
+ * arrivals find (metrics/virtualBacklog.ts, on a server the planned rate loads to `utilization`)
+ * strays from the probes' mean, over the backlog's slope in the rate (the same draws replayed 2%
+ * faster). The probes' mean stands in for the mean over the planner's draws, which a run would take.
+ */
+function backlogRatesOf(qps: number, draws: PlannedArrival[][], utilization: number): number[] {
+  const all = draws.flat();
+  const drain = drainTokensPerS(qps, all.reduce((a, x) => a + x.tokens, 0) / all.length, utilization);
+  const mean = (compress: number) => draws.reduce((a, d) => a + meanBacklogS(d, drain, compress), 0) / draws.length;
+  const perQps = (mean(1.02) - mean(1)) / (0.02 * qps);
+  const at = mean(1);
+  return draws.map((d) => qps + (meanBacklogS(d, drain) - at) / perQps);
 }
 
 const sd = (xs: number[]) => {

@@ -147,7 +147,7 @@ export async function analyzeTarget(opts: AnalyzeOptions, deps: AnalyzeDeps): Pr
     // With warm-up excluded the measured window starts at the first measured arrival.
     const durationS = warmups > 0 ? lastEndS - firstScheduledS : (file.durationS ?? undefined);
     // The archive holds what the probe measured: the test judges all of it at once.
-    const statistics = decisions ? withArrivalRate(statisticsOfDecision(decisions.decide(DEFAULT_DECISION, { mode: 'whole' })), arrivalQpsOver(good, firstScheduledS, lastScheduledS)) : undefined;
+    const statistics = decisions ? withArrivalRate(statisticsOfDecision(decisions.decide(DEFAULT_DECISION, { mode: 'whole' })), arrivalQpsOver(good, firstScheduledS, lastScheduledS), file.burstQps) : undefined;
     reports.push({ probe: file.probe, qps: file.qps, file: file.displayPath, summary: acc.summarize({ durationS }), status: file.status, statistics });
   }
 
@@ -168,7 +168,7 @@ export async function analyzeTarget(opts: AnalyzeOptions, deps: AnalyzeDeps): Pr
         probes: files.probes.map((f) => {
           const r = reports.find((x) => x.file === f.displayPath);
           const passedBy = r ? Object.fromEntries(r.summary.slo.results.map((x) => [x.name, x.passed])) : undefined;
-          return { probe: f.probe, qps: f.qps, passed: r ? r.summary.slo.passed : null, passedBy, ...f.status, parts: r?.statistics?.parts, arrivalQps: r?.statistics?.arrivalQps, durationS: r?.summary.durationS ?? null };
+          return { probe: f.probe, qps: f.qps, passed: r ? r.summary.slo.passed : null, passedBy, ...f.status, parts: r?.statistics?.parts, arrivalQps: r?.statistics?.arrivalQps, burstQps: r?.statistics?.burstQps, durationS: r?.summary.durationS ?? null };
         }),
         runSlo: files.runSlo,
         slo,

@@ -31,6 +31,8 @@ export interface ProbeVerdictInput {
   parts?: readonly EntryEvidence[];
   /** The arrival rate its judged requests realized, where the interval reads it (absent: the planned rate). */
   arrivalQps?: number | null;
+  /** The rate its judged requests' bursts put it at (its summary.json's), where the interval reads its other entries. */
+  burstQps?: number | null;
   durationS?: number | null;
 }
 
@@ -179,7 +181,7 @@ export function capacityFromArchive(i: ArchiveCapacityInputs): ArchiveCapacity {
   }
   // The interval pools every trusted probe's requests; an open side is never settled.
   const counted = i.probes.filter((p) => p.qps !== null && p.valid === true && !p.interrupted && p.parts && p.parts.length > 0);
-  const interval = counted.length > 0 ? capacityInterval(counted.map((p) => ({ qps: p.qps!, arrivalQps: p.arrivalQps, durationS: p.durationS ?? 0, parts: p.parts! }))) : null;
+  const interval = counted.length > 0 ? capacityInterval(counted.map((p) => ({ qps: p.qps!, arrivalQps: p.arrivalQps, burstQps: p.burstQps, durationS: p.durationS ?? 0, parts: p.parts! }))) : null;
   if (interval && interval.open !== 'none' && evidence.length > 0 && failQps !== null && passQps !== null) {
     const side = interval.open === 'hi' ? 'above' : interval.open === 'lo' ? 'below' : 'either way';
     needs.push({ qps: null, range: [interval.loQps, interval.hiQps], reason: `the 95% interval is open ${side}: no probe's evidence bounds that side surely enough` });

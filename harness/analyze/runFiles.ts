@@ -32,6 +32,8 @@ export interface ProbeFile {
   durationS: number | null;
   /** What the probe's summary.json says about whether its verdict can be used. */
   status: ProbeStatus;
+  /** The rate its summary.json says the judged requests' bursts put it at (a property of the plan, not of the SLO). */
+  burstQps: number | null;
 }
 
 /** Whether a probe's data is evidence at all: its client check, early stop and interruption. */
@@ -182,7 +184,8 @@ function probeStatus(j: Json | null, dirName: string): ProbeStatus {
 
 function probeFile(path: string, probe: string): ProbeFile {
   const summary = readSummary(dirname(path));
-  return { probe, qps: rateInName(probe), path, displayPath: display(path), durationS: probeDuration(summary), status: probeStatus(summary, probe) };
+  const bursts = obj(summary?.statistics).burstQps;
+  return { probe, qps: rateInName(probe), path, displayPath: display(path), durationS: probeDuration(summary), status: probeStatus(summary, probe), burstQps: typeof bursts === 'number' && bursts > 0 ? bursts : null };
 }
 
 // A standalone probe's summary.json judged its probe under the recipe's SLO: that SLO, as written

@@ -6,9 +6,10 @@
 //    measured (decision.ts), so a cluster of τ correlated misses weighs as one observation; a
 //    probe's τ is at least the largest measured at a lower rate (see pointsOf);
 //  - probes at rates within POOL_WITHIN of each other count as one point of the curve (see there),
-//    which sits at the arrival rate their judged requests realized (metrics/arrivalRate.ts): a
-//    Poisson probe draws its own rate, scattered by about 1/√n around the planned one, and its
-//    misses follow the rate it drew;
+//    which sits at the rate their judged requests' bursts put them at (capacity/burstRate.ts): a
+//    Poisson probe draws its own arrivals, and its misses follow the queue those arrivals build more
+//    than the planned rate; an entry of token gaps (TBT, TPOT) sits at the arrival rate the
+//    requests realized (metrics/arrivalRate.ts), which sets how many prefills interleave;
 //  - the curve is fitted monotone in rate (weighted pool-adjacent-violators on the per-rate miss
 //    fractions, weighted by effective sample size), because a higher rate never serves better;
 //  - the capacity is where the fitted curve crosses the allowance, interpolated between the two
@@ -48,6 +49,8 @@ export interface ProbeEvidence {
   qps: number;
   /** The arrival rate its judged requests realized (metrics/arrivalRate.ts), when known. */
   arrivalQps?: number | null;
+  /** The rate its judged requests' bursts put it at (capacity/burstRate.ts), when known. */
+  burstQps?: number | null;
   /** Load time the probe spent (s). */
   durationS: number;
   parts: readonly EntryEvidence[];
@@ -82,10 +85,11 @@ export interface IntervalOptions {
    *  curve and divides the effective counts by it; 'none' (default) trusts each probe's effective
    *  count as it is (docs/verdicts.md: dividing widened the wrong end). */
   dispersion?: 'deviance' | 'none';
-  /** Where a point of the curve sits: at the arrival rate its probes realized (default; their
-   *  effective-count-weighted mean, a probe without one at its planned rate; probes are pooled by
-   *  planned rate), or at their planned rate (what probes archived without an arrival rate give). */
-  rateAxis?: 'planned' | 'realized';
+  /** Where a point of the curve sits: at the rate its probes' bursts put them at (default; their
+   *  effective-count-weighted mean, a probe without one at its realized rate, else its planned
+   *  rate; probes are pooled by planned rate), at the arrival rate they realized, or at their
+   *  planned rate (what probes archived without either give). */
+  rateAxis?: 'planned' | 'realized' | 'bursts';
   /** Least factor the effective counts are divided by (default 1). */
   minDispersion?: number;
   /** Relative rate difference within which probes are pooled as one point (default POOL_WITHIN; 0 keeps every rate apart). */
@@ -133,7 +137,7 @@ export const POOL_WITHIN = 0.01;
  */
 export const KNEE_ODDS_WINDOW = 4;
 
-export const INTERVAL_METHOD = 'monotone fit of per-probe miss fractions (effective sample size n/τ; rates within 1% pooled, each point at the arrival rate its probes realized), crossing interpolated on log-odds, pooled with a log-odds line through the probes near the knee; 95% from 2000 effective-count posterior draws of each (the estimate is the monotone fit\'s median), each end moved out by a quarter of the gap between the probed rates around it';
+export const INTERVAL_METHOD = 'monotone fit of per-probe miss fractions (effective sample size n/τ; rates within 1% pooled, each point at the rate its probes\' bursts put them at, a TBT or TPOT entry\'s at the rate they realized), crossing interpolated on log-odds, pooled with a log-odds line through the probes near the knee; 95% from 2000 effective-count posterior draws of each (the estimate is the monotone fit\'s median), each end moved out by a quarter of the gap between the probed rates around it';
 
 interface RatePoint {
   qps: number;
@@ -149,7 +153,7 @@ export function capacityInterval(probes: readonly ProbeEvidence[], options: Inte
   const names = [...new Set(used.flatMap((p) => p.parts.map((e) => e.name)))];
   const entries = names.map((name) => {
     const allowed = used.flatMap((p) => p.parts.filter((e) => e.name === name))[0]?.allowedFraction ?? 0;
-    const points = pointsOf(used, name, options.tau ?? 'running-max', options.poolWithin ?? POOL_WITHIN, options.rateAxis ?? 'realized');
+    const points = pointsOf(used, name, options.tau ?? 'running-max', options.poolWithin ?? POOL_WITHIN, options.rateAxis ?? 'bursts');
     const phi = Math.max(options.minDispersion ?? 1, options.dispersion === 'deviance' ? overdispersion(points) : 1);
     return { name, allowed, points, phi };
   });
@@ -189,10 +193,24 @@ export function capacityInterval(probes: readonly ProbeEvidence[], options: Inte
   return { ...base, ...summarize(Math.min(...point), combined, combinedLine, overall, rates(all), margin), perSlo };
 }
 
+/**
+ * SLO entries whose misses are token gaps: a gap follows how many prefills interleave with the
+ * decodes, which the rate a probe drew sets, more than the queue its bursts build (on the 70B's TBT
+ * entry the realized rate explained 0.52 of a probe's scatter, its bursts 0.44 and over-corrected
+ * it); misses that wait in a queue follow the bursts (Sarathi's fluidity: 0.83 against 0.33).
+ */
+const GAP_ENTRIES: ReadonlySet<string> = new Set(['tbt', 'tpot']);
+
+/** Where a probe is read on the rate axis for one SLO entry. */
+function readAt(p: ProbeEvidence, axis: NonNullable<IntervalOptions['rateAxis']>, name: string): number {
+  if (axis === 'planned') return p.qps;
+  return (axis === 'bursts' && !GAP_ENTRIES.has(name) ? p.burstQps : null) ?? p.arrivalQps ?? p.qps;
+}
+
 // Probes of one entry grouped by rate, in effective units, ascending in rate.
 function pointsOf(probes: readonly ProbeEvidence[], name: string, mode: NonNullable<IntervalOptions['tau']>, poolWithin: number, axis: NonNullable<IntervalOptions['rateAxis']>): RatePoint[] {
   const rows = probes
-    .flatMap((p) => p.parts.filter((e) => e.name === name && e.observed > 0).map((e) => ({ qps: p.qps, at: axis === 'realized' ? (p.arrivalQps ?? p.qps) : p.qps, e })))
+    .flatMap((p) => p.parts.filter((e) => e.name === name && e.observed > 0).map((e) => ({ qps: p.qps, at: readAt(p, axis, name), e })))
     .sort((a, b) => a.qps - b.qps);
   const byRate = new Map<number, RatePoint & { sumAt: number }>();
   let floor = 1;
@@ -460,7 +478,7 @@ export function expectedProbe(probes: readonly ProbeEvidence[], qps: number): Pr
     const rows = used.flatMap((p) => p.parts.filter((e) => e.name === name && e.observed > 0).map((e) => ({ qps: p.qps, e })));
     if (rows.length === 0) continue;
     const nearest = rows.reduce((best, r) => (Math.abs(r.qps - qps) < Math.abs(best.qps - qps) ? r : best)).e;
-    const points = pointsOf(used, name, 'running-max', POOL_WITHIN, 'realized');
+    const points = pointsOf(used, name, 'running-max', POOL_WITHIN, 'bursts');
     const fit = isotonic(points.map((p) => (p.m + nearest.allowedFraction) / (p.n + 1)), points.map((p) => p.n));
     const i = points.findIndex((p) => p.qps >= qps);
     let fraction: number;

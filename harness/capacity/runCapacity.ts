@@ -629,12 +629,12 @@ function movedFrom(r: RehearsalJson, capacityQps: number, estimateQps: number | 
 
 /** What a probe's requests showed, as the search and the interval read it (its load, its counts). */
 function evidenceOfSummary(s: Pick<ProbeSummary, 'qps' | 'durationS' | 'statistics'>): ProbeEvidence {
-  return { qps: s.qps, arrivalQps: s.statistics?.arrivalQps, durationS: s.durationS, parts: s.statistics?.parts ?? [] };
+  return { qps: s.qps, arrivalQps: s.statistics?.arrivalQps, burstQps: s.statistics?.burstQps, durationS: s.durationS, parts: s.statistics?.parts ?? [] };
 }
 
 /** The capacity estimate and its interval from every valid probe's evidence (capacity/interval.ts). */
 export function intervalOf(probes: readonly Pick<ProbeOutcome, 'qps' | 'durationS' | 'valid' | 'statistics'>[]): CapacityIntervalJson {
-  return capacityInterval(probes.filter((p) => p.valid).map((p) => ({ qps: p.qps, arrivalQps: p.statistics?.arrivalQps, durationS: p.durationS, parts: p.statistics?.parts ?? [] })));
+  return capacityInterval(probes.filter((p) => p.valid).map((p) => ({ qps: p.qps, arrivalQps: p.statistics?.arrivalQps, burstQps: p.statistics?.burstQps, durationS: p.durationS, parts: p.statistics?.parts ?? [] })));
 }
 
 // The statistical decision of the last valid probe at a bracket end (retries share a rate).

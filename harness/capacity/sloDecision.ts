@@ -221,9 +221,16 @@ export function statisticsOfDecision(d: SloDecision): ProbeStatistics {
  * a miss, and the interval of a TTFT entry read that rate as passing and opened above it). Each
  * definition's own search already takes such a probe as evidence only for the one that stopped it.
  */
-/** The statistics with the arrival rate the judged requests realized (metrics/arrivalRate.ts), to six digits; unchanged without one. */
-export function withArrivalRate(s: ProbeStatistics, arrivalQps: number | null): ProbeStatistics {
-  return arrivalQps === null ? s : { ...s, arrivalQps: +arrivalQps.toPrecision(6) };
+/**
+ * The statistics with the arrival rate the judged requests realized (metrics/arrivalRate.ts) and the
+ * rate their bursts put the probe at (capacity/burstRate.ts), each to six digits where there is one.
+ */
+export function withArrivalRate(s: ProbeStatistics, arrivalQps: number | null, burstQps: number | null = null): ProbeStatistics {
+  return {
+    ...s,
+    ...(arrivalQps === null ? {} : { arrivalQps: +arrivalQps.toPrecision(6) }),
+    ...(burstQps === null ? {} : { burstQps: +burstQps.toPrecision(6) }),
+  };
 }
 
 export function stopStatistics(d: SloDecision): ProbeStatistics {

@@ -20,6 +20,8 @@ export interface ProbeCounts {
   qps: number;
   /** The arrival rate its judged requests realized (statistics.arrivalQps), when archived. */
   arrivalQps?: number;
+  /** The rate its judged requests' bursts put it at (statistics.burstQps), when archived. */
+  burstQps?: number;
   durationS: number;
   parts: { name: string; observed: number; misses: number; tau: number; allowedFraction: number }[];
 }

@@ -106,8 +106,9 @@ export function probeCountsOf(rawCapacity: unknown): ProbeCounts[] {
       if (typeof e.name !== 'string' || observed === null || misses === null || tau === null || allowedFraction === null) return [];
       return [{ name: e.name, observed, misses, tau, allowedFraction }];
     });
-    const arrivalQps = num(obj(p.statistics).arrivalQps);
-    return counts.length ? [{ qps, ...(arrivalQps !== null && arrivalQps > 0 ? { arrivalQps } : {}), durationS: num(p.durationS) ?? 0, parts: counts }] : [];
+    const positive = (v: unknown) => (num(v) ?? 0) > 0;
+    const { arrivalQps, burstQps } = obj(p.statistics);
+    return counts.length ? [{ qps, ...(positive(arrivalQps) ? { arrivalQps: num(arrivalQps)! } : {}), ...(positive(burstQps) ? { burstQps: num(burstQps)! } : {}), durationS: num(p.durationS) ?? 0, parts: counts }] : [];
   });
 }
 

@@ -2,7 +2,8 @@
 // n requests its count over its span scatters by about 1/√n (5% at 400), and near the knee the miss
 // fraction follows the rate a probe realized, on long probes about as the long-run curve follows
 // the planned rate (docs/verdicts.md, "Each probe at the rate it realized"). The capacity's
-// interval reads each probe there, which takes that scatter out of the curve it fits.
+// interval reads an SLO entry of token gaps there, which takes that scatter out of the curve it
+// fits; other entries follow the probe's bursts (capacity/burstRate.ts).
 //
 // Pure: arrival times in, a rate out.
 

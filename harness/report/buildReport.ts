@@ -266,6 +266,7 @@ function probeSection(d: RunReportData): Block[] {
     String(p.index),
     fmtNum(p.qps),
     p.statistics?.arrivalQps ? fmtNum(p.statistics.arrivalQps) : NONE,
+    p.statistics?.burstQps ? fmtNum(p.statistics.burstQps) : NONE,
     verdictCell(p),
     p.statistics ? shortDecision(p.statistics) : NONE,
     p.requests === null ? NONE : `${p.requests}${p.planned ? ` / ${p.planned}` : ''}`,
@@ -274,16 +275,17 @@ function probeSection(d: RunReportData): Block[] {
     p.earlyStop ? 'stopped early' : fmtSloValue(slo, p.sloValue),
     fmtNum(p.goodputQps, 3),
   ]);
-  // A Poisson probe draws its own rate; the estimate reads each probe at the one it realized.
-  const columns = ['#', 'rate (QPS)', 'realized (QPS)', 'verdict', 'statistical decision', 'requests (evaluated / planned)', 'duration', `SLO value (${label})`, 'goodput (QPS)'];
+  // A Poisson probe draws its own rate and its own bursts; the estimate reads each probe at the
+  // rate its bursts put it at (token-gap entries at the rate it realized).
+  const columns = ['#', 'rate (QPS)', 'realized (QPS)', 'bursts (QPS)', 'verdict', 'statistical decision', 'requests (evaluated / planned)', 'duration', `SLO value (${label})`, 'goodput (QPS)'];
   const numeric = columns.map((_, i) => ![3, 4].includes(i));
   const out: Block[] = [heading(2, 'Probes')];
   if (rows.length === 0) return [...out, para('No probe finished.')];
   out.push(
     table(columns, rows, numeric, {
       name: 'probes',
-      columns: ['probe', 'rateQps', 'arrivalQps', 'verdict', 'decision', 'decisionConfidence', 'valid', 'requests', 'planned', 'durationS', 'earlyStop', 'sloValue', 'goodputQps', 'throughputQps', 'ttftP50S', 'ttftP99S', 'tbtP50S', 'tbtP99S', 'fluidityP99', 'fluidityP50', 'clientErrorS', 'invalidReason', 'clientErrorEffect'],
-      rows: d.probes.map((p) => [p.index, p.qps, p.statistics?.arrivalQps ?? null, verdictOf(p), p.statistics?.decision ?? null, p.statistics?.confidence ?? null, p.valid, p.requests, p.planned, p.durationS, p.earlyStop, p.sloValue, p.goodputQps, p.throughputQps, p.ttftP50S, p.ttftP99S, p.tbtP50S, p.tbtP99S, p.fluidityP99, p.fluidityP50, p.clientErrorS, p.valid === false ? p.invalidReason : null, p.clientErrorNote]),
+      columns: ['probe', 'rateQps', 'arrivalQps', 'burstQps', 'verdict', 'decision', 'decisionConfidence', 'valid', 'requests', 'planned', 'durationS', 'earlyStop', 'sloValue', 'goodputQps', 'throughputQps', 'ttftP50S', 'ttftP99S', 'tbtP50S', 'tbtP99S', 'fluidityP99', 'fluidityP50', 'clientErrorS', 'invalidReason', 'clientErrorEffect'],
+      rows: d.probes.map((p) => [p.index, p.qps, p.statistics?.arrivalQps ?? null, p.statistics?.burstQps ?? null, verdictOf(p), p.statistics?.decision ?? null, p.statistics?.confidence ?? null, p.valid, p.requests, p.planned, p.durationS, p.earlyStop, p.sloValue, p.goodputQps, p.throughputQps, p.ttftP50S, p.ttftP99S, p.tbtP50S, p.tbtP99S, p.fluidityP99, p.fluidityP50, p.clientErrorS, p.valid === false ? p.invalidReason : null, p.clientErrorNote]),
     }),
   );
   if (stopped.length > 0) {

@@ -9,7 +9,7 @@
  */
 export function passOutsideInterval(passQps: number | null, iv: { loQps: number | null; hiQps: number | null }): string | null {
   if (passQps === null) return null;
-  if (iv.loQps !== null && passQps < iv.loQps) return 'below the 95% interval: pooled, each at the rate its arrivals realized, the probes put the capacity higher (near the knee a probe\'s sample passes or fails by chance, and draws its own rate)';
-  if (iv.hiQps !== null && passQps > iv.hiQps) return 'above the 95% interval: pooled, each at the rate its arrivals realized, the probes put the capacity lower (near the knee a probe\'s sample passes or fails by chance, and draws its own rate)';
+  if (iv.loQps !== null && passQps < iv.loQps) return 'below the 95% interval: pooled, each at the rate its arrivals\' bursts put it at, the probes put the capacity higher (near the knee a probe\'s sample passes or fails by chance, and draws its own bursts)';
+  if (iv.hiQps !== null && passQps > iv.hiQps) return 'above the 95% interval: pooled, each at the rate its arrivals\' bursts put it at, the probes put the capacity lower (near the knee a probe\'s sample passes or fails by chance, and draws its own bursts)';
   return null;
 }

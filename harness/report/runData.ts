@@ -450,8 +450,9 @@ function statisticsOf(v: unknown): ProbeStatistics | null {
   const confidence = num(o.confidence);
   if ((decision !== 'pass' && decision !== 'fail' && decision !== 'undecided') || confidence === null) return null;
   const leaning = str(o.leaning) === 'fail' ? 'fail' : 'pass';
-  const arrivalQps = num(o.arrivalQps);
-  return { decision, confidence, leaning, evidence: str(o.evidence) ?? '', ...(arrivalQps !== null && arrivalQps > 0 ? { arrivalQps } : {}) };
+  const positive = (x: number | null): x is number => x !== null && x > 0;
+  const [arrivalQps, burstQps] = [num(o.arrivalQps), num(o.burstQps)];
+  return { decision, confidence, leaning, evidence: str(o.evidence) ?? '', ...(positive(arrivalQps) ? { arrivalQps } : {}), ...(positive(burstQps) ? { burstQps } : {}) };
 }
 
 function rehearsalOf(r: Record<string, unknown>): RehearsalJson {

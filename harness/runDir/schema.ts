@@ -160,8 +160,11 @@ export interface ProbeStatistics {
   /** Each SLO entry's counts, what capacity/interval.ts pools across probes (absent in older runs). */
   parts?: { name: string; observed: number; misses: number; tau: number; allowedFraction: number }[];
   /** The arrival rate the judged requests realized (metrics/arrivalRate.ts), where the interval
-   *  reads the probe; absent in older runs (read at the planned rate) and with fewer than two. */
+   *  reads the probe's token-gap entries; absent in older runs (read at the planned rate) and with fewer than two. */
   arrivalQps?: number;
+  /** The rate its judged requests' bursts put it at (capacity/burstRate.ts), where the interval
+   *  reads its other entries; absent in older runs (read at arrivalQps) and for trace-timed arrivals. */
+  burstQps?: number;
 }
 
 // ---- events.jsonl -----------------------------------------------------------------------------

@@ -5,6 +5,8 @@
 // judged like capacity/probeStep.ts and steered by the same nextProbe(). No I/O: the caller
 // resolves the recipe (rehearse.ts does) and times the call.
 import { arrivalQpsOf } from '../metrics/arrivalRate.ts';
+import { burstQps } from '../capacity/burstRate.ts';
+import type { PlannedArrival } from '../metrics/virtualBacklog.ts';
 import { planProbe } from '../load/plan.ts';
 import type { TraceTable } from '../load/traceCsv.ts';
 import type { WorkloadSpec } from '../load/workloadSpec.ts';
@@ -49,6 +51,10 @@ export interface TwinProbe {
   decision: ProbeStatistics['decision'];
   /** The arrival rate its judged requests realized (metrics/arrivalRate.ts), where the interval reads it; null with fewer than two. */
   arrivalQps: number | null;
+  /** The rate its judged requests' bursts put it at (capacity/burstRate.ts), where the interval reads it; null where there is none. */
+  burstQps: number | null;
+  /** Its judged requests as planned (with TwinSearchInput.keepArrivals): what metrics/virtualBacklog.ts reads. */
+  arrivals?: PlannedArrival[];
 }
 
 /**
@@ -98,6 +104,8 @@ export interface TwinSearchInput {
    * evidence (docs/verdicts.md); runs have none (default 0).
    */
   coolDownShare?: number;
+  /** Each probe also returns its judged requests' planned arrivals (TwinProbe.arrivals), for the proofs. */
+  keepArrivals?: boolean;
 }
 
 export interface TwinSearchResult {
@@ -135,7 +143,7 @@ export function runTwinSearch(input: TwinSearchInput): TwinSearchResult {
   const probes: TwinProbe[] = [];
   let decision: SearchDecision;
   for (;;) {
-    const verdicts: ProbeVerdict[] = probes.map((p) => ({ qps: p.qps, passed: p.passed, valid: true, evidence: { qps: p.qps, arrivalQps: p.arrivalQps, durationS: p.durationS, parts: p.parts } }));
+    const verdicts: ProbeVerdict[] = probes.map((p) => ({ qps: p.qps, passed: p.passed, valid: true, evidence: { qps: p.qps, arrivalQps: p.arrivalQps, burstQps: p.burstQps, durationS: p.durationS, parts: p.parts } }));
     decision = nextProbe(plan.search, verdicts);
     if (decision.done) break;
     const qps = decision.qps;
@@ -149,7 +157,7 @@ export function runTwinSearch(input: TwinSearchInput): TwinSearchResult {
     bracket: decision.bracket,
     outcome: decision.outcome,
     reason: decision.reason,
-    interval: probes.some((p) => p.parts.length > 0) ? capacityInterval(probes.map((p) => ({ qps: p.qps, arrivalQps: p.arrivalQps, durationS: p.durationS, parts: p.parts }))) : null,
+    interval: probes.some((p) => p.parts.length > 0) ? capacityInterval(probes.map((p) => ({ qps: p.qps, arrivalQps: p.arrivalQps, burstQps: p.burstQps, durationS: p.durationS, parts: p.parts }))) : null,
     probes,
     fit,
     profileFit,
@@ -194,11 +202,14 @@ export function runTwinProbe(input: TwinSearchInput & { fit: PrefillFit; earlySt
     ...input.delays,
   });
   const verdict = judgeProbe(run.records, plan.slo, input.fit, run.earlyStop);
-  const arrivalQps = arrivalQpsOf(run.records.filter((r) => r.warmup !== true));
+  const judged = run.records.filter((r) => r.warmup !== true);
+  const arrivalQps = arrivalQpsOf(judged);
+  const bursts = burstQps(judged, qps, input.workload, input.trace, plan.maxContextTokens);
+  const arrivals = input.keepArrivals ? { arrivals: judged.map((r) => ({ scheduledS: r.scheduledS, tokens: r.promptTokens + r.maxTokens })) } : {};
   const rule = input.capacity ?? { kind: 'slo' };
   if (rule.kind === 'scheduling-delay') {
     // Every request of a probe without early stop ends, so each evaluated one has its delay.
-    const delays = run.records.filter((r) => r.warmup !== true).map((r) => run.schedulingDelayS[r.id] ?? run.durationS - r.sentS);
+    const delays = judged.map((r) => run.schedulingDelayS[r.id] ?? run.durationS - r.sentS);
     const tail = delays.length ? percentile(delays, rule.percentile) : null;
     return {
       index, qps, passed: tail !== null && tail < rule.maxS, valid: true, requests: verdict.requests, planned: run.planned, kneeWarmup: run.kneeWarmup,
@@ -208,11 +219,13 @@ export function runTwinProbe(input: TwinSearchInput & { fit: PrefillFit; earlySt
       parts: [],
       decision: tail !== null && tail < rule.maxS ? 'pass' : 'fail',
       arrivalQps,
+      burstQps: bursts,
+      ...arrivals,
     };
   }
   // The counts the interval reads, as the probe step keeps them: the decision a stop fired on, else the whole probe's.
   const stoppedOn = run.earlyStop !== null ? early?.decided() ?? null : null;
-  const statistics = stoppedOn ? stopStatistics(stoppedOn) : probeDecision(metricsUnder(run.records.filter((r) => r.warmup !== true), plan.slo, input.fit), plan.slo, DEFAULT_DECISION, minRequests);
+  const statistics = stoppedOn ? stopStatistics(stoppedOn) : probeDecision(metricsUnder(judged, plan.slo, input.fit), plan.slo, DEFAULT_DECISION, minRequests);
   return {
     index,
     qps,
@@ -230,5 +243,7 @@ export function runTwinProbe(input: TwinSearchInput & { fit: PrefillFit; earlySt
     parts: statistics.parts ?? [],
     decision: statistics.decision,
     arrivalQps,
+    burstQps: bursts,
+    ...arrivals,
   };
 }

@@ -2,8 +2,9 @@
 // under the SLO it judges with (the run's, or the flags'), on the archived example run.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { readdirSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 import { analyzeTarget, type AnalyzeOptions } from '../../harness/analyze/analyzeRun.ts';
 
 const EXAMPLE = join(resolve(import.meta.dirname, '..', '..'), 'results', 'examples', 'sim-quickstart');
@@ -41,6 +42,20 @@ test('each probe states the arrival rate its measured requests realized, from th
     const got = outcome.probes.find((p) => p.probe === dir)?.statistics?.arrivalQps;
     assert.ok(got !== undefined && Math.abs(got / expected - 1) < 1e-5, `${dir}: ${got} against ${expected}`);
   }
+});
+
+test('the rate a probe\'s bursts put it at comes from its summary.json (a property of its plan, not of the SLO), and the interval reads it', async () => {
+  const copy = join(mkdtempSync(join(tmpdir(), 'fluidcap-bursts-')), 'run');
+  cpSync(EXAMPLE, copy, { recursive: true });
+  const before = await analyze({ target: copy, capacity: true });
+  assert.is(before.outcome.probes.find((p) => p.probe === '02-qps-4')?.statistics?.burstQps, undefined);
+  const file = join(copy, 'probes', '02-qps-4', 'summary.json');
+  writeFileSync(file, JSON.stringify({ ...JSON.parse(readFileSync(file, 'utf8')), statistics: { burstQps: 4.8 } }));
+  const after = await analyze({ target: copy, capacity: true });
+  assert.is(after.outcome.probes.find((p) => p.probe === '02-qps-4')?.statistics?.burstQps, 4.8);
+  // Its arrival rate is still the timelines' own.
+  assert.is(after.outcome.probes.find((p) => p.probe === '02-qps-4')?.statistics?.arrivalQps, before.outcome.probes.find((p) => p.probe === '02-qps-4')?.statistics?.arrivalQps);
+  rmSync(dirname(copy), { recursive: true, force: true });
 });
 
 test('a looser SLO from the flags is what the decision judges', async () => {

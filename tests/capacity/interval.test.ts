@@ -232,5 +232,18 @@ test('probes whose misses follow the rate they realized: read there, the estimat
   assert.ok(median(errors.realized) < 0.8 * median(errors.planned), `median error realized ${median(errors.realized)}, planned ${median(errors.planned)}`);
 });
 
+test('by default a point sits at the rate its probes\' bursts put them at, a token-gap entry\'s at the rate they realized', () => {
+  const at = (qps: number, arrivalQps: number | undefined, burstQps: number | undefined, misses: number, name = 'fluidity'): ProbeEvidence => ({ qps, arrivalQps, burstQps, durationS: 100, parts: [{ name, observed: 2000, misses, tau: 1, allowedFraction: P0 }] });
+  const realized = capacityInterval([at(38, 39, undefined, 4), at(42, 43, undefined, 80)], { draws: 400 });
+  const bursts = capacityInterval([at(38, 39, 40, 4), at(42, 43, 44, 80)], { draws: 400 });
+  // The same counts read one QPS above the realized rates: the crossing moves up by about that much.
+  assert.ok(Math.abs(bursts.estimateQps! - realized.estimateQps! - 1) < 0.2, `${realized.estimateQps} → ${bursts.estimateQps}`);
+  // Asked for the realized axis, the bursts change nothing.
+  assert.equal(capacityInterval([at(38, 39, 40, 4), at(42, 43, 44, 80)], { draws: 400, rateAxis: 'realized' }), realized);
+  // A TBT entry's misses are token gaps: read at the realized rate whatever the bursts say.
+  const gaps = (b: number | undefined) => capacityInterval([at(38, 39, b && b - 4, 4, 'tbt'), at(42, 43, b, 80, 'tbt')], { draws: 400 });
+  assert.equal(gaps(46), gaps(undefined));
+});
+
 test.run();
 

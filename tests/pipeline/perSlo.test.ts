@@ -152,11 +152,15 @@ test("the report's measured per-SLO table and its CSV carry capacity.json's perS
 test('analyze --capacity --json on the run finds the same capacity per definition from the archive', async () => {
   const r = await fluidcap(['analyze', runDir, '--capacity', '--json'], { timeoutMs: 60_000 });
   assert.is(r.code, 0, r.stderr.slice(-2000));
-  const per = (JSON.parse(r.stdout) as { summary: { capacity: { perSlo: { name: string; capacityQps: number; bracket: unknown }[] } } }).summary.capacity.perSlo;
+  const found = JSON.parse(r.stdout) as { summary: { capacity: { perSlo: { name: string; capacityQps: number; bracket: unknown }[] }; probes: { probe: string; statistics?: { burstQps?: number } }[] } };
   assert.equal(
-    per.map((p) => [p.name, p.capacityQps, p.bracket]),
+    found.summary.capacity.perSlo.map((p) => [p.name, p.capacityQps, p.bracket]),
     capacity.perSlo.map((p) => [p.name, p.capacityQps, p.bracket]),
   );
+  // Each probe is read where the run read it: the rate its bursts put it at comes from its summary.json.
+  const run = capacity.probes as unknown as { dir: string; statistics?: { burstQps?: number } }[];
+  assert.ok(run.some((p) => p.statistics?.burstQps), 'the run recorded no burst rate');
+  for (const p of run) assert.is(found.summary.probes.find((f) => p.dir.endsWith(f.probe))?.statistics?.burstQps, p.statistics?.burstQps, p.dir);
 });
 
 test.run();

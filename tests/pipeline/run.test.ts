@@ -9,6 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FAST_RECIPE, fluidcap, isAlive, onlyRunDir, readJson, readJsonl, type CapacityFile } from './support.ts';
 import { shown } from '../support/hooks.ts';
+import { loadRecipe } from '../../harness/recipe/load.ts';
+import { planOf } from '../../harness/twin/rehearse.ts';
+import { burstQps } from '../../harness/capacity/burstRate.ts';
 
 const work = mkdtempSync(join(tmpdir(), 'fluidcap-pipeline-run-'));
 const outDir = join(work, 'results');
@@ -129,6 +132,21 @@ test('each probe states the arrival rate its judged requests realized, where the
     const judged = readJsonl(join(runDir, p.dir, 'timelines.jsonl')).filter((r) => r.warmup !== true).map((r) => r.scheduledS as number);
     const span = Math.max(...judged) - Math.min(...judged);
     assert.ok(Math.abs(realized! - (judged.length - 1) / span) <= 1e-5 * realized!, `probe at ${p.qps} QPS: ${realized} against ${(judged.length - 1) / span} from its timelines`);
+    checked++;
+  }
+  assert.ok(checked > 0, 'no probe without a knee warm-up to recompute');
+});
+
+test('each probe states the rate its judged requests\' bursts put it at, recomputed from its timelines against the planner\'s draws', async () => {
+  const plan = planOf(await loadRecipe(FAST_RECIPE));
+  let checked = 0;
+  for (const p of capacity.probes as { qps: number; dir: string; kneeWarmup?: unknown; statistics?: { burstQps?: number } }[]) {
+    const bursts = p.statistics?.burstQps;
+    assert.ok(bursts !== undefined && Math.abs(bursts / p.qps - 1) < 0.5, `probe at ${p.qps} QPS: bursts at ${bursts}`);
+    if (p.kneeWarmup) continue;
+    const judged = readJsonl(join(runDir, p.dir, 'timelines.jsonl')).filter((r) => r.warmup !== true) as { scheduledS: number; promptTokens: number; maxTokens: number }[];
+    const expected = burstQps(judged, p.qps, plan.workload, undefined, plan.maxContextTokens)!;
+    assert.ok(Math.abs(bursts! - expected) <= 1e-5 * expected, `probe at ${p.qps} QPS: ${bursts} against ${expected} from its timelines`);
     checked++;
   }
   assert.ok(checked > 0, 'no probe without a knee warm-up to recompute');

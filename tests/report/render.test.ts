@@ -40,7 +40,7 @@ test('the Estimate paragraph says when the highest passing probe lies outside th
   assert.not.match(md, 'That capacity lies');
   const below = writeSyntheticRun(join(tmp, 'pass-below'), { interval: true, capacityQps: 2, runId: 'pass-below' });
   await writeReports(below);
-  assert.match(readFileSync(join(below, 'report.md'), 'utf8'), 'That capacity lies below the 95% interval: pooled, each at the rate its arrivals realized, the probes put the capacity higher (near the knee a probe\'s sample passes or fails by chance, and draws its own rate).');
+  assert.match(readFileSync(join(below, 'report.md'), 'utf8'), 'That capacity lies below the 95% interval: pooled, each at the rate its arrivals\' bursts put it at, the probes put the capacity higher (near the knee a probe\'s sample passes or fails by chance, and draws its own bursts).');
 });
 
 test('the method says which token arrivals were measured; a run from before says it did not record them', async () => {
@@ -57,12 +57,15 @@ test('the SLO is quoted as the user wrote it', () => {
 
 test('probe rows carry verdict, decision, requests, SLO value and goodput; a second table the latencies and client error', () => {
   const header = mdRow(md, '#');
-  assert.equal(header, ['#', 'rate (QPS)', 'realized (QPS)', 'verdict', 'statistical decision', 'requests (evaluated / planned)', 'duration', 'SLO value (fluidity P99)', 'goodput (QPS)']);
+  assert.equal(header, ['#', 'rate (QPS)', 'realized (QPS)', 'bursts (QPS)', 'verdict', 'statistical decision', 'requests (evaluated / planned)', 'duration', 'SLO value (fluidity P99)', 'goodput (QPS)']);
   const row = mdRow(md, '1');
   const cell = (name: string) => row[header.indexOf(name)];
   // The arrival rate the probe's sample realized; a probe archived without one shows none.
   assert.is(cell('realized (QPS)'), '2.041');
   assert.is(mdRow(md, '3')[header.indexOf('realized (QPS)')], '—');
+  // The rate its bursts put it at, where the estimate reads it; none for a probe archived without one.
+  assert.is(cell('bursts (QPS)'), '2.138');
+  assert.is(mdRow(md, '3')[header.indexOf('bursts (QPS)')], '—');
   assert.is(cell('verdict'), 'pass');
   assert.is(cell('statistical decision'), 'pass 97%');
   assert.is(mdRow(md, '3')[header.indexOf('statistical decision')], '—');
@@ -213,9 +216,10 @@ test('a run with only SPEC §4 fields renders, stating what is absent', async ()
   assert.match(text, '- manifest.json (host facts, tool version and git sha unknown)');
   assert.not.match(text, /undefined|NaN|null/);
   // Probe summaries are found by the pipeline's directory naming even without `dir`.
-  assert.is(mdRow(text, '1')[3], 'pass');
-  assert.is(mdRow(text, '1')[5], '90 / 100');
-  assert.is(mdRow(text, '2')[5], '90');
+  const header = mdRow(text, '#');
+  assert.is(mdRow(text, '1')[header.indexOf('verdict')], 'pass');
+  assert.is(mdRow(text, '1')[header.indexOf('requests (evaluated / planned)')], '90 / 100');
+  assert.is(mdRow(text, '2')[header.indexOf('requests (evaluated / planned)')], '90');
 });
 
 test('an unmeasurable fluid rate is stated with its reason', async () => {

@@ -115,7 +115,7 @@ test('a proof\'s cool-down keeps a twin probe\'s measured requests and warm-ups;
 
 test('a search that probes a rate again gives each repeat its own sample', () => {
   // A tight tolerance and a long budget make the interval search come back to rates it probed.
-  const r = rehearse({ ...recipe, search: { ...recipe.search, tolerance: 0.01, budget: 400, maxProbes: 20 } });
+  const r = rehearse({ ...recipe, search: { ...recipe.search, tolerance: 0.01, budget: 500, maxProbes: 20 } });
   const byRate = new Map<number, typeof r.probes>();
   for (const p of r.probes) byRate.set(p.qps, [...(byRate.get(p.qps) ?? []), p]);
   const repeated = [...byRate.values()].filter((ps) => ps.length > 1);

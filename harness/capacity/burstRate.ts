@@ -1,0 +1,45 @@
+// The rate a probe's bursts put it at, read against the planner's own draws of the run's workload
+// (metrics/virtualBacklog.ts). The reference is drawn once per workload and length, at one request
+// a second, and serves every rate; a workload whose arrival times come from a trace has no draws to
+// compare with, and is read at its realized rate.
+//
+// Pure: the planner is deterministic, so the reference is too (memoized by workload).
+import { planProbe } from '../load/plan.ts';
+import type { TraceTable } from '../load/traceCsv.ts';
+import type { WorkloadSpec } from '../load/workloadSpec.ts';
+import { deriveSeed } from '../util/rng.ts';
+import { backlogReference, burstQpsOf, type BacklogReference, type PlannedArrival } from '../metrics/virtualBacklog.ts';
+
+/**
+ * Draws in a reference. Its mean backlog is common to every probe at a rate, so its own error moves
+ * them all together: with 400 draws about a third of a percent of the rate on Sarathi's probes.
+ */
+export const REFERENCE_DRAWS = 400;
+
+const references = new Map<string, BacklogReference>();
+const traceIds = new WeakMap<TraceTable, number>();
+let traces = 0;
+
+function referenceFor(workload: WorkloadSpec, trace: TraceTable | undefined, maxContextTokens: number, least: number): BacklogReference {
+  if (trace && !traceIds.has(trace)) traceIds.set(trace, ++traces);
+  const key = JSON.stringify([workload, trace ? traceIds.get(trace) : null, maxContextTokens]);
+  const have = references.get(key);
+  if (have && have.at.length > least) return have;
+  // Longer than asked, so that a search's later probes (longer near the knee) reuse it.
+  const length = Math.max(1000, 2 * least);
+  const draws = Array.from({ length: REFERENCE_DRAWS }, (_, k) =>
+    planProbe({ workload, rateQps: 1, requests: length, seed: deriveSeed(workload.seed, `backlog reference ${k}`), maxContextTokens, trace }).requests.map(arrivalOf),
+  );
+  const ref = backlogReference(draws);
+  references.set(key, ref);
+  return ref;
+}
+
+/** A planned request as the backlog reads it: its arrival and its tokens, prompt and planned output. */
+export const arrivalOf = (r: { scheduledS: number; promptTokens: number; maxTokens: number }): PlannedArrival => ({ scheduledS: r.scheduledS, tokens: r.promptTokens + r.maxTokens });
+
+/** The rate the judged requests' bursts put a probe planned at `qps` at; null for trace-timed arrivals or fewer than two. */
+export function burstQps(judged: readonly { scheduledS: number; promptTokens: number; maxTokens: number }[], qps: number, workload: WorkloadSpec, trace: TraceTable | undefined, maxContextTokens: number): number | null {
+  if (workload.arrivals.process === 'trace' || judged.length < 2) return null;
+  return burstQpsOf(judged.map(arrivalOf), qps, referenceFor(workload, trace, maxContextTokens, judged.length));
+}
