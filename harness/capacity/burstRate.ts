@@ -8,13 +8,17 @@ import { planProbe } from '../load/plan.ts';
 import type { TraceTable } from '../load/traceCsv.ts';
 import type { WorkloadSpec } from '../load/workloadSpec.ts';
 import { deriveSeed } from '../util/rng.ts';
+import { SIZE_BOUNDS } from '../util/sizeBounds.ts';
 import { backlogReference, burstQpsOf, type BacklogReference, type PlannedArrival } from '../metrics/virtualBacklog.ts';
 
 /**
  * Draws in a reference. Its mean backlog is common to every probe at a rate, so its own error moves
  * them all together: with 400 draws about a third of a percent of the rate on Sarathi's probes.
+ * Longer references draw fewer (a probe's own scatter shrinks as its length grows, and so may the
+ * reference's), at most REFERENCE_ARRIVALS arrivals in all, at least 20 draws.
  */
 export const REFERENCE_DRAWS = 400;
+const REFERENCE_ARRIVALS = 4_000_000;
 
 const references = new Map<string, BacklogReference>();
 const traceIds = new WeakMap<TraceTable, number>();
@@ -26,11 +30,10 @@ function referenceFor(workload: WorkloadSpec, trace: TraceTable | undefined, max
   const have = references.get(key);
   if (have && have.at.length > least) return have;
   // Longer than asked, so that a search's later probes (longer near the knee) reuse it.
-  const length = Math.max(1000, 2 * least);
-  const draws = Array.from({ length: REFERENCE_DRAWS }, (_, k) =>
-    planProbe({ workload, rateQps: 1, requests: length, seed: deriveSeed(workload.seed, `backlog reference ${k}`), maxContextTokens, trace }).requests.map(arrivalOf),
-  );
-  const ref = backlogReference(draws);
+  const length = Math.min(SIZE_BOUNDS.probeRequests.max, Math.max(1000, 2 * least));
+  const count = Math.max(20, Math.min(REFERENCE_DRAWS, Math.floor(REFERENCE_ARRIVALS / length)));
+  const drawOf = (k: number) => planProbe({ workload, rateQps: 1, requests: length, seed: deriveSeed(workload.seed, `backlog reference ${k}`), maxContextTokens, trace }).requests.map(arrivalOf);
+  const ref = backlogReference(count, length, drawOf);
   references.set(key, ref);
   return ref;
 }

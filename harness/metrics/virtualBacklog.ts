@@ -65,33 +65,39 @@ export interface BacklogReference {
   faster: Float64Array;
 }
 
-/** The reference of draws made at one request a second, as long as the shortest of them. */
-export function backlogReference(draws: readonly (readonly PlannedArrival[])[], utilization = BACKLOG_UTILIZATION): BacklogReference {
-  const length = Math.min(...draws.map((d) => d.length));
+/**
+ * The reference of `count` draws made at one request a second, each `length` arrivals or more,
+ * read one at a time (`drawOf(k)`, twice: first for the drain's scale, the mean tokens of a
+ * request), so that only one is held.
+ */
+export function backlogReference(count: number, length: number, drawOf: (k: number) => readonly PlannedArrival[], utilization = BACKLOG_UTILIZATION): BacklogReference {
   let tokens = 0;
-  let count = 0;
-  for (const d of draws) for (const a of d) (tokens += a.tokens), (count += 1);
-  const meanTokens = tokens / count;
+  let arrivals = 0;
+  for (let k = 0; k < count; k++) for (const a of drawOf(k)) (tokens += a.tokens), (arrivals += 1);
+  const meanTokens = tokens / arrivals;
   const drain = meanTokens / utilization;
-  const prefixMeans = (compress: number) => {
-    const out = new Float64Array(length + 1);
-    for (const d of draws) {
-      const order = [...d].sort((a, b) => a.scheduledS - b.scheduledS).slice(0, length);
-      let backlog = 0;
-      let lastS = order[0].scheduledS / compress;
-      let sum = 0;
-      order.forEach((a, i) => {
-        const atS = a.scheduledS / compress;
-        backlog = Math.max(0, backlog - drain * (atS - lastS));
-        lastS = atS;
-        sum += backlog;
-        backlog += a.tokens;
-        out[i + 1] += sum / (i + 1) / drain / draws.length;
-      });
+  const at = new Float64Array(length + 1);
+  const faster = new Float64Array(length + 1);
+  const add = (order: readonly PlannedArrival[], compress: number, out: Float64Array) => {
+    let backlog = 0;
+    let lastS = order[0].scheduledS / compress;
+    let sum = 0;
+    for (let i = 0; i < length; i++) {
+      const atS = order[i].scheduledS / compress;
+      backlog = Math.max(0, backlog - drain * (atS - lastS));
+      lastS = atS;
+      sum += backlog;
+      backlog += order[i].tokens;
+      out[i + 1] += sum / (i + 1) / drain / count;
     }
-    return out;
   };
-  return { utilization, meanTokens, at: prefixMeans(1), faster: prefixMeans(1 + SLOPE_STEP) };
+  for (let k = 0; k < count; k++) {
+    const order = [...drawOf(k)].sort((a, b) => a.scheduledS - b.scheduledS);
+    if (order.length < length) throw new Error(`backlogReference: draw ${k} holds ${order.length} arrivals, fewer than ${length}`);
+    add(order, 1, at);
+    add(order, 1 + SLOPE_STEP, faster);
+  }
+  return { utilization, meanTokens, at, faster };
 }
 
 /**

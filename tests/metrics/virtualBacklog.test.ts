@@ -2,7 +2,7 @@
 // growth with the rate a draw is replayed at, and its mean over Poisson draws rising toward saturation.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { drainTokensPerS, meanBacklogS } from '../../harness/metrics/virtualBacklog.ts';
+import { backlogReference, drainTokensPerS, meanBacklogS } from '../../harness/metrics/virtualBacklog.ts';
 import { planProbe } from '../../harness/load/plan.ts';
 import { workloadSchema } from '../../harness/load/workloadSpec.ts';
 
@@ -29,6 +29,24 @@ test('on Poisson draws the backlog grows with the rate a draw is replayed at, an
   assert.ok(mean(0.5, 1.05) > mean(0.5));
   // The same draw: replaying it faster never leaves less behind.
   for (const d of draws.slice(0, 10)) assert.ok(meanBacklogS(d, 3000, 1.05) >= meanBacklogS(d, 3000) - 1e-12);
+});
+
+test('the reference holds, for every length, the draws\' mean backlog of their first arrivals, and the same replayed 2% faster', () => {
+  const workload = workloadSchema.parse({ lengths: { prompt: { median: 300, p90: 900 }, output: 50 }, arrivals: { process: 'poisson' }, seed: 2 });
+  const draws = Array.from({ length: 30 }, (_, seed) => planProbe({ workload, rateQps: 1, requests: 120, seed, maxContextTokens: 4096 }).requests.map((r) => ({ scheduledS: r.scheduledS, tokens: r.promptTokens + r.maxTokens })));
+  let reads = 0;
+  const ref = backlogReference(draws.length, 100, (k) => (reads++, draws[k]));
+  // Each draw read twice: for the drain's scale, then for the backlog.
+  assert.is(reads, 2 * draws.length);
+  const all = draws.flat();
+  assert.ok(Math.abs(ref.meanTokens - all.reduce((a, x) => a + x.tokens, 0) / all.length) < 1e-9);
+  const drain = ref.meanTokens / ref.utilization;
+  for (const n of [2, 17, 100]) {
+    const mean = (compress: number) => draws.reduce((a, d) => a + meanBacklogS(d.slice(0, n), drain, compress), 0) / draws.length;
+    assert.ok(Math.abs(ref.at[n] - mean(1)) < 1e-9, `n ${n}: ${ref.at[n]} against ${mean(1)}`);
+    assert.ok(Math.abs(ref.faster[n] - mean(1.02)) < 1e-9, `n ${n} faster`);
+  }
+  assert.throws(() => backlogReference(2, 200, (k) => draws[k]), /fewer than 200/);
 });
 
 test.run();
