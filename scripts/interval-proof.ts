@@ -38,9 +38,12 @@
 // (`--gt-seeds` × `--gt-requests`). Per SLO entry it prints the probes' mean miss fraction (an empty
 // start reads low by the difference) and the variance of their fractions over the variance their
 // effective counts n/τ claim (above 1, the interval counts a probe as surer than it is), and the
-// share of that scatter the arrival rate each probe's Poisson draw realized explains (R²).
-// `--rate-axis` says where the run's intervals read each probe: at the arrival rate its judged
-// requests realized (as runs do, metrics/arrivalRate.ts), at its planned rate, or the planned
+// share of that scatter the arrival rate each probe's Poisson draw realized explains (R²), and the
+// same for the rate its bursts put it at (the mean backlog its planned arrivals find on a virtual
+// server loaded to `--backlog-utilization` by the planned rate, metrics/virtualBacklog.ts).
+// `--rate-axis` says where the run's intervals read each probe: at the rate its bursts put it at
+// (as runs do, capacity/burstRate.ts; TBT and TPOT entries at the realized rate), at the arrival
+// rate its judged requests realized (metrics/arrivalRate.ts), at its planned rate, or the planned
 // searches read back with only their final interval at the realized rates (the estimator alone).
 // `--cool-down F` sends F × a probe's requests after its measured ones, never judged, until they
 // have ended (twin/twinSearch.ts coolDownShare), in the run's searches and the scatter alike:
@@ -280,7 +283,7 @@ async function scatter(file: string, rates: number[], probes: number): Promise<v
   const c = await configOf(file);
   const gtSeeds = Number(values['gt-seeds']);
   const gtRequests = Number(values['gt-requests']);
-  console.log(`| recipe | QPS | SLO entry | long-run miss fraction | probes' mean | probes' sd | variance ÷ n/τ binomial's | ÷ n binomial's | median τ | probes within the allowance | realized arrival rate's sd | share of the fractions' variance it explains | backlog rate's sd | share it explains |`);
+  console.log(`| recipe | QPS | SLO entry | long-run miss fraction | probes' mean | probes' sd | variance ÷ n/τ binomial's | ÷ n binomial's | median τ | probes within the allowance | realized arrival rate's sd | share of the fractions' variance it explains | bursts' rate's sd | share it explains |`);
   console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
   // With a load to spend, probes as long as a run plans its knee probes with that budget (as the oracle's).
   const readLoad = Number(values['read-load']);
@@ -325,7 +328,7 @@ async function scatter(file: string, rates: number[], probes: number): Promise<v
   }
   if (!(readLoad > 0) || rates.length < 3) return;
   const middle = rates[Math.floor(rates.length / 2)];
-  console.log(`\n| SLO entry | slope (miss fraction per QPS, ${rates[0]}–${rates.at(-1)}) | probe sd at ${middle} | load per probe | probes in ${readLoad} s | direct read: median error (normal) | direct read: median error (probes resampled) | the same, each probe at its realized rate | probes' slope on their realized rate ÷ the long run's | each probe at its backlog rate | slope on the backlog rate ÷ the long run's |`);
+  console.log(`\n| SLO entry | slope (miss fraction per QPS, ${rates[0]}–${rates.at(-1)}) | probe sd at ${middle} | load per probe | probes in ${readLoad} s | direct read: median error (normal) | direct read: median error (probes resampled) | the same, each probe at its realized rate | probes' slope on their realized rate ÷ the long run's | each probe at its bursts' rate | slope on the bursts' rate ÷ the long run's |`);
   console.log('|---|---|---|---|---|---|---|---|---|---|---|');
   // Only the entries that bind near the middle rate: a long-run fraction within a factor 2 of the allowance.
   const binding = seen.filter((r) => r.qps === middle && r.longRun >= r.allowed / 2 && r.longRun <= r.allowed * 2);
