@@ -68,12 +68,17 @@ export interface BacklogReference {
 /**
  * The reference of `count` draws made at one request a second, each `length` arrivals or more,
  * read one at a time (`drawOf(k)`, twice: first for the drain's scale, the mean tokens of a
- * request), so that only one is held.
+ * request), so that only one is held. A generator that yields after each draw, so that a caller
+ * sharing its thread with a probe's client can let it run between them (backlogReference runs it
+ * through); its return value is the reference.
  */
-export function backlogReference(count: number, length: number, drawOf: (k: number) => readonly PlannedArrival[], utilization = BACKLOG_UTILIZATION): BacklogReference {
+export function* backlogReferenceSteps(count: number, length: number, drawOf: (k: number) => readonly PlannedArrival[], utilization = BACKLOG_UTILIZATION): Generator<void, BacklogReference> {
   let tokens = 0;
   let arrivals = 0;
-  for (let k = 0; k < count; k++) for (const a of drawOf(k)) (tokens += a.tokens), (arrivals += 1);
+  for (let k = 0; k < count; k++) {
+    for (const a of drawOf(k)) (tokens += a.tokens), (arrivals += 1);
+    yield;
+  }
   const meanTokens = tokens / arrivals;
   const drain = meanTokens / utilization;
   const at = new Float64Array(length + 1);
@@ -96,8 +101,18 @@ export function backlogReference(count: number, length: number, drawOf: (k: numb
     if (order.length < length) throw new Error(`backlogReference: draw ${k} holds ${order.length} arrivals, fewer than ${length}`);
     add(order, 1, at);
     add(order, 1 + SLOPE_STEP, faster);
+    yield;
   }
   return { utilization, meanTokens, at, faster };
+}
+
+/** backlogReferenceSteps run through at once. */
+export function backlogReference(count: number, length: number, drawOf: (k: number) => readonly PlannedArrival[], utilization = BACKLOG_UTILIZATION): BacklogReference {
+  const steps = backlogReferenceSteps(count, length, drawOf, utilization);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
 }
 
 /**

@@ -3,7 +3,9 @@
 // timed by a trace have no draws to compare with.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { burstQps } from '../../harness/capacity/burstRate.ts';
+import { arrivalOf, burstQps, burstQpsYielding } from '../../harness/capacity/burstRate.ts';
+import { backlogReference, burstQpsOf } from '../../harness/metrics/virtualBacklog.ts';
+import { deriveSeed } from '../../harness/util/rng.ts';
 import { planProbe } from '../../harness/load/plan.ts';
 import { workloadSchema, type WorkloadSpec } from '../../harness/load/workloadSpec.ts';
 
@@ -33,6 +35,27 @@ test('arrivals timed by a trace, or fewer than two, have no burst rate', () => {
   const traced: WorkloadSpec = { ...workload, arrivals: { process: 'trace' } };
   assert.is(burstQps(draw(5, 2), 5, traced, undefined, 8192), null);
   assert.is(burstQps(draw(5, 2).slice(0, 1), 5, workload, undefined, 8192), null);
+});
+
+test('a new reference, drawn yielding, lets the event loop run between its draws and reads what the planner\'s draws give', async () => {
+  const own: WorkloadSpec = { ...workload, seed: 77 };
+  const d = draw(8, 5);
+  let turns = 0;
+  let on = true;
+  const tick = () => {
+    turns++;
+    if (on) setImmediate(tick);
+  };
+  setImmediate(tick);
+  const got = await burstQpsYielding(d, 8, own, undefined, 8192);
+  on = false;
+  // Two passes over 400 draws: the loop turned between them.
+  assert.ok(turns >= 400, `${turns} turns`);
+  // The reference is 400 of the planner's draws at one request a second, seeded from the workload's seed.
+  const drawOf = (k: number) => planProbe({ workload: own, rateQps: 1, requests: 1000, seed: deriveSeed(77, `backlog reference ${k}`), maxContextTokens: 8192 }).requests.map(arrivalOf);
+  assert.is(got, burstQpsOf(d.map(arrivalOf), 8, backlogReference(400, 1000, drawOf)));
+  // Memoized: the same answer at once.
+  assert.is(burstQps(d, 8, own, undefined, 8192), got);
 });
 
 test.run();
