@@ -136,7 +136,9 @@ test('every table has its CSV beside the report, with raw numbers', async () => 
   for (const f of files) assert.ok(existsSync(join(dir, f.file)), `${f.file} not written`);
   const probes = readFileSync(join(dir, REPORT_CSV.probes), 'utf8').trimEnd().split('\n');
   assert.is(probes[0], 'probe,rateQps,arrivalQps,burstQps,verdict,decision,decisionConfidence,valid,requests,planned,durationS,earlyStop,sloValue,goodputQps,throughputQps,ttftP50S,ttftP99S,tbtP50S,tbtP99S,fluidityP99,fluidityP50,clientErrorS,invalidReason,clientErrorEffect');
-  assert.match(probes[2], /^2,4,,fail \(stopped early\),undecided,0.724,true,90,100,25,"SLO ""fluidity: { tbtDeadline: 25ms, minFluidity: 0.9 }"" can no longer pass: 9 failing requests already exceed the 8 allowed of 864 \(nearest-rank percentile\)",0.61,1.2,3.6,0.041,1.5,0.012,0.0234,0.61,0.999,0.0007,,$/);
+  // Probe 1 carries the rate it realized and the one its bursts put it at; probe 2 neither.
+  assert.match(probes[1], /^1,2,2.0412,2.1377,pass,/);
+  assert.match(probes[2], /^2,4,,,fail \(stopped early\),undecided,0.724,true,90,100,25,"SLO ""fluidity: { tbtDeadline: 25ms, minFluidity: 0.9 }"" can no longer pass: 9 failing requests already exceed the 8 allowed of 864 \(nearest-rank percentile\)",0.61,1.2,3.6,0.041,1.5,0.012,0.0234,0.61,0.999,0.0007,,$/);
   const bySlo = readFileSync(join(dir, REPORT_CSV.capacityBySlo), 'utf8');
   assert.match(bySlo, '\nttft+tbt,"ttft: ""p90 <= 2s""; tbt p99 <= 25ms (default baseline)",2,=,');
   assert.match(bySlo, '\nschedulingDelay,schedulingDelay p99 <= 0.3s (default baseline),,not measured,,');
