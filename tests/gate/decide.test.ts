@@ -353,6 +353,11 @@ test("probe counts are read from capacity.json's probe rows: valid probes with s
   // With the arrival rate the probe realized, the pooled interval reads it there.
   const realized = { probes: [{ ...raw.probes[0], statistics: { ...raw.probes[0].statistics, arrivalQps: 41.2 } }] };
   assert.equal(probeCountsOf(realized), [{ qps: 40, arrivalQps: 41.2, durationS: 25.8, parts: [part] }]);
+  // And the rate its bursts put it at; a zero or missing one is left out.
+  const bursts = { probes: [{ ...raw.probes[0], statistics: { ...raw.probes[0].statistics, arrivalQps: 41.2, burstQps: 42.7 } }] };
+  assert.equal(probeCountsOf(bursts), [{ qps: 40, arrivalQps: 41.2, burstQps: 42.7, durationS: 25.8, parts: [part] }]);
+  const zero = { probes: [{ ...raw.probes[0], statistics: { ...raw.probes[0].statistics, burstQps: 0 } }] };
+  assert.equal(probeCountsOf(zero), [{ qps: 40, durationS: 25.8, parts: [part] }]);
 });
 
 test.run();
