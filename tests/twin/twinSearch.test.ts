@@ -33,6 +33,8 @@ test('quickstart on the twin: brackets, then narrows the interval until the budg
   assert.ok(on.probes.every((p) => p.parts.length === 1 && p.parts[0].name === 'fluidity'), 'every probe carries its counts');
   // And the rate its Poisson draw realized, which the interval reads it at: near the planned one, never exactly it.
   for (const p of on.probes) assert.ok(p.arrivalQps !== null && Math.abs(p.arrivalQps / p.qps - 1) < 0.3 && p.arrivalQps !== p.qps, `${p.qps} QPS realized ${p.arrivalQps}`);
+  // And the rate its bursts put it at, where the interval reads the fluidity entry: near it, different from both.
+  for (const p of on.probes) assert.ok(p.burstQps !== null && Math.abs(p.burstQps / p.qps - 1) < 0.5 && p.burstQps !== p.qps && p.burstQps !== p.arrivalQps, `${p.qps} QPS bursts at ${p.burstQps}`);
   assert.ok(on.probes.some((p) => p.earlyStop !== null), 'some probe above capacity stopped early');
   // Early stopping changes a probe's counts (so the interval's next rate), not the bracketing verdicts.
   const off = rehearse(recipe, undefined, { earlyStop: false });
