@@ -45,15 +45,20 @@ const unread = (workload: WorkloadSpec, judged: Judged) => workload.arrivals.pro
 /** A planned request as the backlog reads it: its arrival and its tokens, prompt and planned output. */
 export const arrivalOf = (r: { scheduledS: number; promptTokens: number; maxTokens: number }): PlannedArrival => ({ scheduledS: r.scheduledS, tokens: r.promptTokens + r.maxTokens });
 
+// Keeps a newly drawn reference and reads the probe against it.
+function readAgainst(key: string, ref: BacklogReference, judged: Judged, qps: number): number | null {
+  references.set(key, ref);
+  return burstQpsOf(judged.map(arrivalOf), qps, ref);
+}
+
 /** The rate the judged requests' bursts put a probe planned at `qps` at; null for trace-timed arrivals or fewer than two. */
 export function burstQps(judged: Judged, qps: number, workload: WorkloadSpec, trace: TraceTable | undefined, maxContextTokens: number): number | null {
   if (unread(workload, judged)) return null;
   const r = referenceSteps(workload, trace, maxContextTokens, judged.length);
-  if ('have' in r) return burstQpsOf(judged.map(arrivalOf), qps, r.have);
+  if ('have' in r) return readAgainst(r.key, r.have, judged, qps);
   let step = r.steps.next();
   while (!step.done) step = r.steps.next();
-  references.set(r.key, step.value);
-  return burstQpsOf(judged.map(arrivalOf), qps, step.value);
+  return readAgainst(r.key, step.value, judged, qps);
 }
 
 /**
@@ -64,12 +69,11 @@ export function burstQps(judged: Judged, qps: number, workload: WorkloadSpec, tr
 export async function burstQpsYielding(judged: Judged, qps: number, workload: WorkloadSpec, trace: TraceTable | undefined, maxContextTokens: number): Promise<number | null> {
   if (unread(workload, judged)) return null;
   const r = referenceSteps(workload, trace, maxContextTokens, judged.length);
-  if ('have' in r) return burstQpsOf(judged.map(arrivalOf), qps, r.have);
+  if ('have' in r) return readAgainst(r.key, r.have, judged, qps);
   let step = r.steps.next();
   while (!step.done) {
     await new Promise<void>((resolve) => setImmediate(resolve));
     step = r.steps.next();
   }
-  references.set(r.key, step.value);
-  return burstQpsOf(judged.map(arrivalOf), qps, step.value);
+  return readAgainst(r.key, step.value, judged, qps);
 }

@@ -2,7 +2,7 @@
 // bursts its Poisson draw happens to hold more than the rate it realized: feed each judged request's
 // tokens (prompt and planned output) to one server that drains a fixed number of tokens a second,
 // and the mean backlog the arrivals find explains most of how far a probe's miss fraction strays
-// from the long run (docs/verdicts.md, "What a probe's bursts explain"). Nothing of the engine goes
+// from the long run (docs/verdicts.md, "Each probe at the rate its bursts put it at"). Nothing of the engine goes
 // in: the backlog is a function of the plan alone, so its mean over the planner's draws is known
 // without probing.
 //
@@ -22,18 +22,24 @@ export interface PlannedArrival {
  */
 export function meanBacklogS(arrivals: readonly PlannedArrival[], tokensPerS: number, compress = 1): number {
   if (arrivals.length === 0 || !(tokensPerS > 0) || !(compress > 0)) return NaN;
-  const order = [...arrivals].sort((a, b) => a.scheduledS - b.scheduledS);
+  let sum = 0;
+  eachBacklog(inTimeOrder(arrivals), arrivals.length, tokensPerS, compress, (_, backlog) => void (sum += backlog));
+  return sum / arrivals.length / tokensPerS;
+}
+
+const inTimeOrder = (arrivals: readonly PlannedArrival[]) => [...arrivals].sort((a, b) => a.scheduledS - b.scheduledS);
+
+// Lindley's recursion over the first `length` arrivals in time order: the tokens each finds waiting.
+function eachBacklog(order: readonly PlannedArrival[], length: number, tokensPerS: number, compress: number, found: (i: number, backlog: number) => void): void {
   let backlog = 0;
   let lastS = order[0].scheduledS / compress;
-  let sum = 0;
-  for (const a of order) {
-    const atS = a.scheduledS / compress;
+  for (let i = 0; i < length; i++) {
+    const atS = order[i].scheduledS / compress;
     backlog = Math.max(0, backlog - tokensPerS * (atS - lastS));
     lastS = atS;
-    sum += backlog;
-    backlog += a.tokens;
+    found(i, backlog);
+    backlog += order[i].tokens;
   }
-  return sum / order.length / tokensPerS;
 }
 
 /**
@@ -83,21 +89,16 @@ export function* backlogReferenceSteps(count: number, length: number, drawOf: (k
   const drain = meanTokens / utilization;
   const at = new Float64Array(length + 1);
   const faster = new Float64Array(length + 1);
+  // Each length's mean backlog, accumulated over the draws as a running mean of the first i + 1.
   const add = (order: readonly PlannedArrival[], compress: number, out: Float64Array) => {
-    let backlog = 0;
-    let lastS = order[0].scheduledS / compress;
     let sum = 0;
-    for (let i = 0; i < length; i++) {
-      const atS = order[i].scheduledS / compress;
-      backlog = Math.max(0, backlog - drain * (atS - lastS));
-      lastS = atS;
+    eachBacklog(order, length, drain, compress, (i, backlog) => {
       sum += backlog;
-      backlog += order[i].tokens;
       out[i + 1] += sum / (i + 1) / drain / count;
-    }
+    });
   };
   for (let k = 0; k < count; k++) {
-    const order = [...drawOf(k)].sort((a, b) => a.scheduledS - b.scheduledS);
+    const order = inTimeOrder(drawOf(k));
     if (order.length < length) throw new Error(`backlogReference: draw ${k} holds ${order.length} arrivals, fewer than ${length}`);
     add(order, 1, at);
     add(order, 1 + SLOPE_STEP, faster);
