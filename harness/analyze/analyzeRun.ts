@@ -17,7 +17,7 @@ import { locateRunFiles } from './runFiles.ts';
 import { planDeadlines, type DeadlinePlan } from './deadlines.ts';
 import { requestJson } from './requestJson.ts';
 import { formatTable, verdictWord, type ProbeReport } from './table.ts';
-import { SloDecisionAccumulator, statisticsOfDecision, withArrivalRate } from '../capacity/sloDecision.ts';
+import { SloDecisionAccumulator, statisticsOfDecision, withRates } from '../capacity/sloDecision.ts';
 import { DEFAULT_DECISION } from '../capacity/decision.ts';
 import { capacityFromArchive, formatArchiveCapacity, perSloFromArchive, type ArchiveCapacity, type ArchivePerSlo } from './capacity.ts';
 import { sloDefinitions } from '../capacity/perSloSearch.ts';
@@ -147,7 +147,7 @@ export async function analyzeTarget(opts: AnalyzeOptions, deps: AnalyzeDeps): Pr
     // With warm-up excluded the measured window starts at the first measured arrival.
     const durationS = warmups > 0 ? lastEndS - firstScheduledS : (file.durationS ?? undefined);
     // The archive holds what the probe measured: the test judges all of it at once.
-    const statistics = decisions ? withArrivalRate(statisticsOfDecision(decisions.decide(DEFAULT_DECISION, { mode: 'whole' })), arrivalQpsOver(good, firstScheduledS, lastScheduledS), file.burstQps) : undefined;
+    const statistics = decisions ? withRates(statisticsOfDecision(decisions.decide(DEFAULT_DECISION, { mode: 'whole' })), arrivalQpsOver(good, firstScheduledS, lastScheduledS), file.burstQps) : undefined;
     reports.push({ probe: file.probe, qps: file.qps, file: file.displayPath, summary: acc.summarize({ durationS }), status: file.status, statistics });
   }
 

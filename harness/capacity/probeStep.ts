@@ -17,7 +17,7 @@ export { loosenSlo, tightenSlo } from './clientError.ts';
 import type { TimelineRecord, TokenArrivals } from '../timeline/record.ts';
 import { makeProbeStop } from './earlyStop.ts';
 import { DEFAULT_DECISION } from './decision.ts';
-import { probeDecision, stopStatistics, withArrivalRate } from './sloDecision.ts';
+import { probeDecision, stopStatistics, withRates } from './sloDecision.ts';
 import { burstQpsYielding } from './burstRate.ts';
 import { kneeWarmupPlanOf, plannedRequests, probeLoad, probeSeed, warmupRequestsOf, type RunPlan } from './runPlan.ts';
 import type { KneeWarmupRecord } from '../load/kneeWarmup.ts';
@@ -246,7 +246,7 @@ export async function runProbeStep(input: ProbeStepInput): Promise<ProbeSummary>
   // Beside the nearest-rank verdict, what the same requests establish about the rate: a short probe
   // near the knee passes or fails by chance, and this says how much chance (docs/verdicts.md).
   const stoppedOn = result.earlyStop !== null ? early?.decided() : null;
-  const statistics = withArrivalRate(stoppedOn ? stopStatistics(stoppedOn) : probeDecision(metrics, plan.slo, DEFAULT_DECISION, minRequests), arrivalQpsOf(metrics), await burstQpsYielding(records, qps, plan.workload, plan.trace ?? undefined, plan.maxContextTokens));
+  const statistics = withRates(stoppedOn ? stopStatistics(stoppedOn) : probeDecision(metrics, plan.slo, DEFAULT_DECISION, minRequests), arrivalQpsOf(metrics), await burstQpsYielding(records, qps, plan.workload, plan.trace ?? undefined, plan.maxContextTokens));
   const headline = summary.slo.results.find((r) => r.name === 'fluidity') ?? summary.slo.results[0];
   const { slo: sloEval, ...metricSummary } = summary;
   const out: ProbeSummary = {

@@ -634,7 +634,7 @@ function evidenceOfSummary(s: Pick<ProbeSummary, 'qps' | 'durationS' | 'statisti
 
 /** The capacity estimate and its interval from every valid probe's evidence (capacity/interval.ts). */
 export function intervalOf(probes: readonly Pick<ProbeOutcome, 'qps' | 'durationS' | 'valid' | 'statistics'>[]): CapacityIntervalJson {
-  return capacityInterval(probes.filter((p) => p.valid).map((p) => ({ qps: p.qps, arrivalQps: p.statistics?.arrivalQps, burstQps: p.statistics?.burstQps, durationS: p.durationS, parts: p.statistics?.parts ?? [] })));
+  return capacityInterval(probes.filter((p) => p.valid).map(evidenceOfSummary));
 }
 
 // The statistical decision of the last valid probe at a bracket end (retries share a rate).

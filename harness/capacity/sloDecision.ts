@@ -225,7 +225,7 @@ export function statisticsOfDecision(d: SloDecision): ProbeStatistics {
  * The statistics with the arrival rate the judged requests realized (metrics/arrivalRate.ts) and the
  * rate their bursts put the probe at (capacity/burstRate.ts), each to six digits where there is one.
  */
-export function withArrivalRate(s: ProbeStatistics, arrivalQps: number | null, burstQps: number | null = null): ProbeStatistics {
+export function withRates(s: ProbeStatistics, arrivalQps: number | null, burstQps: number | null = null): ProbeStatistics {
   return {
     ...s,
     ...(arrivalQps === null ? {} : { arrivalQps: +arrivalQps.toPrecision(6) }),

@@ -5,14 +5,14 @@
 // judged like capacity/probeStep.ts and steered by the same nextProbe(). No I/O: the caller
 // resolves the recipe (rehearse.ts does) and times the call.
 import { arrivalQpsOf } from '../metrics/arrivalRate.ts';
-import { burstQps } from '../capacity/burstRate.ts';
+import { arrivalOf, burstQps } from '../capacity/burstRate.ts';
 import type { PlannedArrival } from '../metrics/virtualBacklog.ts';
 import { planProbe } from '../load/plan.ts';
 import type { TraceTable } from '../load/traceCsv.ts';
 import type { WorkloadSpec } from '../load/workloadSpec.ts';
 import { makeProbeStop } from '../capacity/earlyStop.ts';
 import { nextProbe, type Bracket, type ProbeVerdict, type SearchDecision, type SearchOutcome } from '../capacity/search.ts';
-import { capacityInterval, type CapacityInterval, type EntryEvidence } from '../capacity/interval.ts';
+import { capacityInterval, type CapacityInterval, type EntryEvidence, type ProbeEvidence } from '../capacity/interval.ts';
 import { probeDecision, stopStatistics } from '../capacity/sloDecision.ts';
 import { DEFAULT_DECISION } from '../capacity/decision.ts';
 import { KNEE_WARMUP_S, kneeMeasureS, kneeWarmupPlanOf, kneeWarmupS, nearKnee, plannedRequests, probeLoad, probeSeed, warmupRequestsOf, type RunPlan } from '../capacity/runPlan.ts';
@@ -143,7 +143,7 @@ export function runTwinSearch(input: TwinSearchInput): TwinSearchResult {
   const probes: TwinProbe[] = [];
   let decision: SearchDecision;
   for (;;) {
-    const verdicts: ProbeVerdict[] = probes.map((p) => ({ qps: p.qps, passed: p.passed, valid: true, evidence: { qps: p.qps, arrivalQps: p.arrivalQps, burstQps: p.burstQps, durationS: p.durationS, parts: p.parts } }));
+    const verdicts: ProbeVerdict[] = probes.map((p) => ({ qps: p.qps, passed: p.passed, valid: true, evidence: evidenceOf(p) }));
     decision = nextProbe(plan.search, verdicts);
     if (decision.done) break;
     const qps = decision.qps;
@@ -157,7 +157,7 @@ export function runTwinSearch(input: TwinSearchInput): TwinSearchResult {
     bracket: decision.bracket,
     outcome: decision.outcome,
     reason: decision.reason,
-    interval: probes.some((p) => p.parts.length > 0) ? capacityInterval(probes.map((p) => ({ qps: p.qps, arrivalQps: p.arrivalQps, burstQps: p.burstQps, durationS: p.durationS, parts: p.parts }))) : null,
+    interval: probes.some((p) => p.parts.length > 0) ? capacityInterval(probes.map(evidenceOf)) : null,
     probes,
     fit,
     profileFit,
@@ -165,6 +165,9 @@ export function runTwinSearch(input: TwinSearchInput): TwinSearchResult {
     profileTimeS,
   };
 }
+
+/** What a twin probe showed, as the search and the interval read it (its rates, load and counts). */
+const evidenceOf = (p: TwinProbe): ProbeEvidence => ({ qps: p.qps, arrivalQps: p.arrivalQps, burstQps: p.burstQps, durationS: p.durationS, parts: p.parts });
 
 /** One probe at `qps`, planned and judged as the real search would plan and judge it. */
 export function runTwinProbe(input: TwinSearchInput & { fit: PrefillFit; earlyStop: boolean }, index: number, qps: number, warmupS = 0, repeat = 0, measureS = input.plan.probe.minDurationS): TwinProbe {
@@ -205,7 +208,7 @@ export function runTwinProbe(input: TwinSearchInput & { fit: PrefillFit; earlySt
   const judged = run.records.filter((r) => r.warmup !== true);
   const arrivalQps = arrivalQpsOf(judged);
   const bursts = burstQps(judged, qps, input.workload, input.trace, plan.maxContextTokens);
-  const arrivals = input.keepArrivals ? { arrivals: judged.map((r) => ({ scheduledS: r.scheduledS, tokens: r.promptTokens + r.maxTokens })) } : {};
+  const arrivals = input.keepArrivals ? { arrivals: judged.map(arrivalOf) } : {};
   const rule = input.capacity ?? { kind: 'slo' };
   if (rule.kind === 'scheduling-delay') {
     // Every request of a probe without early stop ends, so each evaluated one has its delay.
