@@ -28,6 +28,8 @@ import { summarizeServerMetrics } from '../runDir/read.ts';
 import type { ProbeOutcome, ProbeSummary } from '../runDir/schema.ts';
 import { arrivalQpsOf } from '../metrics/arrivalRate.ts';
 import type { PromptSetup } from '../load/tokenizeCalibration.ts';
+import { serverUrl } from '../load/serverUrl.ts';
+import { httpRequest } from '../util/httpRequest.ts';
 
 // Said once per session: every probe's agents start from the same image on the same hosts.
 const warnedNoRealtime = new WeakSet<object>();
@@ -301,14 +303,10 @@ export async function engineGone(
   const graceS = opts.graceS ?? 3;
   let failure: string | null = null;
   try {
-    const res = await fetch(`${session.baseUrl.replace(/\/$/, '')}/v1/models`, {
-      headers: session.apiKey ? { authorization: `Bearer ${session.apiKey}` } : {},
-      signal: AbortSignal.timeout(timeoutS * 1000),
-    });
-    await res.body?.cancel();
+    await httpRequest(serverUrl(session.baseUrl, '/v1/models'), { apiKey: session.apiKey, timeoutS });
   } catch (err) {
-    const e = err as Error & { cause?: { code?: string; message?: string } };
-    failure = e.cause?.code ?? e.cause?.message ?? e.message;
+    const e = err as Error & { code?: string };
+    failure = e.code ?? e.message;
   }
   if (failure === null) return reported();
   // The exit watcher's account (exit code, signal) is better evidence than a refused connection.

@@ -3,14 +3,13 @@
 // the server speaks) or, when it has none, from `usage.prompt_tokens` of max_tokens 1 requests; then
 // composed prompts are checked against usage.prompt_tokens until each is within ±1 token of plan.
 // Nothing is assumed silently: every fallback comes back as a note.
-import http from 'node:http';
-import https from 'node:https';
 import { createRng, deriveSeed } from '../util/rng.ts';
 import { apiPath, tokenIdRangeFor, type PromptOptions } from './prompt.ts';
 import { PROMPT_WORDS, composeText, type TextSizing } from './textSizing.ts';
 import { describeDialect, type DialectFound } from './dialect.ts';
 import { negotiateDialect } from './dialectProbe.ts';
 import { serverUrl } from './serverUrl.ts';
+import { httpRequest } from '../util/httpRequest.ts';
 
 export interface ServerTarget {
   baseUrl: string;
@@ -20,30 +19,6 @@ export interface ServerTarget {
   /** Fields every calibration request carries (the engine's cache-off switch). */
   extraBody?: Record<string, unknown>;
   timeoutS?: number;
-}
-
-interface HttpAnswer {
-  status: number;
-  text: string;
-}
-
-function httpRequest(method: 'GET' | 'POST', url: URL, body: string | null, apiKey: string | undefined, timeoutS: number): Promise<HttpAnswer> {
-  const transport = url.protocol === 'https:' ? https : http;
-  return new Promise((resolve, reject) => {
-    const headers: Record<string, string | number> = {};
-    if (body !== null) Object.assign(headers, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-    if (apiKey) headers.authorization = `Bearer ${apiKey}`;
-    // A fresh connection each time: a pooled one the server closed while idle would fail the request.
-    const req = transport.request(url, { method, headers, agent: false, timeout: timeoutS * 1000 }, (res) => {
-      const parts: Buffer[] = [];
-      res.on('data', (b: Buffer) => parts.push(b));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(parts).toString('utf8') }));
-      res.on('error', reject);
-    });
-    req.on('timeout', () => req.destroy(new Error(`timed out after ${timeoutS} s`)));
-    req.on('error', reject);
-    req.end(body ?? undefined);
-  });
 }
 
 function parseJson(text: string): unknown {
@@ -69,7 +44,7 @@ export interface ServedModel {
 /** Reads /v1/models; never throws (a server without it gives nulls and a note). */
 export async function readServedModel(baseUrl: string, apiKey?: string): Promise<ServedModel> {
   try {
-    const a = await httpRequest('GET', serverUrl(baseUrl, '/v1/models'), null, apiKey, 10);
+    const a = await httpRequest(serverUrl(baseUrl, '/v1/models'), { apiKey, timeoutS: 10 });
     if (a.status !== 200) return { id: null, nVocab: null, ownedBy: null, note: `GET /v1/models answered ${a.status}` };
     const data = (parseJson(a.text) as { data?: unknown } | null)?.data;
     const first = Array.isArray(data) ? (data[0] as { id?: unknown; owned_by?: unknown; meta?: { n_vocab?: unknown } } | undefined) : undefined;
@@ -128,7 +103,7 @@ export async function findTokenizeDialect(t: ServerTarget): Promise<{ dialect: T
   const tried: string[] = [];
   for (const d of DIALECTS) {
     try {
-      const a = await httpRequest('POST', url, JSON.stringify(d.body(t.model, 'the of and')), t.apiKey, t.timeoutS ?? 10);
+      const a = await httpRequest(url, { method: 'POST', body: JSON.stringify(d.body(t.model, 'the of and')), apiKey: t.apiKey, timeoutS: t.timeoutS ?? 10 });
       const n = a.status === 200 ? d.count(parseJson(a.text)) : null;
       if (n !== null && n > 0) return { dialect: d.name, note: `POST /tokenize speaks the ${d.name} dialect` };
       tried.push(`${d.name}: ${a.status === 200 ? 'no tokens' : `HTTP ${a.status}`}`);
@@ -145,7 +120,7 @@ function tokenizeCounter(t: ServerTarget, dialect: TokenizeDialect): Counter {
   return {
     source: `/tokenize (${dialect} dialect)`,
     async count(text) {
-      const a = await httpRequest('POST', url, JSON.stringify(d.body(t.model, text)), t.apiKey, t.timeoutS ?? 10);
+      const a = await httpRequest(url, { method: 'POST', body: JSON.stringify(d.body(t.model, text)), apiKey: t.apiKey, timeoutS: t.timeoutS ?? 10 });
       const n = a.status === 200 ? d.count(parseJson(a.text)) : null;
       if (n === null) throw new Error(`POST /tokenize answered ${a.status}: ${a.text.slice(0, 200)}`);
       return n;
@@ -163,7 +138,7 @@ export async function usagePromptTokens(t: ServerTarget, prompt: string | number
     stream: false,
     ...t.extraBody,
   };
-  const a = await httpRequest('POST', serverUrl(t.baseUrl, apiPath(t.api)), JSON.stringify(body), t.apiKey, t.timeoutS ?? 60);
+  const a = await httpRequest(serverUrl(t.baseUrl, apiPath(t.api)), { method: 'POST', body: JSON.stringify(body), apiKey: t.apiKey, timeoutS: t.timeoutS ?? 60 });
   const n = (parseJson(a.text) as { usage?: { prompt_tokens?: unknown } } | null)?.usage?.prompt_tokens;
   if (a.status !== 200 || typeof n !== 'number') {
     const what = Array.isArray(prompt) ? `a prompt of ${prompt.length} token ids` : 'a text prompt';
@@ -351,7 +326,7 @@ export async function preparePrompts(input: PromptSetupInput): Promise<PromptSet
     }
   }
   // Before calibration: a strict server refuses token-id prompts there too.
-  const dialect = await negotiateDialect(t, { format, tokenIdRange: range, nonce: input.nonce }, (url, body) => httpRequest('POST', url, body, t.apiKey, t.timeoutS ?? 60)).catch((err: Error) => {
+  const dialect = await negotiateDialect(t, { format, tokenIdRange: range, nonce: input.nonce }, (url, body) => httpRequest(url, { method: 'POST', body, apiKey: t.apiKey, timeoutS: t.timeoutS ?? 60 })).catch((err: Error) => {
     throw range ? new Error(`${err.message}\n  ${idRangeHint(range)}`) : err;
   });
   if (dialect.attempts > 1) notes.push(describeDialect(dialect.dialect, format));

@@ -4,6 +4,7 @@ import { openHost, type HostHandle } from './hostHandle.ts';
 import type { ConnectOptions } from './sshConnection.ts';
 import type { Host } from './inventory.ts';
 import { keepAliveLatencyMs, openTunnel, type SshTunnel } from './sshTunnel.ts';
+import { httpRequest } from '../util/httpRequest.ts';
 import type { HostConnection } from './sshConnection.ts';
 
 /** A monotonic clock in seconds, a sleep on it, and the wall-clock time for recorded facts. */
@@ -38,8 +39,8 @@ export const realClock: LaunchClock = {
 export const realLaunchDeps: LaunchDeps = {
   ...realClock,
   async httpGet(url, timeoutS) {
-    const res = await fetch(url, { signal: AbortSignal.timeout(timeoutS * 1000) });
-    return { status: res.status, body: await res.text() };
+    const a = await httpRequest(url, { timeoutS });
+    return { status: a.status, body: a.text };
   },
   openHost,
   openTunnel,

@@ -7,6 +7,7 @@ import { openAppendIn } from '../util/confinedFs.ts';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { InfraError } from '../util/errors.ts';
+import { httpRequest } from '../util/httpRequest.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/fluidcap.js', import.meta.url));
 // The engine dies with fluidcap even when fluidcap is SIGKILLed (no handler runs then): the child's
@@ -83,9 +84,7 @@ export async function startLocalSim(
         throw engineExit(exitCode, signal, tail);
       }
       try {
-        const res = await fetch(`${baseUrl}/health`, { signal: AbortSignal.timeout(2000) });
-        await res.arrayBuffer();
-        if (res.ok) break;
+        if ((await httpRequest(`${baseUrl}/health`, { timeoutS: 2 })).status === 200) break;
       } catch {
         // not accepting connections yet
       }

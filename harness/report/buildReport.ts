@@ -14,6 +14,7 @@ import { earlyStopBrief } from '../metrics/sloBrief.ts';
 import { RUN_FILES } from '../runDir/layout.ts';
 import { aroundCapacitySection, engineOverTimeCharts, latencySection, probeStatus, tokenAccountingSection } from './loadSections.ts';
 import { CAPACITY_COLOR, PALETTE, VERDICT_COLOR } from './charts/style.ts';
+import { BACKLOG_UTILIZATION } from '../metrics/virtualBacklog.ts';
 
 const PASS = VERDICT_COLOR.pass;
 const FAIL = VERDICT_COLOR.fail;
@@ -288,6 +289,14 @@ function probeSection(d: RunReportData): Block[] {
       rows: d.probes.map((p) => [p.index, p.qps, p.statistics?.arrivalQps ?? null, p.statistics?.burstQps ?? null, verdictOf(p), p.statistics?.decision ?? null, p.statistics?.confidence ?? null, p.valid, p.requests, p.planned, p.durationS, p.earlyStop, p.sloValue, p.goodputQps, p.throughputQps, p.ttftP50S, p.ttftP99S, p.tbtP50S, p.tbtP99S, p.fluidityP99, p.fluidityP50, p.clientErrorS, p.valid === false ? p.invalidReason : null, p.clientErrorNote]),
     }),
   );
+  if (d.probes.some((p) => p.statistics?.burstQps)) {
+    out.push(
+      para(
+        `Rate is the rate each probe planned; realized is the rate its arrivals drew; bursts is the rate at which an average draw of as many arrivals queues as much as this probe’s did (on a virtual server that the planned rate loads to ${fmtNum(BACKLOG_UTILIZATION * 100)}%). `,
+        'The estimate reads each probe at its bursts’ rate, and token-gap SLOs at its realized rate, since what makes a request miss is how the arrivals bunch, not only how many there are.',
+      ),
+    );
+  }
   if (stopped.length > 0) {
     out.push(para('Stopped early (the numbers in brackets refer to the table):'));
     // Each SLO by its short name, as the console says it; the full reason stays in the CSV's earlyStop column.

@@ -47,6 +47,7 @@ test('the method says which token arrivals were measured; a run from before says
   assert.match(md, 'Token arrivals: engine (search.probe.tokenArrivals): a token counts when the engine emitted it, with or without text; the running token count was asked for on every chunk.');
   const old = writeSyntheticRun(join(tmp, 'no-arrivals'), { minimal: true, runId: 'older-run' });
   await writeReports(old);
+  assert.not.match(readFileSync(join(old, 'report.md'), 'utf8'), 'bursts is the rate', 'a run archived without bursts\' rates has no sentence about them');
   assert.match(readFileSync(join(old, 'report.md'), 'utf8'), 'Token arrivals: not recorded (a run from before engine arrivals: its chunks are those that carried text).');
 });
 
@@ -66,6 +67,8 @@ test('probe rows carry verdict, decision, requests, SLO value and goodput; a sec
   // The rate its bursts put it at, where the estimate reads it; none for a probe archived without one.
   assert.is(cell('bursts (QPS)'), '2.138');
   assert.is(mdRow(md, '3')[header.indexOf('bursts (QPS)')], '—');
+  // Under the table, what the three rates are and where the estimate reads each probe.
+  assert.match(md, 'bursts is the rate at which an average draw of as many arrivals queues as much as this probe’s did (on a virtual server that the planned rate loads to 80%). The estimate reads each probe at its bursts’ rate, and token-gap SLOs at its realized rate');
   assert.is(cell('verdict'), 'pass');
   assert.is(cell('statistical decision'), 'pass 97%');
   assert.is(mdRow(md, '3')[header.indexOf('statistical decision')], '—');

@@ -17,6 +17,10 @@ function ephemeralLow(): number {
   return 32768;
 }
 
+// The Fetch standard's bad ports at or above 1024: tests read engines with fetch, which refuses
+// these before connecting (the product reaches them through node:http).
+export const FETCH_BAD_PORTS = new Set([1719, 1720, 1723, 2049, 3659, 4045, 4190, 5060, 5061, 6000, 6566, 6665, 6666, 6667, 6668, 6669, 6679, 6697, 10080]);
+
 function canListen(port: number, host: string): Promise<boolean> {
   return new Promise((resolve) => {
     const s = createServer();
@@ -26,8 +30,8 @@ function canListen(port: number, host: string): Promise<boolean> {
 }
 
 /**
- * The first of `count` consecutive ports, all free now on every address and all below the
- * ephemeral range (so no outgoing connection takes one later). Engines in the tests listen on
+ * The first of `count` consecutive ports, all free now on every address, none a port fetch
+ * refuses, and all below the ephemeral range (so no outgoing connection takes one later). Engines in the tests listen on
  * the host network, on 0.0.0.0.
  */
 export async function freePort(count = 1): Promise<number> {
@@ -36,7 +40,7 @@ export async function freePort(count = 1): Promise<number> {
   for (let attempt = 0; attempt < 200; attempt++) {
     const base = low + Math.floor(Math.random() * (high - low));
     let free = true;
-    for (let p = base; p < base + count && free; p++) free = await canListen(p, '0.0.0.0');
+    for (let p = base; p < base + count && free; p++) free = !FETCH_BAD_PORTS.has(p) && (await canListen(p, '0.0.0.0'));
     if (free) return base;
   }
   throw new Error(`no ${count} consecutive free ports between ${low} and ${high + count}`);
