@@ -107,9 +107,13 @@ export interface IntervalOptions {
  * How far each end of the interval moves out, as a share of the gap between the two probed rates
  * around it. Between two probes the curve's shape is not seen: the log-odds interpolation puts the
  * crossing where a straight line would, and a probe's sample near the knee can sit on either side
- * of the long-run curve. Calibrated with scripts/interval-proof.ts (docs/verdicts.md).
+ * of the long-run curve. Calibrated with scripts/interval-proof.ts on fresh searches
+ * (docs/verdicts.md): with each probe read at its bursts' rate, a quarter of the gap left 98-100%
+ * of the intervals holding the truth; a tenth still holds it in 97.8-100% and makes them 11-30%
+ * narrower, and the searches, which stop on the interval's width, err about as much (each median
+ * error within 0.26 points of the quarter's).
  */
-export const SHAPE_MARGIN = 0.25;
+export const SHAPE_MARGIN = 0.1;
 
 /**
  * Probes whose rates lie within this share of the lowest rate of their group are pooled as one point
@@ -137,7 +141,10 @@ export const POOL_WITHIN = 0.01;
  */
 export const KNEE_ODDS_WINDOW = 4;
 
-export const INTERVAL_METHOD = 'monotone fit of per-probe miss fractions (effective sample size n/τ; rates within 1% pooled, each point at the rate its probes\' bursts put them at, a TBT or TPOT entry\'s at the rate they realized), crossing interpolated on log-odds, pooled with a log-odds line through the probes near the knee; 95% from 2000 effective-count posterior draws of each (the estimate is the monotone fit\'s median), each end moved out by a quarter of the gap between the probed rates around it';
+/** How the interval is drawn, in words (capacity.json's interval.method), with the margin it used. */
+export function intervalMethod(shapeMargin = SHAPE_MARGIN): string {
+  return `monotone fit of per-probe miss fractions (effective sample size n/τ; rates within 1% pooled, each point at the rate its probes' bursts put them at, a TBT or TPOT entry's at the rate they realized), crossing interpolated on log-odds, pooled with a log-odds line through the probes near the knee; 95% from 2000 effective-count posterior draws of each (the estimate is the monotone fit's median), each end moved out by ${+(shapeMargin * 100).toFixed(1)}% of the gap between the probed rates around it`;
+}
 
 interface RatePoint {
   qps: number;
@@ -157,7 +164,7 @@ export function capacityInterval(probes: readonly ProbeEvidence[], options: Inte
     const phi = Math.max(options.minDispersion ?? 1, options.dispersion === 'deviance' ? overdispersion(points) : 1);
     return { name, allowed, points, phi };
   });
-  const base = { level: 0.95 as const, method: INTERVAL_METHOD, probesUsed: used.length, loadSeconds: used.reduce((t, p) => t + p.durationS, 0) };
+  const base = { level: 0.95 as const, method: intervalMethod(options.shapeMargin ?? SHAPE_MARGIN), probesUsed: used.length, loadSeconds: used.reduce((t, p) => t + p.durationS, 0) };
   if (entries.length === 0) return { ...base, estimateQps: null, loQps: null, hiQps: null, open: 'both', perSlo: [] };
 
   const rng = createRng(options.seed ?? 0x5eed);

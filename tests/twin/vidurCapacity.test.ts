@@ -34,11 +34,11 @@ test("scheduling-delay capacity: each probe passes iff its P99 scheduling delay 
   }
   assert.ok(vidur.probes.find((p) => p.qps === vidur.bracket.passQps)!.sloValue! < 0.5);
   assert.ok(vidur.probes.find((p) => p.qps === vidur.bracket.failQps)!.sloValue! >= 0.5);
-  // The SLO plays no part: with a TBT deadline four times as loose the SLO's capacity moves, the
-  // scheduling delay's probes and capacity do not.
-  const loose = { ...plan, slo: { ...plan.slo, fluidity: { ...plan.slo.fluidity!, tbtDeadlineS: 4 * plan.slo.fluidity!.tbtDeadlineS } } };
+  // The SLO plays no part: judged at P90 instead of P99, the SLO's capacity moves, the scheduling
+  // delay's probes and capacity do not.
+  const loose = { ...plan, slo: { ...plan.slo, fluidity: { ...plan.slo.fluidity!, percentile: 90 } } };
   const looseSlo = runTwinSearch({ plan: loose, workload: recipe.workload, engine });
-  assert.ok(Math.abs(looseSlo.capacityQps - bySlo.capacityQps) > 0.05 * bySlo.capacityQps, `the SLO's capacity ${bySlo.capacityQps}, looser ${looseSlo.capacityQps}`);
+  assert.ok(Math.abs(looseSlo.capacityQps - bySlo.capacityQps) > 0.05 * bySlo.capacityQps, `the SLO's capacity ${bySlo.capacityQps}, at P90 ${looseSlo.capacityQps}`);
   const looseVidur = runTwinSearch({ plan: loose, workload: recipe.workload, engine, capacity: rule });
   assert.equal(looseVidur.probes.map((p) => [p.qps, p.passed, p.sloValue]), vidur.probes.map((p) => [p.qps, p.passed, p.sloValue]));
   assert.is(looseVidur.capacityQps, vidur.capacityQps);

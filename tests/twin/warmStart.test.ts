@@ -47,9 +47,9 @@ test('an invalid probe is retried at the same rate, as in the cold search', () =
 test('probes with evidence: once the twin bracket has a pass and a fail, the interval search places the next probe', () => {
   const probe = (qps: number, misses: number): ProbeVerdict => ({
     qps, passed: misses === 0, valid: true,
-    evidence: { qps, durationS: 20, parts: [{ name: 'fluidity', observed: 400, misses, tau: 1, allowedFraction: 0.01 }] },
+    evidence: { qps, durationS: 20, parts: [{ name: 'fluidity', observed: 100, misses, tau: 1, allowedFraction: 0.01 }] },
   });
-  const probes = [probe(39, 0), probe(48, 30), probe(43.5, 0)];
+  const probes = [probe(39, 0), probe(48, 8), probe(43.5, 0)];
   const d = warmNextProbe(bounds, probes, { passQps: 39, failQps: 48 });
   assert.ok(!d.done && d.phase === 'narrow-interval', JSON.stringify(d));
   assert.equal(d, nextProbe(bounds, probes));
